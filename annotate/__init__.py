@@ -1,0 +1,5 @@
+"""annotate: blind human evaluation of LLMs in the terminal."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
