@@ -295,6 +295,8 @@ def _fmt(codes: FloatArray) -> str:
 def _one_hot(ratings: FloatArray, labels: FloatArray) -> FloatArray:
     """One-hot codes of shape ratings.shape + (k,); missing ratings are all zero."""
     present = ~np.isnan(ratings)
+    if labels.size == 0:
+        return np.zeros((*ratings.shape, 0), dtype=np.float64)
     # labels may be in any (user) order: map codes through a sorted view
     order = np.argsort(labels)
     pos = np.searchsorted(labels[order], np.where(present, ratings, labels[order][0]))
@@ -504,8 +506,6 @@ def pairwise_cohen_matrix(
     if int(min_overlap) != min_overlap or min_overlap < 1:
         raise InvalidParameterError(f"min_overlap must be an integer >= 1, got {min_overlap!r}")
     lab = _resolve_labels(data.ravel(), labels)
-    if lab.size == 0:
-        lab = np.zeros(1)
     w, wname = _weight_matrix(weights, lab.size)
     oh = _one_hot(data, lab)  # (R, U, K)
     tables = np.einsum("ruk,sul->rskl", oh, oh, optimize=True)
@@ -572,8 +572,6 @@ def leave_one_out_agreement(
     data = _as_ratings(ratings, "ratings")
     lab = _resolve_labels(data.ravel(), labels)
     n_raters = data.shape[0]
-    if lab.size == 0:
-        lab = np.zeros(1)
     w, _ = _weight_matrix(weights, lab.size)
     oh = _one_hot(data, lab)  # (R, U, K)
     counts = oh.sum(axis=0)  # (U, K)
