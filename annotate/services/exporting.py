@@ -1,0 +1,212 @@
+"""``annotate export``: votes, vote history, items and the studies themselves."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Engine, text
+from sqlmodel import Session
+
+from annotate.errors import StudyNotFoundError
+from annotate.services.studies import StudySpec, spec_from_contents
+from annotate.services.votes_io import vote_dicts, write_table
+from annotate.store import repo
+from annotate.store.repo import VOTE_COLUMNS
+
+ITEM_COLUMNS = [
+    "study",
+    "kind",
+    "item_id",
+    "position",
+    "first",
+    "second",
+    "subject",
+    "prompt_id",
+    "model_a",
+    "model_b",
+]
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    folder: Path
+    files: list[Path]
+    votes: int
+    log_rows: int
+
+
+def default_exports_dir() -> Path:
+    """``exports/`` in the current directory."""
+    return Path.cwd() / "exports"
+
+
+def export_votes(
+    engine: Engine, *, fmt: str, out: Path | None = None, study: str | None = None
+) -> ExportResult:
+    """Write ``votes.<fmt>``, ``vote_log.<fmt>``, ``items.<fmt>`` and ``studies/``."""
+    folder = out or default_exports_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    with Session(engine) as s:
+        if study is not None:
+            st = repo.get_study(s, study)
+            if st is None:
+                raise StudyNotFoundError(study, repo.study_names(s))
+            studies = [st]
+        else:
+            studies = [st for n in repo.study_names(s) if (st := repo.get_study(s, n))]
+        current: list[dict[str, object]] = []
+        log: list[dict[str, object]] = []
+        items: list[dict[str, object]] = []
+        for st in studies:
+            current += vote_dicts(repo.vote_records(s, st.id, current_only=True))
+            log += vote_dicts(repo.vote_records(s, st.id, current_only=False))
+            items += _items(s, st)
+        files = [
+            write_table(current, list(VOTE_COLUMNS), folder / "votes", fmt),
+            write_table(log, list(VOTE_COLUMNS), folder / "vote_log", fmt),
+            write_table(items, ITEM_COLUMNS, folder / "items", fmt),
+        ]
+        for st in studies:
+            files += write_study_folder(s, st, folder / "studies" / st.name)
+    return ExportResult(folder, files, len(current), len(log))
+
+
+def _items(s: Session, st: repo.StudyRow) -> list[dict[str, object]]:
+    if st.kind == "difficulty":
+        rows = s.execute(
+            text(
+                """SELECT i.key, i.position, q1.key, q2.key, q1.subject FROM item i
+                   JOIN questionpair p ON p.item_id = i.id
+                   JOIN question q1 ON q1.id = p.first_id JOIN question q2 ON q2.id = p.second_id
+                   WHERE i.study_id = :s ORDER BY i.position"""
+            ),
+            {"s": st.id},
+        ).all()
+        return [
+            {
+                "study": st.name,
+                "kind": st.kind,
+                "item_id": k,
+                "position": pos,
+                "first": a,
+                "second": b,
+                "subject": subj,
+                "prompt_id": None,
+                "model_a": None,
+                "model_b": None,
+            }
+            for k, pos, a, b, subj in rows
+        ]
+    rows = s.execute(
+        text(
+            """SELECT i.key, i.position, p.key, b.model_a, b.model_b FROM item i
+               JOIN battle b ON b.item_id = i.id LEFT JOIN prompt p ON p.id = b.prompt_id
+               WHERE i.study_id = :s ORDER BY i.position"""
+        ),
+        {"s": st.id},
+    ).all()
+    return [
+        {
+            "study": st.name,
+            "kind": st.kind,
+            "item_id": k,
+            "position": pos,
+            "first": None,
+            "second": None,
+            "subject": None,
+            "prompt_id": p,
+            "model_a": a,
+            "model_b": b,
+        }
+        for k, pos, p, a, b in rows
+    ]
+
+
+def _toml_value(v: object) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    return json.dumps(v, ensure_ascii=False)
+
+
+def stored_spec(s: Session, st: repo.StudyRow) -> StudySpec:
+    """The stored study as a :class:`StudySpec` (what its files would hold)."""
+    return spec_from_contents(
+        st.name, st.kind, st.title, st.description, st.settings, repo.study_contents(s, st.id)
+    )
+
+
+def write_study_folder(s: Session, st: repo.StudyRow, folder: Path) -> list[Path]:
+    """Write a stored study back in its own file format; it re-imports as the same study."""
+    spec = stored_spec(s, st)
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = "\n".join(f"{k} = {_toml_value(v)}" for k, v in sorted(spec.settings.items()))
+    toml = (
+        f"name = {_toml_value(spec.name)}\nkind = {_toml_value(spec.kind)}\n"
+        f"title = {_toml_value(spec.title)}\ndescription = {_toml_value(spec.description)}\n\n"
+        f"[settings]\n{settings}\n"
+    )
+    files = [folder / "study.toml"]
+    files[0].write_text(toml, encoding="utf-8")
+
+    def jsonl(name: str, recs: list[dict[str, object]]) -> None:
+        with (folder / name).open("w", encoding="utf-8") as fh:
+            for rec in recs:
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        files.append(folder / name)
+
+    def csvfile(name: str, header: list[str], rows: list[list[object]]) -> None:
+        with (folder / name).open("w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            w.writerows(rows)
+        files.append(folder / name)
+
+    if spec.kind == "difficulty":
+        jsonl(
+            "questions.jsonl",
+            [
+                {"id": q.key, "subject": q.subject, "text": q.text}
+                | ({"choices": list(q.choices)} if q.choices else {})
+                for q in spec.questions
+            ],
+        )
+        csvfile(
+            "pairs.csv",
+            ["pair_id", "first", "second"],
+            [[p.key, p.first, p.second] for p in spec.pairs],
+        )
+        if spec.scores:
+            csvfile(
+                "responses.csv",
+                ["question_id", "model", "score"],
+                [[q, m, repr(v)] for q, m, v in spec.scores],
+            )
+        if spec.models:
+            cols = list(next(iter(spec.models.values())).keys())
+            csvfile(
+                "models.csv",
+                ["model", *cols],
+                [[m, *[meta.get(c, "") for c in cols]] for m, meta in spec.models.items()],
+            )
+        return files
+    if spec.prompts:
+        jsonl(
+            "prompts.jsonl",
+            [
+                {"id": p.key, "text": p.text} | ({"category": p.category} if p.category else {})
+                for p in spec.prompts
+            ],
+        )
+        jsonl(
+            "responses.jsonl",
+            [{"prompt_id": r.prompt, "model": r.model, "text": r.text} for r in spec.responses],
+        )
+    csvfile(
+        "battles.csv",
+        ["battle_id", "prompt_id", "model_a", "model_b"],
+        [[b.key, b.prompt or "", b.model_a, b.model_b] for b in spec.battles],
+    )
+    return files

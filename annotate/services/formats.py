@@ -1,0 +1,348 @@
+"""Real formats users already have: Chatbot Arena battles, LLMFAO crowd votes,
+lm-evaluation-harness ``--log_samples`` output.
+
+Each parser returns plain data (no database); :mod:`annotate.services.importing`
+stores it in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import uuid as uuidlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from annotate.errors import InputFileError
+from annotate.services.textfiles import read_csv, read_json_records, read_jsonl
+
+VOTE_NAMESPACE = uuidlib.UUID("6f1d2c52-5a43-4b8e-9c31-7a0c2f3b9e10")
+"""Namespace for the deterministic uuids of imported third-party votes, so that
+importing the same file twice adds nothing."""
+
+ARENA_WINNERS = {
+    "model_a": "model_a",
+    "model_b": "model_b",
+    "tie": "tie",
+    "tie (bothbad)": "both_bad",
+}
+LLMFAO_WINNERS = {"left": "model_a", "right": "model_b", "tie": "tie"}
+
+
+@dataclass(frozen=True)
+class ImportedVote:
+    uuid: str
+    item_key: str
+    annotator: str
+    choice: str
+    created_at: datetime | None
+    line: int
+
+
+@dataclass(frozen=True)
+class ArenaRecords:
+    """Battles and their votes read from a third-party vote file."""
+
+    path: Path
+    layout: str
+    """``chatbot-arena`` or ``llmfao``."""
+    battles: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+    """battle key -> (model_a, model_b, first line)."""
+    votes: list[ImportedVote] = field(default_factory=list)
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        yield from read_jsonl(path)
+    elif suffix == ".json":
+        yield from read_json_records(path)
+    elif suffix == ".csv":
+        _, rows = read_csv(path)
+        yield from rows
+    else:
+        raise InputFileError(
+            path, f"unknown file type {suffix!r}", expected=".csv, .json or .jsonl"
+        )
+
+
+def sniff_columns(path: Path) -> set[str]:
+    """The field names of the first record of a CSV, JSON or JSON Lines file."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        header, _ = read_csv(path)
+        return set(header)
+    for _, rec in _records(path):
+        return set(rec)
+    return set()
+
+
+def _str(path: Path, line: int, rec: dict[str, Any], name: str) -> str:
+    v = rec.get(name)
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        raise InputFileError(path, "missing", line=line, field=name, expected="a value")
+    s = str(v).strip()
+    if not s:
+        raise InputFileError(path, "empty", line=line, field=name, expected="a value")
+    return s
+
+
+def _tstamp(path: Path, line: int, v: Any) -> datetime | None:
+    if v is None or v == "":
+        return None
+    try:
+        return datetime.fromtimestamp(float(v), tz=UTC)
+    except (TypeError, ValueError, OverflowError, OSError) as err:
+        raise InputFileError(
+            path, f"{v!r}", line=line, field="tstamp", expected="a Unix timestamp in seconds"
+        ) from err
+
+
+def _add_battle(out: ArenaRecords, path: Path, line: int, key: str, a: str, b: str) -> None:
+    if a == b:
+        raise InputFileError(
+            path,
+            f"model {a!r} against itself",
+            line=line,
+            field="model_b",
+            expected="two different models",
+        )
+    prev = out.battles.get(key)
+    if prev is None:
+        out.battles[key] = (a, b, line)
+    elif prev[:2] != (a, b):
+        raise InputFileError(
+            path,
+            f"battle {key!r} is {a} vs {b} here but {prev[0]} vs {prev[1]} on line {prev[2]}",
+            line=line,
+            expected="the same two models for every record of a battle",
+        )
+
+
+def parse_chatbot_arena(path: Path, study: str) -> ArenaRecords:
+    """Read Chatbot Arena battle records (CSV, JSON or JSON Lines).
+
+    Required fields: ``model_a``, ``model_b``, ``winner`` (``model_a``,
+    ``model_b``, ``tie`` or ``tie (bothbad)``) and ``judge``; optional
+    ``question_id``, ``turn`` and ``tstamp``; other fields are ignored. Each
+    record is one battle, keyed by ``question_id`` (plus ``turn`` when given)
+    or by its record number.
+    """
+    out = ArenaRecords(path, "chatbot-arena")
+    seen: dict[tuple[str, str], int] = {}
+    for line, rec in _records(path):
+        a = _str(path, line, rec, "model_a")
+        b = _str(path, line, rec, "model_b")
+        judge = _str(path, line, rec, "judge")
+        winner = _str(path, line, rec, "winner")
+        if winner not in ARENA_WINNERS:
+            raise InputFileError(
+                path,
+                f"{winner!r}",
+                line=line,
+                field="winner",
+                expected="model_a, model_b, tie or tie (bothbad)",
+            )
+        qid = rec.get("question_id")
+        if qid is not None and str(qid).strip():
+            key = str(qid).strip()
+            turn = rec.get("turn")
+            if turn is not None and str(turn).strip():
+                key = f"{key}#{str(turn).strip()}"
+        else:
+            key = f"record-{line}"
+        _add_battle(out, path, line, key, a, b)
+        if (key, judge) in seen:
+            raise InputFileError(
+                path,
+                f"judge {judge!r} votes on battle {key!r} again "
+                f"(first on line {seen[(key, judge)]})",
+                line=line,
+                field="judge",
+                expected="one vote per judge and battle",
+            )
+        seen[(key, judge)] = line
+        vid = str(uuidlib.uuid5(VOTE_NAMESPACE, f"{study}\x1f{key}\x1f{judge}"))
+        created = _tstamp(path, line, rec.get("tstamp"))
+        out.votes.append(ImportedVote(vid, key, judge, ARENA_WINNERS[winner], created, line))
+    if not out.votes:
+        raise InputFileError(path, "no records", expected="at least one battle record")
+    return out
+
+
+def parse_llmfao(path: Path, study: str) -> ArenaRecords:
+    """Read LLMFAO crowd votes: ``id,prompt,model_x,model_y,worker,winner,left,right``.
+
+    ``id`` is the battle; ``left``/``right`` are the model names shown (model A
+    and B); ``winner`` is ``left``, ``right`` or ``tie``; ``worker`` is the annotator.
+    """
+    out = ArenaRecords(path, "llmfao")
+    seen: dict[tuple[str, str], int] = {}
+    for line, rec in _records(path):
+        key = _str(path, line, rec, "id")
+        a = _str(path, line, rec, "left")
+        b = _str(path, line, rec, "right")
+        worker = _str(path, line, rec, "worker")
+        winner = _str(path, line, rec, "winner")
+        if winner not in LLMFAO_WINNERS:
+            raise InputFileError(
+                path, f"{winner!r}", line=line, field="winner", expected="left, right or tie"
+            )
+        _add_battle(out, path, line, key, a, b)
+        if (key, worker) in seen:
+            raise InputFileError(
+                path,
+                f"worker {worker!r} votes on pair {key!r} again "
+                f"(first on line {seen[(key, worker)]})",
+                line=line,
+                field="worker",
+                expected="one vote per worker and pair",
+            )
+        seen[(key, worker)] = line
+        vid = str(uuidlib.uuid5(VOTE_NAMESPACE, f"{study}\x1f{key}\x1f{worker}"))
+        out.votes.append(ImportedVote(vid, key, worker, LLMFAO_WINNERS[winner], None, line))
+    if not out.votes:
+        raise InputFileError(path, "no records", expected="at least one vote")
+    return out
+
+
+# --- lm-evaluation-harness ----------------------------------------------------
+
+HARNESS_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
+TEXT_KEYS = ("question", "query", "problem", "input", "prompt", "text", "ctx", "goal", "sentence")
+METRIC_PREFERENCE = ("acc", "exact_match", "acc_norm", "pass@1", "em", "f1")
+
+
+@dataclass(frozen=True)
+class HarnessSample:
+    task: str
+    doc_id: str
+    text: str
+    choices: tuple[str, ...] | None
+    model: str
+    score: float
+    path: Path
+    line: int
+
+
+def harness_files(path: Path) -> list[Path]:
+    """``samples_<task>_<timestamp>.jsonl`` files at ``path`` (a file or a folder tree)."""
+    if path.is_file():
+        return [path]
+    files = sorted(p for p in path.rglob("samples_*.jsonl") if p.is_file())
+    if not files:
+        raise InputFileError(
+            path,
+            "no samples_<task>_<timestamp>.jsonl files",
+            expected="an lm-evaluation-harness --output_path folder run with --log_samples",
+        )
+    return files
+
+
+def _doc_text(doc: Any) -> tuple[str, tuple[str, ...] | None]:
+    if isinstance(doc, str):
+        return doc, None
+    if not isinstance(doc, dict):
+        return json.dumps(doc, ensure_ascii=False), None
+    text = next((doc[k] for k in TEXT_KEYS if isinstance(doc.get(k), str) and doc[k]), None)
+    if text is None:
+        text = json.dumps(doc, ensure_ascii=False, sort_keys=True)
+    choices = doc.get("choices")
+    if isinstance(choices, dict) and isinstance(choices.get("text"), list):
+        choices = choices["text"]
+    if isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices):
+        return text, tuple(choices)
+    return text, None
+
+
+def parse_harness(
+    path: Path,
+    *,
+    model: str | None = None,
+    metric: str | None = None,
+    filter_name: str | None = None,
+) -> list[HarnessSample]:
+    """Read lm-evaluation-harness per-sample logs into response-matrix entries.
+
+    The model is ``model`` or the name of the folder holding each file (the
+    harness writes ``<output_path>/<model_name_sanitized>/samples_<task>_<ts>.jsonl``).
+    The task comes from the file name. The metric is ``metric``, or the first of
+    ``acc``, ``exact_match``, ``acc_norm``, ``pass@1``, ``em``, ``f1`` that the
+    sample lists in ``metrics``. When a task logs several filters (for example
+    GSM8K's ``strict-match`` and ``flexible-extract``), ``filter_name`` picks one;
+    by default the first filter in the file is used. Scores must lie in [0, 1]
+    (booleans count as 0 and 1).
+    """
+    samples: list[HarnessSample] = []
+    seen: dict[tuple[str, str, str], tuple[Path, int]] = {}
+    for f in harness_files(path):
+        m = HARNESS_FILE.match(f.name)
+        task = m.group("task") if m else f.stem.removeprefix("samples_")
+        mdl = model or f.parent.name
+        chosen_filter = filter_name
+        for line, rec in read_jsonl(f):
+            for req in ("doc_id", "doc", "metrics"):
+                if req not in rec:
+                    raise InputFileError(
+                        f,
+                        "missing",
+                        line=line,
+                        field=req,
+                        expected="an lm-evaluation-harness sample (doc_id, doc, metrics, ...)",
+                    )
+            flt = str(rec.get("filter", "none"))
+            if chosen_filter is None:
+                chosen_filter = flt
+            if flt != chosen_filter:
+                continue
+            names = rec["metrics"]
+            if not isinstance(names, list):
+                raise InputFileError(
+                    f, f"{names!r}", line=line, field="metrics", expected="a list of metric names"
+                )
+            name = metric or next((n for n in METRIC_PREFERENCE if n in names), None)
+            if name is None:
+                name = names[0] if names else None
+            if name is None or name not in rec:
+                raise InputFileError(
+                    f,
+                    f"no value for metric {name!r}",
+                    line=line,
+                    field=name or "metrics",
+                    expected=f"one of the logged metrics {names} (choose with --metric)",
+                )
+            v = rec[name]
+            if isinstance(v, bool):
+                v = float(v)
+            if not isinstance(v, int | float) or not math.isfinite(v) or not 0 <= v <= 1:
+                raise InputFileError(
+                    f,
+                    f"{v!r}",
+                    line=line,
+                    field=name,
+                    expected="a per-sample score in [0, 1] (choose another with --metric)",
+                )
+            doc_id = str(rec["doc_id"])
+            k = (task, doc_id, mdl)
+            if k in seen:
+                pf, pl = seen[k]
+                raise InputFileError(
+                    f,
+                    f"a second sample for {task}/{doc_id} of model {mdl!r} "
+                    f"(first in {pf.name}:{pl})",
+                    line=line,
+                    field="doc_id",
+                    expected="one sample per document and model (pass --filter or one run)",
+                )
+            seen[k] = (f, line)
+            text, choices = _doc_text(rec["doc"])
+            samples.append(HarnessSample(task, doc_id, text, choices, mdl, float(v), f, line))
+    if not samples:
+        raise InputFileError(
+            path, f"no samples with filter {filter_name!r}", expected="a filter the files contain"
+        )
+    return samples

@@ -1,0 +1,68 @@
+"""Per-annotator order of items and sides: one mechanism for both study kinds.
+
+The order and the side on which each item's two halves are shown are random
+but deterministic from (study, annotator, seed), so an annotator who resumes
+gets the same remaining order. Sides are drawn per (item, annotator), so each
+item is shown first about half of the time across annotators. When a study
+caps how many annotators judge each item (``overlap``), the queue prefers the
+items with the fewest judgments so far.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from annotate.store.repo import ItemLoad
+
+
+def _seed(*parts: object) -> int:
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def swapped(study: str, annotator: str, seed: int, item_key: str) -> bool:
+    """Whether the item's second half is shown first (left or top) to this annotator."""
+    return bool(_seed("side", study, annotator, seed, item_key) & 1)
+
+
+def base_order(study: str, annotator: str, seed: int, keys: Sequence[str]) -> list[int]:
+    """A permutation of ``range(len(keys))``, deterministic from its arguments."""
+    rng = np.random.default_rng(_seed("order", study, annotator, seed))
+    order = sorted(range(len(keys)), key=lambda i: keys[i])
+    perm = rng.permutation(len(order))
+    return [order[i] for i in perm]
+
+
+def queue(
+    study: str,
+    annotator: str,
+    seed: int,
+    items: Sequence[ItemLoad],
+    *,
+    done: set[int],
+    excluded_subjects: set[str],
+    overlap: int,
+) -> list[ItemLoad]:
+    """The annotator's remaining items, in the order they will be shown.
+
+    Items already voted on (``done``), in an excluded subject, or already judged
+    by ``overlap`` annotators (when ``overlap`` > 0) are left out. With a cap,
+    items with fewer judgments come first; ties keep the annotator's own order.
+    """
+    perm = base_order(study, annotator, seed, [it.key for it in items])
+    rank = {items[i].item_id: r for r, i in enumerate(perm)}
+    todo = [
+        it
+        for it in items
+        if it.item_id not in done
+        and it.subject not in excluded_subjects
+        and (overlap <= 0 or it.votes < overlap)
+    ]
+    if overlap > 0:
+        todo.sort(key=lambda it: (it.votes, rank[it.item_id]))
+    else:
+        todo.sort(key=lambda it: rank[it.item_id])
+    return todo

@@ -1,0 +1,254 @@
+"""An annotator's session on one study: what to show next, votes and undo.
+
+Screens use :class:`VotingSession` and never see SQL. Nothing it returns
+before a vote is committed carries a model name or another annotator's vote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+
+from annotate.errors import AnnotateError, StudyNotFoundError, VoteConflictError
+from annotate.services import schedule
+from annotate.store import repo
+from annotate.store.repo import ItemLoad, QuestionView
+
+DIFFICULTY_KEYS = {"left": None, "right": None, "skip": "skip"}
+ARENA_KEYS = ("a", "b", "tie", "both_bad")
+
+
+@dataclass(frozen=True)
+class ShownPair:
+    """A question pair as displayed: ``left`` is shown first (left or top)."""
+
+    item_id: int
+    key: str
+    left: QuestionView
+    right: QuestionView
+    swapped: bool
+
+
+@dataclass(frozen=True)
+class ShownBattle:
+    """A battle as displayed: responses "A" (left) and "B" (right), no model names."""
+
+    item_id: int
+    key: str
+    prompt: str
+    category: str
+    response_left: str
+    response_right: str
+    swapped: bool
+
+
+@dataclass(frozen=True)
+class VoteReceipt:
+    """What the screen may show once a vote is committed."""
+
+    vote_uuid: str
+    item_id: int
+    choice: str
+    fast: bool
+    revealed: tuple[str, str] | None
+    """Model names (A, B) as displayed, when the study reveals them after the vote."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+
+
+class VotingSession:
+    """One annotator working through one study.
+
+    Parameters
+    ----------
+    engine : Engine
+        The store.
+    study : str
+        Study name.
+    annotator : str
+        Annotator name (created on first use).
+    """
+
+    def __init__(self, engine: Engine, study: str, annotator: str) -> None:
+        self.engine = engine
+        with Session(engine) as s, s.begin():
+            st = repo.get_study(s, study)
+            if st is None:
+                raise StudyNotFoundError(study, repo.study_names(s))
+            aid = repo.annotator_id(s, annotator)
+            assert aid is not None
+            self.subjects = repo.subjects(s, st.id) if st.kind == "difficulty" else []
+            self._excluded = repo.excluded_subjects(s, st.id, aid)
+        self.study = st
+        self.annotator = annotator
+        self.annotator_id = aid
+        self.seed = int(st.settings.get("seed", 0))
+        self.overlap = int(st.settings.get("overlap", 0))
+        self.min_ms = int(st.settings.get("min_response_ms", 0))
+        self.reveal = bool(st.settings.get("reveal_models", False))
+        self._queue: list[ItemLoad] = []
+        self._total = 0
+        self._done = 0
+        self.refresh()
+
+    @property
+    def kind(self) -> str:
+        return self.study.kind
+
+    @property
+    def excluded_subjects(self) -> set[str]:
+        return set(self._excluded)
+
+    def set_excluded_subjects(self, subjects: set[str]) -> None:
+        """Opt out of (or back into) subjects; recorded append-only."""
+        with Session(self.engine) as s, s.begin():
+            for subj in self.subjects:
+                want = subj in subjects
+                if want != (subj in self._excluded):
+                    repo.add_subject_choice(s, self.study.id, self.annotator_id, subj, want)
+        self._excluded = set(subjects)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute the queue from the database (other annotators' progress)."""
+        with Session(self.engine) as s:
+            items = repo.item_loads(s, self.study.id, self.study.kind)
+            done = repo.voted_item_ids(s, self.study.id, self.annotator_id)
+        eligible = [it for it in items if it.subject not in self._excluded]
+        self._done = sum(1 for it in eligible if it.item_id in done)
+        self._queue = schedule.queue(
+            self.study.name,
+            self.annotator,
+            self.seed,
+            items,
+            done=done,
+            excluded_subjects=self._excluded,
+            overlap=self.overlap,
+        )
+        self._total = self._done + len(self._queue)
+
+    def progress(self) -> Progress:
+        return Progress(self._done, self._total)
+
+    def _item_votes(self, s: Session, item_id: int) -> int:
+        row = s.execute(
+            text("SELECT count(*) FROM current_vote WHERE item_id = :i"), {"i": item_id}
+        ).one()
+        return int(row[0])
+
+    def current(self) -> ShownPair | ShownBattle | None:
+        """The item to show now, or None when the annotator is finished."""
+        with Session(self.engine) as s:
+            while self._queue:
+                it = self._queue[0]
+                if self.overlap > 0 and self._item_votes(s, it.item_id) >= self.overlap:
+                    self._queue.pop(0)
+                    self._total -= 1
+                    continue
+                sw = schedule.swapped(self.study.name, self.annotator, self.seed, it.key)
+                if self.study.kind == "difficulty":
+                    pv = repo.pair_view(s, it.item_id)
+                    left, right = (pv.second, pv.first) if sw else (pv.first, pv.second)
+                    return ShownPair(it.item_id, it.key, left, right, sw)
+                bv = repo.battle_view(s, it.item_id)
+                ra, rb = bv.response_a or "", bv.response_b or ""
+                left_r, right_r = (rb, ra) if sw else (ra, rb)
+                return ShownBattle(
+                    it.item_id, it.key, bv.prompt or "", bv.category, left_r, right_r, sw
+                )
+        return None
+
+    def vote(self, key: str, response_ms: int | None) -> VoteReceipt:
+        """Record a vote given in display terms and move on.
+
+        ``key`` is ``left``, ``right`` or ``skip`` for a question pair (the
+        question shown first/second is harder, or cannot judge), and ``a``,
+        ``b``, ``tie`` or ``both_bad`` for a battle. The vote is committed before
+        this returns.
+        """
+        shown = self.current()
+        if shown is None:
+            raise AnnotateError("there is nothing left to vote on in this study", title="Done")
+        choice = self._choice(key, shown.swapped)
+        fast = response_ms is not None and response_ms < self.min_ms
+        try:
+            with Session(self.engine) as s, s.begin():
+                head = repo.chain_head(s, self.annotator_id, shown.item_id)
+                row = repo.insert_vote(
+                    s,
+                    study_id=self.study.id,
+                    annotator=self.annotator_id,
+                    item_id=shown.item_id,
+                    choice=choice,
+                    swapped=shown.swapped,
+                    response_ms=response_ms,
+                    fast=fast,
+                    supersedes=head.uuid if head else None,
+                )
+                revealed = None
+                if self.study.kind == "arena" and self.reveal:
+                    bv = repo.battle_view(s, shown.item_id)
+                    revealed = (
+                        (bv.model_b, bv.model_a) if shown.swapped else (bv.model_a, bv.model_b)
+                    )
+        except IntegrityError as err:
+            raise VoteConflictError(
+                "another session recorded a vote on this item at the same moment; "
+                "the queue was refreshed",
+                title="Vote not recorded",
+            ) from err
+        self._queue.pop(0)
+        self._done += 1
+        return VoteReceipt(row.uuid, shown.item_id, choice, fast, revealed)
+
+    def _choice(self, key: str, swapped: bool) -> str:
+        if self.study.kind == "difficulty":
+            if key == "skip":
+                return "skip"
+            if key not in ("left", "right"):
+                raise ValueError(f"unknown key {key!r} for a question pair")
+            first_shown = "second" if swapped else "first"
+            other = "first" if swapped else "second"
+            return first_shown if key == "left" else other
+        if key in ("tie", "both_bad"):
+            return key
+        if key not in ("a", "b"):
+            raise ValueError(f"unknown key {key!r} for a battle")
+        a_is = "model_b" if swapped else "model_a"
+        b_is = "model_a" if swapped else "model_b"
+        return a_is if key == "a" else b_is
+
+    def undo(self) -> bool:
+        """Withdraw the annotator's latest current vote; its item comes back first.
+
+        Writes a ``retract`` row that supersedes it. Returns False when there is
+        nothing to undo.
+        """
+        with Session(self.engine) as s, s.begin():
+            last = repo.latest_current_vote(s, self.study.id, self.annotator_id)
+            if last is None:
+                return False
+            repo.insert_vote(
+                s,
+                study_id=self.study.id,
+                annotator=self.annotator_id,
+                item_id=last.item_id,
+                choice=repo.RETRACT,
+                swapped=last.swapped,
+                response_ms=None,
+                fast=False,
+                supersedes=last.uuid,
+            )
+            items = {it.item_id: it for it in repo.item_loads(s, self.study.id, self.study.kind)}
+        it = items[last.item_id]
+        self._queue = [q for q in self._queue if q.item_id != it.item_id]
+        self._queue.insert(0, it)
+        self._done = max(0, self._done - 1)
+        return True

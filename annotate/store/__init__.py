@@ -1,0 +1,1 @@
+"""Storage: SQLite through SQLModel. No Textual here."""

@@ -1,0 +1,191 @@
+"""The database tables. This is the only module with ``table=True``.
+
+Both study kinds share one vote table: a vote is one pairwise comparison of an
+:class:`Item`, which is either a :class:`QuestionPair` (difficulty study) or a
+:class:`Battle` (arena study). Votes are append-only: a change of mind or an
+undo is a new row whose ``supersedes`` names the vote it replaces.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import Index, UniqueConstraint, text
+from sqlmodel import Field, SQLModel
+
+
+def utc_now() -> datetime:
+    """The current time in UTC (timezone-aware)."""
+    return datetime.now(UTC)
+
+
+class Study(SQLModel, table=True):
+    """A difficulty study or an arena study."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True, index=True)
+    """Short unique name, used on the command line (``--study NAME``)."""
+    kind: str
+    """``difficulty`` or ``arena``."""
+    title: str = ""
+    description: str = ""
+    settings_json: str = "{}"
+    """Study settings (overlap, seed, response-time floor, reveal) as JSON."""
+    fingerprint: str = ""
+    """SHA-256 of the study's items, so a re-import can tell same from different."""
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class Question(SQLModel, table=True):
+    """A benchmark question of a difficulty study."""
+
+    __table_args__ = (UniqueConstraint("study_id", "key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", ondelete="CASCADE", index=True)
+    key: str
+    """The question's id in the study file."""
+    subject: str
+    text: str
+    choices_json: str | None = None
+    """JSON list of answer choices, when the question has them."""
+
+
+class ResponseScore(SQLModel, table=True):
+    """One entry of the response matrix: a model's score on a question, in [0, 1]."""
+
+    __table_args__ = (UniqueConstraint("question_id", "model"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    question_id: int = Field(foreign_key="question.id", ondelete="CASCADE", index=True)
+    model: str
+    score: float
+
+
+class ModelInfo(SQLModel, table=True):
+    """Optional metadata about a model in a study (for example its pool or size)."""
+
+    __table_args__ = (UniqueConstraint("study_id", "model"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", ondelete="CASCADE", index=True)
+    model: str
+    meta_json: str = "{}"
+
+
+class Prompt(SQLModel, table=True):
+    """A prompt of an arena study."""
+
+    __table_args__ = (UniqueConstraint("study_id", "key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", ondelete="CASCADE", index=True)
+    key: str
+    text: str
+    category: str = ""
+
+
+class ModelResponse(SQLModel, table=True):
+    """A named model's response to a prompt."""
+
+    __table_args__ = (UniqueConstraint("prompt_id", "model"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    prompt_id: int = Field(foreign_key="prompt.id", ondelete="CASCADE", index=True)
+    model: str
+    text: str
+
+
+class Item(SQLModel, table=True):
+    """Anything an annotator votes on: a question pair or a battle."""
+
+    __table_args__ = (UniqueConstraint("study_id", "key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", ondelete="CASCADE", index=True)
+    key: str
+    """The pair's or battle's id in the study file."""
+    position: int = 0
+    """Order in the study file."""
+
+
+class QuestionPair(SQLModel, table=True):
+    """A difficulty item: two questions of the same subject."""
+
+    item_id: int = Field(foreign_key="item.id", ondelete="CASCADE", primary_key=True)
+    first_id: int = Field(foreign_key="question.id", ondelete="CASCADE", index=True)
+    second_id: int = Field(foreign_key="question.id", ondelete="CASCADE", index=True)
+
+
+class Battle(SQLModel, table=True):
+    """An arena item: two models answering one prompt.
+
+    ``prompt_id`` is empty for battles imported from vote records that carry no
+    text (Chatbot Arena or LLMFAO files without their prompts).
+    """
+
+    item_id: int = Field(foreign_key="item.id", ondelete="CASCADE", primary_key=True)
+    prompt_id: int | None = Field(
+        default=None, foreign_key="prompt.id", ondelete="CASCADE", index=True
+    )
+    model_a: str
+    model_b: str
+
+
+class Annotator(SQLModel, table=True):
+    """A person (or an imported judge id) who votes."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True, index=True)
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class SubjectChoice(SQLModel, table=True):
+    """An annotator opting out of (or back into) a subject of a study. Append-only."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", ondelete="CASCADE", index=True)
+    annotator_id: int = Field(foreign_key="annotator.id", ondelete="CASCADE", index=True)
+    subject: str
+    excluded: bool
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class Vote(SQLModel, table=True):
+    """One pairwise judgment. Never updated or deleted.
+
+    ``choice`` is relative to the item as defined in the study file, not as
+    displayed: ``first``, ``second`` or ``skip`` for question pairs;
+    ``model_a``, ``model_b``, ``tie`` or ``both_bad`` for battles; ``retract``
+    for an undo (a row that withdraws the vote it supersedes). ``swapped`` is
+    true when the second question (or model B) was shown on the left.
+    """
+
+    __table_args__ = (
+        UniqueConstraint("uuid"),
+        UniqueConstraint("supersedes"),
+        # At most one chain of votes per annotator and item: only one row may
+        # start it; every later row supersedes exactly one earlier row.
+        Index(
+            "ux_vote_chain_root",
+            "annotator_id",
+            "item_id",
+            unique=True,
+            sqlite_where=text("supersedes IS NULL"),
+        ),
+        Index("ix_vote_study_item", "study_id", "item_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    uuid: str = Field(max_length=36)
+    study_id: int = Field(foreign_key="study.id", ondelete="CASCADE", index=True)
+    annotator_id: int = Field(foreign_key="annotator.id", ondelete="CASCADE", index=True)
+    item_id: int = Field(foreign_key="item.id", ondelete="CASCADE")
+    choice: str
+    swapped: bool = False
+    response_ms: int | None = None
+    fast: bool = False
+    """Faster than the study's response-time floor (still counts; the monitor flags it)."""
+    created_at: datetime = Field(default_factory=utc_now)
+    supersedes: str | None = None
+    """uuid of the vote this row replaces (a change of mind or an undo)."""

@@ -1,0 +1,626 @@
+"""Queries. Functions take a Session first, never commit, and return frozen
+dataclasses or tuples, never live ORM objects."""
+
+from __future__ import annotations
+
+import json
+import uuid as uuidlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import text
+from sqlmodel import Session, col, func, select
+
+from annotate.store.models import (
+    Annotator,
+    Battle,
+    Item,
+    ModelInfo,
+    ModelResponse,
+    Prompt,
+    Question,
+    QuestionPair,
+    Study,
+    SubjectChoice,
+    Vote,
+    utc_now,
+)
+
+DIFFICULTY_CHOICES = ("first", "second", "skip")
+ARENA_CHOICES = ("model_a", "model_b", "tie", "both_bad")
+RETRACT = "retract"
+
+
+@dataclass(frozen=True)
+class StudyRow:
+    id: int
+    name: str
+    kind: str
+    title: str
+    description: str
+    settings: dict[str, Any]
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class StudySummary:
+    name: str
+    kind: str
+    title: str
+    items: int
+    votes: int
+    annotators: int
+
+
+@dataclass(frozen=True)
+class VoteRow:
+    id: int
+    uuid: str
+    study_id: int
+    annotator_id: int
+    item_id: int
+    choice: str
+    swapped: bool
+    response_ms: int | None
+    fast: bool
+    created_at: datetime
+    supersedes: str | None
+
+
+@dataclass(frozen=True)
+class QuestionView:
+    key: str
+    subject: str
+    text: str
+    choices: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class PairView:
+    item_id: int
+    key: str
+    first: QuestionView
+    second: QuestionView
+
+
+@dataclass(frozen=True)
+class BattleView:
+    item_id: int
+    key: str
+    prompt: str | None
+    category: str
+    model_a: str
+    model_b: str
+    response_a: str | None
+    response_b: str | None
+
+
+@dataclass(frozen=True)
+class ItemLoad:
+    """An item for scheduling: its id, key, subject and current vote count."""
+
+    item_id: int
+    key: str
+    position: int
+    subject: str
+    votes: int
+
+
+def _study_row(s: Study) -> StudyRow:
+    assert s.id is not None
+    return StudyRow(
+        s.id, s.name, s.kind, s.title, s.description, json.loads(s.settings_json), s.fingerprint
+    )
+
+
+def get_study(session: Session, name: str) -> StudyRow | None:
+    """The study called ``name``, or None."""
+    s = session.exec(select(Study).where(Study.name == name)).first()
+    return _study_row(s) if s else None
+
+
+def study_names(session: Session) -> list[str]:
+    return list(session.exec(select(Study.name).order_by(Study.name)))
+
+
+def list_studies(session: Session) -> list[StudySummary]:
+    """Every study with its item, current-vote and annotator counts."""
+    rows = session.execute(
+        text(
+            """
+            SELECT s.name, s.kind, s.title,
+                   (SELECT count(*) FROM item i WHERE i.study_id = s.id),
+                   (SELECT count(*) FROM current_vote v WHERE v.study_id = s.id),
+                   (SELECT count(DISTINCT v.annotator_id) FROM current_vote v
+                     WHERE v.study_id = s.id)
+            FROM study s ORDER BY s.name
+            """
+        )
+    ).all()
+    return [StudySummary(*r) for r in rows]
+
+
+def annotator_id(session: Session, name: str, *, create: bool = True) -> int | None:
+    """The id of annotator ``name``; created when missing if ``create``."""
+    a = session.exec(select(Annotator).where(Annotator.name == name)).first()
+    if a is None:
+        if not create:
+            return None
+        a = Annotator(name=name)
+        session.add(a)
+        session.flush()
+    assert a.id is not None
+    return a.id
+
+
+def annotator_names(session: Session, ids: Iterable[int]) -> dict[int, str]:
+    idl = list(ids)
+    if not idl:
+        return {}
+    rows = session.exec(select(Annotator.id, Annotator.name).where(col(Annotator.id).in_(idl)))
+    return {int(i): n for i, n in rows if i is not None}
+
+
+def insert_study(
+    session: Session,
+    *,
+    name: str,
+    kind: str,
+    title: str,
+    description: str,
+    settings: dict[str, Any],
+    fingerprint: str,
+) -> int:
+    s = Study(
+        name=name,
+        kind=kind,
+        title=title,
+        description=description,
+        settings_json=json.dumps(settings, sort_keys=True),
+        fingerprint=fingerprint,
+    )
+    session.add(s)
+    session.flush()
+    assert s.id is not None
+    return s.id
+
+
+def insert_questions(
+    session: Session, study_id: int, questions: Sequence[tuple[str, str, str, Any]]
+) -> dict[str, int]:
+    """Insert ``(key, subject, text, choices)`` rows; return key -> id."""
+    ids: dict[str, int] = {}
+    for key, subject, body, choices in questions:
+        q = Question(
+            study_id=study_id,
+            key=key,
+            subject=subject,
+            text=body,
+            choices_json=json.dumps(list(choices)) if choices else None,
+        )
+        session.add(q)
+        session.flush()
+        assert q.id is not None
+        ids[key] = q.id
+    return ids
+
+
+def question_ids(session: Session, study_id: int) -> dict[str, int]:
+    rows = session.exec(select(Question.key, Question.id).where(Question.study_id == study_id))
+    return {k: int(i) for k, i in rows if i is not None}
+
+
+def insert_scores(
+    session: Session, rows: Iterable[tuple[int, str, float]], *, replace: bool = False
+) -> int:
+    """Insert response-matrix entries ``(question_id, model, score)``."""
+    verb = "INSERT OR REPLACE" if replace else "INSERT"
+    data = [{"q": q, "m": m, "s": s} for q, m, s in rows]
+    if data:
+        session.execute(
+            text(f"{verb} INTO responsescore (question_id, model, score) VALUES (:q, :m, :s)"),
+            data,
+        )
+    return len(data)
+
+
+def insert_models(session: Session, study_id: int, models: dict[str, dict[str, Any]]) -> None:
+    for m, meta in models.items():
+        session.add(ModelInfo(study_id=study_id, model=m, meta_json=json.dumps(meta)))
+
+
+def insert_item(session: Session, study_id: int, key: str, position: int) -> int:
+    it = Item(study_id=study_id, key=key, position=position)
+    session.add(it)
+    session.flush()
+    assert it.id is not None
+    return it.id
+
+
+def insert_pair(session: Session, item_id: int, first_id: int, second_id: int) -> None:
+    session.add(QuestionPair(item_id=item_id, first_id=first_id, second_id=second_id))
+
+
+def insert_prompt(session: Session, study_id: int, key: str, body: str, category: str) -> int:
+    p = Prompt(study_id=study_id, key=key, text=body, category=category)
+    session.add(p)
+    session.flush()
+    assert p.id is not None
+    return p.id
+
+
+def insert_response(session: Session, prompt_id: int, model: str, body: str) -> None:
+    session.add(ModelResponse(prompt_id=prompt_id, model=model, text=body))
+
+
+def insert_battle(
+    session: Session, item_id: int, prompt_id: int | None, model_a: str, model_b: str
+) -> None:
+    session.add(Battle(item_id=item_id, prompt_id=prompt_id, model_a=model_a, model_b=model_b))
+
+
+def item_ids(session: Session, study_id: int) -> dict[str, int]:
+    rows = session.exec(select(Item.key, Item.id).where(Item.study_id == study_id))
+    return {k: int(i) for k, i in rows if i is not None}
+
+
+def item_count(session: Session, study_id: int) -> int:
+    return int(session.exec(select(func.count()).where(Item.study_id == study_id)).one())
+
+
+def prompt_ids(session: Session, study_id: int) -> dict[str, int]:
+    rows = session.exec(select(Prompt.key, Prompt.id).where(Prompt.study_id == study_id))
+    return {k: int(i) for k, i in rows if i is not None}
+
+
+def battle_models(session: Session, study_id: int) -> dict[str, tuple[str | None, str, str]]:
+    """Battle key -> (prompt key, model_a, model_b)."""
+    rows = session.execute(
+        text(
+            """SELECT i.key, p.key, b.model_a, b.model_b FROM battle b
+               JOIN item i ON i.id = b.item_id LEFT JOIN prompt p ON p.id = b.prompt_id
+               WHERE i.study_id = :s"""
+        ),
+        {"s": study_id},
+    ).all()
+    return {k: (p, a, b) for k, p, a, b in rows}
+
+
+# --- items for the screens -------------------------------------------------
+
+
+def item_loads(session: Session, study_id: int, kind: str) -> list[ItemLoad]:
+    """Every item with its subject (difficulty) and its number of current votes."""
+    if kind == "difficulty":
+        sql = """SELECT i.id, i.key, i.position, q.subject,
+                        (SELECT count(*) FROM current_vote v WHERE v.item_id = i.id)
+                 FROM item i JOIN questionpair p ON p.item_id = i.id
+                 JOIN question q ON q.id = p.first_id
+                 WHERE i.study_id = :s ORDER BY i.position"""
+    else:
+        sql = """SELECT i.id, i.key, i.position, coalesce(pr.category, ''),
+                        (SELECT count(*) FROM current_vote v WHERE v.item_id = i.id)
+                 FROM item i JOIN battle b ON b.item_id = i.id
+                 LEFT JOIN prompt pr ON pr.id = b.prompt_id
+                 WHERE i.study_id = :s ORDER BY i.position"""
+    rows = session.execute(text(sql), {"s": study_id}).all()
+    return [ItemLoad(int(a), b, int(c), d, int(e)) for a, b, c, d, e in rows]
+
+
+def _question_view(q: Question) -> QuestionView:
+    choices = tuple(json.loads(q.choices_json)) if q.choices_json else None
+    return QuestionView(q.key, q.subject, q.text, choices)
+
+
+def pair_view(session: Session, item_id: int) -> PairView:
+    it = session.get(Item, item_id)
+    pair = session.get(QuestionPair, item_id)
+    if it is None or pair is None:
+        raise LookupError(f"no question pair with item id {item_id}")
+    first = session.get(Question, pair.first_id)
+    second = session.get(Question, pair.second_id)
+    assert first is not None
+    assert second is not None
+    return PairView(item_id, it.key, _question_view(first), _question_view(second))
+
+
+def battle_view(session: Session, item_id: int) -> BattleView:
+    it = session.get(Item, item_id)
+    b = session.get(Battle, item_id)
+    if it is None or b is None:
+        raise LookupError(f"no battle with item id {item_id}")
+    prompt_text: str | None = None
+    category = ""
+    ra = rb = None
+    if b.prompt_id is not None:
+        p = session.get(Prompt, b.prompt_id)
+        assert p is not None
+        prompt_text, category = p.text, p.category
+        rows = session.exec(
+            select(ModelResponse.model, ModelResponse.text).where(
+                ModelResponse.prompt_id == b.prompt_id,
+                col(ModelResponse.model).in_([b.model_a, b.model_b]),
+            )
+        ).all()
+        texts = dict(rows)
+        ra, rb = texts.get(b.model_a), texts.get(b.model_b)
+    return BattleView(item_id, it.key, prompt_text, category, b.model_a, b.model_b, ra, rb)
+
+
+def subjects(session: Session, study_id: int) -> list[str]:
+    rows = session.exec(
+        select(Question.subject).where(Question.study_id == study_id).distinct()
+    ).all()
+    return sorted(rows)
+
+
+def excluded_subjects(session: Session, study_id: int, annotator: int) -> set[str]:
+    """Subjects the annotator opted out of (the latest choice per subject wins)."""
+    rows = session.exec(
+        select(SubjectChoice.subject, SubjectChoice.excluded)
+        .where(SubjectChoice.study_id == study_id, SubjectChoice.annotator_id == annotator)
+        .order_by(col(SubjectChoice.id))
+    ).all()
+    state: dict[str, bool] = {}
+    for subject, excluded in rows:
+        state[subject] = excluded
+    return {s for s, e in state.items() if e}
+
+
+def add_subject_choice(
+    session: Session, study_id: int, annotator: int, subject: str, excluded: bool
+) -> None:
+    session.add(
+        SubjectChoice(study_id=study_id, annotator_id=annotator, subject=subject, excluded=excluded)
+    )
+
+
+# --- votes -------------------------------------------------------------------
+
+
+def _vote_row(v: Vote) -> VoteRow:
+    assert v.id is not None
+    created = v.created_at
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    return VoteRow(
+        v.id,
+        v.uuid,
+        v.study_id,
+        v.annotator_id,
+        v.item_id,
+        v.choice,
+        v.swapped,
+        v.response_ms,
+        v.fast,
+        created,
+        v.supersedes,
+    )
+
+
+def chain_head(session: Session, annotator: int, item_id: int) -> VoteRow | None:
+    """The newest row of the annotator's vote chain on the item (maybe a retraction)."""
+    v = session.exec(
+        select(Vote)
+        .where(Vote.annotator_id == annotator, Vote.item_id == item_id)
+        .where(
+            ~select(Vote.id)
+            .where(Vote.supersedes == col(Vote.uuid))
+            .correlate_except(Vote)
+            .exists()
+        )
+    ).first()
+    return _vote_row(v) if v else None
+
+
+def insert_vote(
+    session: Session,
+    *,
+    study_id: int,
+    annotator: int,
+    item_id: int,
+    choice: str,
+    swapped: bool,
+    response_ms: int | None,
+    fast: bool,
+    supersedes: str | None,
+    vote_uuid: str | None = None,
+    created_at: datetime | None = None,
+) -> VoteRow:
+    v = Vote(
+        uuid=vote_uuid or str(uuidlib.uuid4()),
+        study_id=study_id,
+        annotator_id=annotator,
+        item_id=item_id,
+        choice=choice,
+        swapped=swapped,
+        response_ms=response_ms,
+        fast=fast,
+        supersedes=supersedes,
+        created_at=created_at or utc_now(),
+    )
+    session.add(v)
+    session.flush()
+    return _vote_row(v)
+
+
+def latest_current_vote(session: Session, study_id: int, annotator: int) -> VoteRow | None:
+    """The annotator's most recent vote in the study that is still current."""
+    row = session.execute(
+        text(
+            """SELECT id FROM current_vote WHERE study_id = :s AND annotator_id = :a
+               ORDER BY id DESC LIMIT 1"""
+        ),
+        {"s": study_id, "a": annotator},
+    ).first()
+    if row is None:
+        return None
+    v = session.get(Vote, row[0])
+    assert v is not None
+    return _vote_row(v)
+
+
+def voted_item_ids(session: Session, study_id: int, annotator: int) -> set[int]:
+    rows = session.execute(
+        text("SELECT item_id FROM current_vote WHERE study_id = :s AND annotator_id = :a"),
+        {"s": study_id, "a": annotator},
+    ).all()
+    return {int(r[0]) for r in rows}
+
+
+def existing_uuids(session: Session, uuids: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for i in range(0, len(uuids), 900):
+        chunk = list(uuids[i : i + 900])
+        found.update(session.exec(select(Vote.uuid).where(col(Vote.uuid).in_(chunk))).all())
+    return found
+
+
+VOTE_COLUMNS = (
+    "vote_id",
+    "study",
+    "kind",
+    "annotator",
+    "item_id",
+    "choice",
+    "left",
+    "response_ms",
+    "fast",
+    "created_at",
+    "supersedes",
+)
+
+
+def vote_records(
+    session: Session, study_id: int | None, *, current_only: bool
+) -> list[tuple[Any, ...]]:
+    """Vote rows in export order (``VOTE_COLUMNS``), oldest first."""
+    source = "current_vote" if current_only else "vote"
+    where = "" if study_id is None else "WHERE v.study_id = :s"
+    rows = session.execute(
+        text(
+            f"""SELECT v.uuid, s.name, s.kind, a.name, i.key, v.choice, v.swapped,
+                       v.response_ms, v.fast, v.created_at, v.supersedes
+                FROM {source} v JOIN study s ON s.id = v.study_id
+                JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
+                {where} ORDER BY v.id"""
+        ),
+        {} if study_id is None else {"s": study_id},
+    ).all()
+    out = []
+    for uuid, study, kind, ann, item, choice, swapped, ms, fast, created, sup in rows:
+        if kind == "difficulty":
+            left = "second" if swapped else "first"
+        else:
+            left = "model_b" if swapped else "model_a"
+        out.append((uuid, study, kind, ann, item, choice, left, ms, bool(fast), created, sup))
+    return out
+
+
+def current_vote_arrays(session: Session, study_id: int) -> list[tuple[Any, ...]]:
+    """``(item_id, annotator_id, choice, swapped, response_ms, fast)`` of current votes."""
+    return list(
+        session.execute(
+            text(
+                """SELECT item_id, annotator_id, choice, swapped, response_ms, fast
+                   FROM current_vote WHERE study_id = :s ORDER BY id"""
+            ),
+            {"s": study_id},
+        ).all()
+    )
+
+
+def score_rows(session: Session, study_id: int) -> list[tuple[str, str, float]]:
+    """Response matrix entries ``(question key, model, score)`` of a study."""
+    rows = session.execute(
+        text(
+            """SELECT q.key, r.model, r.score FROM responsescore r
+               JOIN question q ON q.id = r.question_id WHERE q.study_id = :s
+               ORDER BY q.id, r.model"""
+        ),
+        {"s": study_id},
+    ).all()
+    return [(k, m, float(s)) for k, m, s in rows]
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class StudyContents:
+    """Everything a study holds except votes, as plain tuples in file order."""
+
+    questions: list[tuple[str, str, str, str | None]]
+    """(key, subject, text, choices JSON)."""
+    pairs: list[tuple[str, str, str]]
+    """(pair key, first question key, second question key)."""
+    scores: list[tuple[str, str, float]]
+    models: list[tuple[str, str]]
+    """(model, metadata JSON)."""
+    prompts: list[tuple[str, str, str]]
+    """(key, text, category)."""
+    responses: list[tuple[str, str, str]]
+    """(prompt key, model, text)."""
+    battles: list[tuple[str, str | None, str, str]]
+    """(battle key, prompt key or None, model_a, model_b)."""
+
+
+def study_contents(session: Session, study_id: int) -> StudyContents:
+    p = {"s": study_id}
+
+    def q(sql: str) -> list[Any]:
+        return list(session.execute(text(sql), p).all())
+
+    return StudyContents(
+        questions=[
+            tuple(r)
+            for r in q(
+                "SELECT key, subject, text, choices_json FROM question "
+                "WHERE study_id = :s ORDER BY id"
+            )
+        ],
+        pairs=[
+            tuple(r)
+            for r in q(
+                """SELECT i.key, q1.key, q2.key FROM item i JOIN questionpair p ON p.item_id = i.id
+               JOIN question q1 ON q1.id = p.first_id JOIN question q2 ON q2.id = p.second_id
+               WHERE i.study_id = :s ORDER BY i.position, i.id"""
+            )
+        ],
+        scores=score_rows(session, study_id),
+        models=[
+            tuple(r)
+            for r in q("SELECT model, meta_json FROM modelinfo WHERE study_id = :s ORDER BY id")
+        ],
+        prompts=[
+            tuple(r)
+            for r in q("SELECT key, text, category FROM prompt WHERE study_id = :s ORDER BY id")
+        ],
+        responses=[
+            tuple(r)
+            for r in q(
+                """SELECT p.key, r.model, r.text FROM modelresponse r JOIN prompt p
+               ON p.id = r.prompt_id WHERE p.study_id = :s ORDER BY p.id, r.id"""
+            )
+        ],
+        battles=[
+            tuple(r)
+            for r in q(
+                """SELECT i.key, p.key, b.model_a, b.model_b FROM item i
+               JOIN battle b ON b.item_id = i.id LEFT JOIN prompt p ON p.id = b.prompt_id
+               WHERE i.study_id = :s ORDER BY i.position, i.id"""
+            )
+        ],
+    )
+
+
+def set_fingerprint(session: Session, study_id: int, fingerprint: str) -> None:
+    """Record the study's content hash (study metadata, not a vote)."""
+    st = session.get(Study, study_id)
+    assert st is not None
+    st.fingerprint = fingerprint
+    session.add(st)
+    session.flush()
