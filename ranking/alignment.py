@@ -1,0 +1,1140 @@
+"""Human alignment of question-difficulty estimators (EIP paper, sec. 3.3, App. H.3).
+
+In a difficulty study an annotator sees a pair of questions (first, second)
+and votes which one is harder, or skips. This module measures how well
+difficulty estimators (EIP, IRT, Simple Rank, ...) agree with those votes.
+
+Input representation
+--------------------
+Questions are indexed ``0 .. n_questions - 1`` and pairs ``0 .. n_pairs - 1``.
+
+* ``pairs`` : int array of shape (n_pairs, 2), the question shown first and
+  second in each pair.
+* ``difficulty`` : float array of shape (n_estimators, n_questions) (or
+  (n_questions,) for one estimator); higher means harder. Negate easiness
+  scores (accuracy, IRT ability-scale easiness) first. ``+inf``/``-inf`` are
+  allowed (a question every model failed or solved); NaN is not.
+* votes as three parallel int arrays of shape (n_votes,): ``pair`` (pair
+  index), ``annotator`` (annotator index) and ``vote`` with the codes
+  :data:`SKIP` = 0 ("cannot judge"), :data:`FIRST_HARDER` = 1 and
+  :data:`SECOND_HARDER` = 2. At most one vote per (pair, annotator): pass the
+  current vote when a vote was revised.
+
+Predictions use the same codes: 1 (first harder), 2 (second harder) and
+:data:`TIE` = 0 when the two difficulties are equal within ``atol``. A tie is
+reported as a tie and never guessed; ``tie_credit`` sets how much agreement a
+tied prediction earns (0 by default: a tie is a miss).
+
+Statistics
+----------
+* Individual alignment (Table 2, V1..V20): for each annotator, the share of
+  their non-skipped votes equal to the estimator's prediction.
+* Consensus alignment (eq. 9): the share of consensus pairs whose majority
+  vote equals the prediction; and Cohen's kappa between the predictions
+  (categories 1, 2 and tie) and the consensus on those pairs.
+* Near-tie rule. The paper "resolves near-ties" without saying how. Here a
+  pair with ``n1`` first-harder and ``n2`` second-harder votes is *decisive*
+  when ``|n1 - n2| / (n1 + n2) > near_tie_margin`` (default 0: only exact
+  ties are near-ties) and its consensus is the majority. A near-tie is
+  resolved (``near_tie="weighted"``, the default) by a reliability-weighted
+  vote: annotator ``a``'s weight is ``max(0, logit p_a)`` with
+  ``p_a = (agree_a + 1) / (judged_a + 2)``, the smoothed share of ``a``'s
+  votes on decisive pairs that match the majority (the optimal weights for
+  independent voters of Nitzan and Paroush, 1982, clipped so that no
+  annotator's votes are inverted). A near-tie whose weighted score is
+  exactly 0 stays unresolved, and, like every near-tie under
+  ``near_tie="exclude"``, is left out of the consensus set Q of eq. 9.
+  :class:`ConsensusResult` reports how many pairs the rule touched.
+* Intervals: percentile bootstrap over pairs (annotators fixed) and over
+  annotators (pairs fixed; the consensus, the near-tie weights and every
+  statistic are recomputed on each resampled panel). All replicates are
+  computed at once with matrix products.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from ranking._validation import as_index_array, check_in_range, check_same_length, make_rng
+from ranking.agreement import AgreementResult, _kappa_from_tables, cohen_kappa_table
+from ranking.errors import DegenerateDataError, InvalidParameterError, ShapeError
+from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
+
+__all__ = [
+    "FIRST_HARDER",
+    "SECOND_HARDER",
+    "SKIP",
+    "TIE",
+    "AlignmentReport",
+    "ConsensusResult",
+    "Correlation",
+    "Estimate",
+    "HumanScaleResult",
+    "Interval",
+    "alignment_report",
+    "human_difficulty_scale",
+    "predict_harder",
+    "vote_consensus",
+]
+
+SKIP: int = 0
+"""Vote code: the annotator could not judge which question is harder."""
+FIRST_HARDER: int = 1
+"""Vote and prediction code: the first question of the pair is harder."""
+SECOND_HARDER: int = 2
+"""Vote and prediction code: the second question of the pair is harder."""
+TIE: int = 0
+"""Prediction code: the estimator gives both questions the same difficulty."""
+
+NearTie: TypeAlias = Literal["weighted", "exclude"]
+MaskedFloatArray: TypeAlias = "np.ma.MaskedArray[Any, np.dtype[np.float64]]"
+
+_CHUNK = 256
+_SCORE_EPS = 1e-9
+
+
+# ---------------------------------------------------------------------------
+# result types
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A percentile bootstrap interval."""
+
+    low: float
+    """Lower bound."""
+    high: float
+    """Upper bound."""
+    n_valid: int
+    """Bootstrap replicates in which the statistic was defined (the others are
+    left out of the percentiles)."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A statistic with its bootstrap intervals, or the reason it is undefined."""
+
+    value: float | None
+    """The statistic on the full data; ``None`` when undefined."""
+    reason: str | None
+    """Why ``value`` is undefined; ``None`` when it is defined."""
+    pairs_interval: Interval | None
+    """Bootstrap interval over pairs (annotators fixed). ``None`` when
+    ``n_boot = 0``, fewer than two pairs have a non-skipped vote, or no
+    replicate gave a defined value."""
+    annotators_interval: Interval | None
+    """Bootstrap interval over annotators (pairs fixed). ``None`` when
+    ``n_boot = 0``, fewer than two annotators have a non-skipped vote, or no
+    replicate gave a defined value."""
+
+    @property
+    def undefined(self) -> bool:
+        """True when ``value`` could not be computed; ``reason`` says why."""
+        return self.value is None
+
+
+@dataclass(frozen=True)
+class ConsensusResult:
+    """Majority consensus per pair with the near-tie rule (see the module docs)."""
+
+    consensus: IntArray
+    """Shape (n_pairs,): 1 (first harder), 2 (second harder) or 0 when the
+    pair has no consensus (no non-skipped vote, or an unresolved near-tie)."""
+    n_first: IntArray
+    """Shape (n_pairs,): votes saying the first question is harder."""
+    n_second: IntArray
+    """Shape (n_pairs,): votes saying the second question is harder."""
+    n_skip: IntArray
+    """Shape (n_pairs,): skipped votes."""
+    decisive: BoolArray
+    """Shape (n_pairs,): majority margin above ``near_tie_margin``."""
+    near_tie: BoolArray
+    """Shape (n_pairs,): pairs with votes whose margin is at most ``near_tie_margin``."""
+    resolved: BoolArray
+    """Shape (n_pairs,): near-ties given a consensus by the weighted vote."""
+    annotator_weights: FloatArray
+    """Shape (n_annotators,): near-tie weights ``max(0, logit p_a)`` (all 0
+    when ``near_tie="exclude"``)."""
+    near_tie_margin: float
+    """The margin threshold used."""
+    near_tie_rule: str
+    """``"weighted"`` or ``"exclude"``."""
+
+    @property
+    def n_consensus(self) -> int:
+        """Pairs with a consensus: the set Q of eq. 9."""
+        return int((self.consensus != 0).sum())
+
+    @property
+    def n_near_ties(self) -> int:
+        """Pairs the near-tie rule touched."""
+        return int(self.near_tie.sum())
+
+    @property
+    def n_resolved(self) -> int:
+        """Near-ties resolved by the weighted vote."""
+        return int(self.resolved.sum())
+
+    @property
+    def n_excluded(self) -> int:
+        """Near-ties left without consensus and so excluded from Q."""
+        return int((self.near_tie & ~self.resolved).sum())
+
+    @property
+    def n_without_votes(self) -> int:
+        """Pairs with no non-skipped vote (not in Q)."""
+        return int(((self.n_first + self.n_second) == 0).sum())
+
+
+@dataclass(frozen=True)
+class AlignmentReport:
+    """Individual and consensus alignment of estimators with human votes."""
+
+    estimator_names: tuple[str, ...]
+    """Length n_estimators."""
+    predictions: IntArray
+    """Shape (n_estimators, n_pairs): 1, 2 or :data:`TIE` (0)."""
+    n_tied_predictions: IntArray
+    """Shape (n_estimators,): pairs where the estimator predicts a tie."""
+    consensus: ConsensusResult
+    """The human consensus and what the near-tie rule did."""
+    n_judged: IntArray
+    """Shape (n_annotators,): non-skipped votes per annotator."""
+    individual: MaskedFloatArray
+    """Shape (n_estimators, n_annotators): individual alignment (Table 2),
+    masked for annotators without a non-skipped vote."""
+    individual_low: MaskedFloatArray
+    """Shape (n_estimators, n_annotators): lower bound, bootstrap over pairs;
+    masked where undefined or ``n_boot = 0``."""
+    individual_high: MaskedFloatArray
+    """Shape (n_estimators, n_annotators): upper bound, bootstrap over pairs."""
+    mean_individual: tuple[Estimate, ...]
+    """Length n_estimators: mean of the defined individual alignments."""
+    consensus_alignment: tuple[Estimate, ...]
+    """Length n_estimators: eq. 9, the share of Q where prediction = consensus."""
+    kappa: tuple[Estimate, ...]
+    """Length n_estimators: Cohen's kappa of predictions vs consensus on Q."""
+    kappa_detail: tuple[AgreementResult, ...]
+    """Length n_estimators: the point kappa with its disagreements."""
+    tie_credit: float
+    """Agreement credited to a tied prediction."""
+    atol: float
+    """Difficulty difference at or below which a prediction is a tie."""
+    n_boot: int
+    """Bootstrap replicates per resampling scheme."""
+    confidence: float
+    """Coverage of the percentile intervals."""
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """A rank correlation, or the reason it is undefined."""
+
+    value: float | None
+    """The coefficient; ``None`` when undefined."""
+    p_value: float | None
+    """Two-sided p-value from scipy.stats; ``None`` when undefined."""
+    reason: str | None
+    """Why the coefficient is undefined (e.g. a constant input)."""
+    n: int
+    """Questions compared."""
+
+
+@dataclass(frozen=True)
+class HumanScaleResult:
+    """Human difficulty of each question from the votes (am-ELO fit)."""
+
+    difficulty: MaskedFloatArray
+    """Shape (n_questions,): human difficulty in Elo points, centred at 0
+    over the fitted questions (higher = harder); masked for questions that
+    received no non-skipped vote."""
+    lower: MaskedFloatArray
+    """Shape (n_questions,): lower Wald bound at ``confidence``."""
+    upper: MaskedFloatArray
+    """Shape (n_questions,): upper Wald bound."""
+    standard_errors: MaskedFloatArray
+    """Shape (n_questions,): standard errors in Elo points."""
+    reliability: MaskedFloatArray
+    """Shape (n_annotators,): each annotator's discrimination relative to
+    the average annotator (mean 1; 0 is a random voter, negative an inverted
+    one); masked for annotators without a non-skipped vote."""
+    reliability_standard_errors: MaskedFloatArray
+    """Shape (n_annotators,): standard errors of ``reliability``."""
+    spearman: tuple[Correlation, ...]
+    """Length n_estimators: Spearman's rho of each estimator with ``difficulty``."""
+    kendall: tuple[Correlation, ...]
+    """Length n_estimators: Kendall's tau-b of each estimator with ``difficulty``."""
+    estimator_names: tuple[str, ...]
+    """Length n_estimators (empty when no ``difficulty`` was given)."""
+    n_votes: int
+    """Non-skipped votes fitted."""
+    iterations: int
+    """Iterations of the am-ELO fit."""
+    confidence: float
+    """Coverage of the Wald intervals."""
+
+
+# ---------------------------------------------------------------------------
+# validation
+
+
+@dataclass(frozen=True)
+class _Votes:
+    first: FloatArray  # (A, P) 1 where the annotator said first harder
+    second: FloatArray  # (A, P)
+    skip: FloatArray  # (A, P)
+    pair: IntArray
+    annotator: IntArray
+    vote: IntArray
+    n_pairs: int
+    n_annotators: int
+
+
+def _check_pairs(pairs: npt.ArrayLike, n_questions: int | None) -> IntArray:
+    arr = np.asarray(pairs)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ShapeError(
+            f"pairs must have shape (n_pairs, 2) (first and second question), got {arr.shape}"
+        )
+    flat = as_index_array(arr.reshape(-1), "pairs", n=n_questions)
+    out = flat.reshape(-1, 2)
+    same = np.flatnonzero(out[:, 0] == out[:, 1])
+    if same.size:
+        raise InvalidParameterError(
+            f"pair {int(same[0])} shows question {int(out[same[0], 0])} against itself; "
+            "each pair needs two different questions"
+        )
+    return out
+
+
+def _check_difficulty(difficulty: npt.ArrayLike) -> FloatArray:
+    d = np.asarray(difficulty, dtype=np.float64)
+    if d.ndim == 1:
+        d = d[None, :]
+    if d.ndim != 2:
+        raise ShapeError(
+            "difficulty must have shape (n_estimators, n_questions) or (n_questions,), "
+            f"got {d.ndim} dimension(s)"
+        )
+    if np.isnan(d).any():
+        e, q = np.argwhere(np.isnan(d))[0]
+        raise InvalidParameterError(
+            f"difficulty[{e}, {q}] is NaN; every question needs a difficulty "
+            "(use +inf/-inf for questions every model failed/solved)"
+        )
+    return d
+
+
+def _check_votes(
+    pair: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    vote: npt.ArrayLike,
+    *,
+    n_pairs: int | None,
+    n_annotators: int | None,
+) -> _Votes:
+    p = as_index_array(pair, "pair", n=n_pairs)
+    a = as_index_array(annotator, "annotator", n=n_annotators)
+    v = np.asarray(vote)
+    if v.ndim != 1:
+        raise ShapeError(f"vote must be 1-D, got {v.ndim} dimension(s)")
+    check_same_length(pair=p, annotator=a, vote=v)
+    if v.size and not np.isin(v, (SKIP, FIRST_HARDER, SECOND_HARDER)).all():
+        bad = v[~np.isin(v, (SKIP, FIRST_HARDER, SECOND_HARDER))][0]
+        raise InvalidParameterError(
+            f"vote holds code {bad!r}; expected 0 (skip), 1 (first harder) or 2 (second harder)"
+        )
+    v = v.astype(np.int64)
+    n_p = int(n_pairs) if n_pairs is not None else (int(p.max()) + 1 if p.size else 0)
+    n_a = int(n_annotators) if n_annotators is not None else (int(a.max()) + 1 if a.size else 0)
+    if n_a < 0 or n_p < 0:
+        raise InvalidParameterError("n_pairs and n_annotators must be non-negative")
+    key = a * max(n_p, 1) + p
+    uniq, counts = np.unique(key, return_counts=True)
+    if (counts > 1).any():
+        k = int(uniq[counts > 1][0])
+        raise InvalidParameterError(
+            f"annotator {k // max(n_p, 1)} voted on pair {k % max(n_p, 1)} more than once; "
+            "pass only each annotator's current vote per pair"
+        )
+    first = np.zeros((n_a, n_p))
+    second = np.zeros((n_a, n_p))
+    skip = np.zeros((n_a, n_p))
+    first[a[v == FIRST_HARDER], p[v == FIRST_HARDER]] = 1.0
+    second[a[v == SECOND_HARDER], p[v == SECOND_HARDER]] = 1.0
+    skip[a[v == SKIP], p[v == SKIP]] = 1.0
+    return _Votes(first, second, skip, p, a, v, n_p, n_a)
+
+
+def _check_options(
+    *, near_tie_margin: float, near_tie: str, tie_credit: float, atol: float
+) -> None:
+    check_in_range(near_tie_margin, "near_tie_margin", 0.0, 1.0)
+    if near_tie_margin >= 1.0:
+        raise InvalidParameterError(
+            f"near_tie_margin must be below 1 (1 would make every pair a near-tie), "
+            f"got {near_tie_margin!r}"
+        )
+    if near_tie not in ("weighted", "exclude"):
+        raise InvalidParameterError(f"near_tie must be 'weighted' or 'exclude', got {near_tie!r}")
+    check_in_range(tie_credit, "tie_credit", 0.0, 1.0)
+    if not np.isfinite(atol) or atol < 0:
+        raise InvalidParameterError(f"atol must be finite and >= 0, got {atol!r}")
+
+
+# ---------------------------------------------------------------------------
+# predictions and consensus
+
+
+def predict_harder(
+    difficulty: npt.ArrayLike, pairs: npt.ArrayLike, *, atol: float = 0.0
+) -> IntArray:
+    """Each estimator's prediction of the harder question in each pair.
+
+    Parameters
+    ----------
+    difficulty : array-like of shape (n_estimators, n_questions) or (n_questions,)
+        Estimated difficulty, higher = harder; ``+inf``/``-inf`` allowed.
+    pairs : array-like of int of shape (n_pairs, 2)
+        Question indices shown first and second.
+    atol : float, default 0.0
+        Difficulties differing by at most ``atol`` are a tie.
+
+    Returns
+    -------
+    ndarray of int of shape (n_estimators, n_pairs), or (n_pairs,) for 1-D input
+        :data:`FIRST_HARDER` (1), :data:`SECOND_HARDER` (2) or :data:`TIE` (0).
+        Two infinite difficulties of the same sign are a tie.
+
+    Raises
+    ------
+    ShapeError
+        If ``difficulty`` or ``pairs`` has the wrong shape.
+    InvalidParameterError
+        For NaN difficulties, bad question indices, a question paired with
+        itself, or a negative ``atol``.
+
+    References
+    ----------
+    EIP paper (human evaluation, sec. 3.3 and App. H.3): a method's
+    prediction for a pair is the question it rates as more difficult.
+
+    Examples
+    --------
+    >>> from ranking.alignment import predict_harder
+    >>> predict_harder([0.2, 0.9, 0.5, 0.5], [[0, 1], [1, 2], [2, 3]]).tolist()
+    [2, 1, 0]
+    """
+    one = np.asarray(difficulty).ndim == 1
+    d = _check_difficulty(difficulty)
+    pr = _check_pairs(pairs, d.shape[1])
+    if not np.isfinite(atol) or atol < 0:
+        raise InvalidParameterError(f"atol must be finite and >= 0, got {atol!r}")
+    pred = _predict(d, pr, atol)
+    return pred[0] if one else pred
+
+
+def _predict(d: FloatArray, pairs: IntArray, atol: float) -> IntArray:
+    d1, d2 = d[:, pairs[:, 0]], d[:, pairs[:, 1]]
+    with np.errstate(invalid="ignore"):
+        diff = d1 - d2  # inf - inf is NaN: neither comparison holds, so a tie
+        first = diff > atol
+        second = diff < -atol
+    out = np.where(first, FIRST_HARDER, np.where(second, SECOND_HARDER, TIE))
+    return out.astype(np.int64)
+
+
+def _consensus_batch(
+    votes: _Votes,
+    wp: FloatArray,
+    wa: FloatArray,
+    margin: float,
+    rule: str,
+) -> tuple[IntArray, BoolArray, BoolArray, BoolArray, FloatArray, FloatArray, FloatArray]:
+    """Consensus for B replicates at once.
+
+    ``wp`` (B, P) and ``wa`` (B, A) are pair and annotator multiplicities.
+    Returns consensus (B, P), decisive, near-tie and resolved masks (B, P),
+    annotator weights (B, A), and first/second counts (B, P).
+    """
+    n1 = wa @ votes.first
+    n2 = wa @ votes.second
+    tot = n1 + n2
+    has = tot > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = np.where(has, np.abs(n1 - n2) / np.where(has, tot, 1.0), 0.0)
+    decisive = has & (m > margin + 1e-12)
+    near = has & ~decisive
+    majority = np.where(n1 > n2, FIRST_HARDER, SECOND_HARDER)
+    cons = np.where(decisive, majority, 0)
+    weights = np.zeros_like(wa)
+    resolved = np.zeros_like(near)
+    if rule == "weighted" and near.any():
+        dec_w = wp * decisive
+        agree = (dec_w * (majority == FIRST_HARDER)) @ votes.first.T
+        agree += (dec_w * (majority == SECOND_HARDER)) @ votes.second.T
+        judged = dec_w @ (votes.first + votes.second).T
+        p = (agree + 1.0) / (judged + 2.0)
+        weights = np.maximum(0.0, np.log(p) - np.log1p(-p))
+        score = (wa * weights) @ (votes.first - votes.second)
+        resolved = near & (np.abs(score) > _SCORE_EPS)
+        cons = np.where(resolved, np.where(score > 0, FIRST_HARDER, SECOND_HARDER), cons)
+    return cons.astype(np.int64), decisive, near, resolved, weights, n1, n2
+
+
+def vote_consensus(
+    pair: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    vote: npt.ArrayLike,
+    *,
+    n_pairs: int | None = None,
+    n_annotators: int | None = None,
+    near_tie_margin: float = 0.0,
+    near_tie: NearTie = "weighted",
+) -> ConsensusResult:
+    """Majority consensus of the non-skipped votes on each pair (eq. 9).
+
+    Parameters
+    ----------
+    pair, annotator, vote : array-like of int of shape (n_votes,)
+        Pair index, annotator index and vote code (0 skip, 1 first harder,
+        2 second harder); at most one vote per (pair, annotator).
+    n_pairs, n_annotators : int, optional
+        Numbers of pairs and annotators (default: largest index + 1).
+    near_tie_margin : float in [0, 1), default 0.0
+        A pair whose majority margin ``|n1 - n2| / (n1 + n2)`` is at most this
+        is a near-tie. 0 makes only exact ties near-ties.
+    near_tie : {"weighted", "exclude"}, default "weighted"
+        Resolve near-ties by the reliability-weighted vote described in the
+        module docstring, or leave them without consensus.
+
+    Returns
+    -------
+    ConsensusResult
+        Per-pair consensus codes, vote counts, the masks of decisive,
+        near-tie and resolved pairs, and the annotator weights. Pairs without
+        a non-skipped vote get consensus 0; nothing raises when every vote is
+        a skip.
+
+    Raises
+    ------
+    ShapeError, LengthMismatchError, InvalidParameterError
+        For malformed votes (unknown codes, repeated (pair, annotator),
+        indices out of range) or options.
+
+    References
+    ----------
+    EIP paper, App. H.3, eq. 9 (consensus by majority, near-ties resolved).
+    Nitzan, S. and Paroush, J. (1982). Optimal decision rules in uncertain
+    dichotomous choice situations. International Economic Review 23(2), 289-297.
+
+    Examples
+    --------
+    Pair 0 has a clear majority; pair 1 is split 1-1 and is resolved by the
+    annotator who agrees with the majority elsewhere:
+
+    >>> from ranking.alignment import vote_consensus
+    >>> pair = [0, 0, 0, 1, 1, 2, 2, 2]
+    >>> annotator = [0, 1, 2, 0, 2, 0, 1, 2]
+    >>> vote = [1, 1, 2, 1, 2, 2, 2, 1]
+    >>> c = vote_consensus(pair, annotator, vote)
+    >>> c.consensus.tolist(), c.n_near_ties, c.n_resolved
+    ([1, 1, 2], 1, 1)
+    >>> vote_consensus(pair, annotator, vote, near_tie="exclude").consensus.tolist()
+    [1, 0, 2]
+    """
+    _check_options(near_tie_margin=near_tie_margin, near_tie=near_tie, tie_credit=0.0, atol=0.0)
+    votes = _check_votes(pair, annotator, vote, n_pairs=n_pairs, n_annotators=n_annotators)
+    return _consensus_result(votes, float(near_tie_margin), near_tie)
+
+
+def _consensus_result(votes: _Votes, margin: float, rule: str) -> ConsensusResult:
+    cons, dec, near, res, w, n1, n2 = _consensus_batch(
+        votes, np.ones((1, votes.n_pairs)), np.ones((1, votes.n_annotators)), margin, rule
+    )
+    return ConsensusResult(
+        consensus=cons[0],
+        n_first=np.rint(n1[0]).astype(np.int64),
+        n_second=np.rint(n2[0]).astype(np.int64),
+        n_skip=np.rint(votes.skip.sum(axis=0)).astype(np.int64),
+        decisive=dec[0],
+        near_tie=near[0],
+        resolved=res[0],
+        annotator_weights=w[0],
+        near_tie_margin=margin,
+        near_tie_rule=rule,
+    )
+
+
+# ---------------------------------------------------------------------------
+# the report
+
+
+def _agreement_tensor(votes: _Votes, pred: IntArray, tie_credit: float) -> FloatArray:
+    """Shape (E, A, P): credit of each annotator's vote against each prediction."""
+    first = (pred == FIRST_HARDER)[:, None, :] * votes.first[None]
+    second = (pred == SECOND_HARDER)[:, None, :] * votes.second[None]
+    out: FloatArray = first + second
+    if tie_credit:
+        judged = votes.first + votes.second
+        out = out + tie_credit * (pred == TIE)[:, None, :] * judged[None]
+    return out
+
+
+def _batch_consensus_stats(
+    votes: _Votes,
+    pred: IntArray,
+    wp: FloatArray,
+    wa: FloatArray,
+    margin: float,
+    rule: str,
+    tie_credit: float,
+) -> tuple[FloatArray, FloatArray]:
+    """Consensus alignment and kappa, shape (B, E) each; NaN where undefined.
+
+    The NaN are internal sentinels for the percentile step and never leave
+    this module.
+    """
+    cons = _consensus_batch(votes, wp, wa, margin, rule)[0]
+    in_q = wp * (cons != 0)  # (B, P)
+    den = in_q.sum(axis=1)  # (B,)
+    # tables[b, e, i, j]: predictions i in (1, 2, tie) x consensus j in (1, 2, -)
+    cats = (FIRST_HARDER, SECOND_HARDER, TIE)
+    n_b, n_e = wp.shape[0], pred.shape[0]
+    tables = np.zeros((n_b, n_e, 3, 3))
+    for j, cj in enumerate(cats[:2]):
+        wj = wp * (cons == cj)
+        for i, ci in enumerate(cats):
+            tables[:, :, i, j] = wj @ (pred == ci).T.astype(np.float64)
+    agree = tables[:, :, 0, 0] + tables[:, :, 1, 1]
+    if tie_credit:
+        agree = agree + tie_credit * (tables[:, :, 2, 0] + tables[:, :, 2, 1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(den[:, None] > 0, agree / np.where(den > 0, den, 1.0)[:, None], np.nan)
+    w = 1.0 - np.eye(3)
+    kap, _, _, _, ok = _kappa_from_tables(tables, w)
+    kap = np.where(ok, kap, np.nan)
+    return share, kap
+
+
+def _boot_counts(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
+    idx = rng.integers(0, n, size=(n_rep, n))
+    flat = idx + (np.arange(n_rep) * n)[:, None]
+    return np.bincount(flat.ravel(), minlength=n_rep * n).reshape(n_rep, n).astype(np.float64)
+
+
+def _interval(samples: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Percentiles over axis 0 ignoring internal NaN sentinels."""
+    valid = ~np.isnan(samples)
+    n_valid = valid.sum(axis=0)
+    alpha = (1.0 - confidence) / 2.0
+    lo = np.zeros(samples.shape[1:])
+    hi = np.zeros(samples.shape[1:])
+    if samples.shape[0]:
+        with np.errstate(all="ignore"), _quiet():
+            q = np.nanquantile(samples, [alpha, 1.0 - alpha], axis=0)
+        lo = np.where(n_valid > 0, q[0], 0.0)
+        hi = np.where(n_valid > 0, q[1], 0.0)
+    return lo, hi, n_valid.astype(np.int64)
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence numpy's all-NaN slice warning (such slices are marked invalid)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+def alignment_report(
+    difficulty: npt.ArrayLike,
+    pairs: npt.ArrayLike,
+    pair: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    vote: npt.ArrayLike,
+    *,
+    n_annotators: int | None = None,
+    estimator_names: tuple[str, ...] | list[str] | None = None,
+    atol: float = 0.0,
+    tie_credit: float = 0.0,
+    near_tie_margin: float = 0.0,
+    near_tie: NearTie = "weighted",
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    rng: RNGLike = None,
+) -> AlignmentReport:
+    """Individual and consensus alignment of difficulty estimators with votes.
+
+    Computes, for every estimator: its prediction per pair; each annotator's
+    individual alignment (Table 2); the consensus alignment of eq. 9 with
+    the near-tie rule of the module docstring; Cohen's kappa between
+    predictions and consensus (Figure 7); and percentile bootstrap intervals
+    over pairs and over annotators for the mean individual alignment, the
+    consensus alignment and kappa (over pairs only for each annotator's own
+    alignment).
+
+    Parameters
+    ----------
+    difficulty : array-like of shape (n_estimators, n_questions) or (n_questions,)
+        Difficulty per question for each estimator, higher = harder.
+    pairs : array-like of int of shape (n_pairs, 2)
+        Question indices shown first and second in each pair.
+    pair, annotator, vote : array-like of int of shape (n_votes,)
+        One row per vote: pair index, annotator index, code 0 (skip),
+        1 (first harder) or 2 (second harder). At most one per (pair, annotator).
+    n_annotators : int, optional
+        Number of annotators (default: largest index + 1).
+    estimator_names : sequence of str of length n_estimators, optional
+        Labels for the report (default ``"estimator 0"``, ...).
+    atol : float, default 0.0
+        Difficulties within ``atol`` are a tied prediction.
+    tie_credit : float in [0, 1], default 0.0
+        Agreement credited when the prediction is a tie (0.5 = a coin flip's
+        expected agreement). Kappa always treats a tie as its own category.
+    near_tie_margin : float in [0, 1), default 0.0
+        Majority margin at or below which a pair is a near-tie.
+    near_tie : {"weighted", "exclude"}, default "weighted"
+        How near-ties are handled (see :func:`vote_consensus`).
+    n_boot : int, default 1000
+        Bootstrap replicates for each of the two resampling schemes; 0 skips
+        the intervals.
+    confidence : float, default 0.95
+        Coverage of the percentile intervals.
+    rng : numpy.random.Generator, int or None
+        Source of the bootstrap resampling.
+
+    Returns
+    -------
+    AlignmentReport
+        Predictions, consensus, per-annotator alignment (masked arrays of
+        shape (n_estimators, n_annotators)) and per-estimator
+        :class:`Estimate` tuples with their intervals. Undefined statistics
+        have ``value=None`` and a ``reason``.
+
+    Raises
+    ------
+    ShapeError, LengthMismatchError, InvalidParameterError
+        For malformed inputs or options.
+    DegenerateDataError
+        If there are no votes, or every vote is a skip.
+
+    References
+    ----------
+    EIP paper, sec. 3.3, App. H.3 (individual and consensus alignment, eq. 9),
+    Table 2 and Figure 7 (consensus and Cohen's kappa).
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap.
+    Chapman & Hall.
+
+    Examples
+    --------
+    >>> from ranking.alignment import alignment_report
+    >>> difficulty = [[0.1, 0.8, 0.5, 0.3], [0.9, 0.2, 0.5, 0.5]]
+    >>> pairs = [[0, 1], [2, 3]]
+    >>> pair = [0, 0, 0, 1, 1, 1]
+    >>> annotator = [0, 1, 2, 0, 1, 2]
+    >>> vote = [2, 2, 0, 1, 1, 2]
+    >>> r = alignment_report(difficulty, pairs, pair, annotator, vote,
+    ...                      estimator_names=["good", "bad"], n_boot=200, rng=0)
+    >>> r.predictions.tolist()
+    [[2, 1], [1, 0]]
+    >>> r.individual.round(2).tolist()
+    [[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    >>> [e.value for e in r.consensus_alignment]
+    [1.0, 0.0]
+    """
+    _check_options(
+        near_tie_margin=near_tie_margin, near_tie=near_tie, tie_credit=tie_credit, atol=atol
+    )
+    if int(n_boot) != n_boot or n_boot < 0:
+        raise InvalidParameterError(f"n_boot must be an integer >= 0, got {n_boot!r}")
+    n_boot = int(n_boot)
+    check_in_range(confidence, "confidence", 0.0, 1.0)
+    if not 0.0 < confidence < 1.0:
+        raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}")
+    d = _check_difficulty(difficulty)
+    pr = _check_pairs(pairs, d.shape[1])
+    votes = _check_votes(pair, annotator, vote, n_pairs=pr.shape[0], n_annotators=n_annotators)
+    n_e = d.shape[0]
+    names = _names(estimator_names, n_e)
+    judged = votes.first + votes.second  # (A, P)
+    if votes.vote.size == 0:
+        raise DegenerateDataError("there are no votes, so alignment cannot be measured")
+    if not judged.any():
+        raise DegenerateDataError(
+            f"every one of the {votes.vote.size} votes is a skip, so no pair has a human "
+            "judgement to align with; collect non-skipped votes first"
+        )
+    gen = make_rng(rng)
+    margin = float(near_tie_margin)
+    pred = _predict(d, pr, float(atol))
+    consensus = _consensus_result(votes, margin, near_tie)
+    n_a, n_p = votes.n_annotators, votes.n_pairs
+
+    # individual alignment, point estimate
+    agree = _agreement_tensor(votes, pred, float(tie_credit))  # (E, A, P)
+    n_judged = judged.sum(axis=1)  # (A,)
+    has_votes = n_judged > 0
+    ind = np.where(has_votes, agree.sum(axis=2) / np.maximum(n_judged, 1.0), 0.0)  # (E, A)
+    individual = np.ma.MaskedArray(ind, mask=np.broadcast_to(~has_votes, ind.shape).copy())
+    mean_ind = ind[:, has_votes].mean(axis=1)
+
+    # consensus alignment and kappa, point estimate
+    share, kap = _batch_consensus_stats(
+        votes, pred, np.ones((1, n_p)), np.ones((1, n_a)), margin, near_tie, float(tie_credit)
+    )
+    kappa_detail = tuple(_kappa_point(pred[e], consensus.consensus) for e in range(n_e))
+
+    # bootstrap over pairs
+    pairs_with_votes = int(judged.any(axis=0).sum())
+    annot_with_votes = int(has_votes.sum())
+    do_pairs = n_boot > 0 and pairs_with_votes >= 2
+    do_annot = n_boot > 0 and annot_with_votes >= 2
+    bp_ind = np.full((n_boot if do_pairs else 0, n_e, n_a), np.nan)
+    bp_mean = np.full((bp_ind.shape[0], n_e), np.nan)
+    bp_share = np.full((bp_ind.shape[0], n_e), np.nan)
+    bp_kap = np.full((bp_ind.shape[0], n_e), np.nan)
+    if do_pairs:
+        agree_pa = agree.transpose(2, 0, 1).reshape(n_p, n_e * n_a)
+        ones_a = np.ones((1, n_a))
+        for start in range(0, n_boot, _CHUNK):
+            b = min(_CHUNK, n_boot - start)
+            wp = _boot_counts(gen, b, n_p)
+            num = (wp @ agree_pa).reshape(b, n_e, n_a)
+            den = wp @ judged.T  # (b, A)
+            ok = den > 0
+            vals = np.where(ok[:, None, :], num / np.maximum(den, 1.0)[:, None, :], np.nan)
+            bp_ind[start : start + b] = vals
+            with _quiet():
+                bp_mean[start : start + b] = np.nanmean(vals, axis=2)
+            s, k = _batch_consensus_stats(
+                votes, pred, wp, np.repeat(ones_a, b, axis=0), margin, near_tie, tie_credit
+            )
+            bp_share[start : start + b] = s
+            bp_kap[start : start + b] = k
+
+    # bootstrap over annotators
+    ba_mean = np.full((n_boot if do_annot else 0, n_e), np.nan)
+    ba_share = np.full_like(ba_mean, np.nan)
+    ba_kap = np.full_like(ba_mean, np.nan)
+    if do_annot:
+        ones_p = np.ones((1, n_p))
+        ind_def = np.where(has_votes, 1.0, 0.0)  # (A,)
+        for start in range(0, n_boot, _CHUNK):
+            b = min(_CHUNK, n_boot - start)
+            wa = _boot_counts(gen, b, n_a)
+            wdef = wa * ind_def  # (b, A)
+            cnt = wdef.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ba_mean[start : start + b] = np.where(
+                    cnt[:, None] > 0, (wdef @ ind.T) / np.where(cnt > 0, cnt, 1.0)[:, None], np.nan
+                )
+            s, k = _batch_consensus_stats(
+                votes, pred, np.repeat(ones_p, b, axis=0), wa, margin, near_tie, tie_credit
+            )
+            ba_share[start : start + b] = s
+            ba_kap[start : start + b] = k
+
+    lo_i, hi_i, nv_i = _interval(bp_ind, confidence)
+    ci_mask = ~has_votes[None, :] | (nv_i == 0)
+    individual_low = np.ma.MaskedArray(np.where(ci_mask, 0.0, lo_i), mask=ci_mask)
+    individual_high = np.ma.MaskedArray(np.where(ci_mask, 0.0, hi_i), mask=ci_mask)
+
+    no_q = (
+        "no pair has a consensus: every pair lacks a non-skipped vote or is an unresolved near-tie"
+    )
+    mean_est = _estimates(mean_ind, None, bp_mean, ba_mean, confidence)
+    share_est = _estimates(share[0], no_q, bp_share, ba_share, confidence)
+    kap_reasons = [k.reason for k in kappa_detail]
+    kap_est = _estimates(kap[0], kap_reasons, bp_kap, ba_kap, confidence)
+    return AlignmentReport(
+        estimator_names=names,
+        predictions=pred,
+        n_tied_predictions=(pred == TIE).sum(axis=1).astype(np.int64),
+        consensus=consensus,
+        n_judged=np.rint(n_judged).astype(np.int64),
+        individual=individual,
+        individual_low=individual_low,
+        individual_high=individual_high,
+        mean_individual=mean_est,
+        consensus_alignment=share_est,
+        kappa=kap_est,
+        kappa_detail=kappa_detail,
+        tie_credit=float(tie_credit),
+        atol=float(atol),
+        n_boot=n_boot,
+        confidence=float(confidence),
+    )
+
+
+def _kappa_point(pred: IntArray, cons: IntArray) -> AgreementResult:
+    q = cons != 0
+    cats = (FIRST_HARDER, SECOND_HARDER, TIE)
+    table = np.zeros((3, 3))
+    for i, ci in enumerate(cats):
+        for j, cj in enumerate(cats[:2]):
+            table[i, j] = np.sum((pred[q] == ci) & (cons[q] == cj))
+    res = cohen_kappa_table(table)
+    if res.undefined and res.n_units == 0:
+        return AgreementResult(
+            None,
+            "no pair has a consensus to compare the predictions with",
+            res.method,
+            0,
+            0,
+            None,
+            None,
+        )
+    if res.undefined:
+        reason = (
+            "expected disagreement is zero: the predictions and the consensus each "
+            "use a single category on the consensus pairs"
+        )
+        return AgreementResult(
+            None,
+            reason,
+            res.method,
+            res.n_units,
+            2,
+            res.observed_disagreement,
+            res.expected_disagreement,
+        )
+    return res
+
+
+def _estimates(
+    point: FloatArray,
+    reasons: str | list[str | None] | None,
+    boot_pairs: FloatArray,
+    boot_annot: FloatArray,
+    confidence: float,
+) -> tuple[Estimate, ...]:
+    n = point.shape[0]
+    lo_p, hi_p, nv_p = _interval(boot_pairs, confidence)
+    lo_a, hi_a, nv_a = _interval(boot_annot, confidence)
+    out = []
+    for e in range(n):
+        v = point[e]
+        defined = bool(np.isfinite(v))
+        reason = reasons[e] if isinstance(reasons, list) else reasons
+        ip = Interval(float(lo_p[e]), float(hi_p[e]), int(nv_p[e])) if nv_p[e] > 0 else None
+        ia = Interval(float(lo_a[e]), float(hi_a[e]), int(nv_a[e])) if nv_a[e] > 0 else None
+        out.append(
+            Estimate(
+                float(v) if defined else None,
+                None if defined else (reason or "the statistic is undefined on these votes"),
+                ip,
+                ia,
+            )
+        )
+    return tuple(out)
+
+
+def _names(names: tuple[str, ...] | list[str] | None, n: int) -> tuple[str, ...]:
+    if names is None:
+        return tuple(f"estimator {i}" for i in range(n))
+    out = tuple(str(x) for x in names)
+    if len(out) != n:
+        raise InvalidParameterError(
+            f"estimator_names has {len(out)} names but difficulty has {n} estimators (rows)"
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------
+# human difficulty scale
+
+
+def human_difficulty_scale(
+    pairs: npt.ArrayLike,
+    pair: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    vote: npt.ArrayLike,
+    *,
+    difficulty: npt.ArrayLike | None = None,
+    estimator_names: tuple[str, ...] | list[str] | None = None,
+    n_questions: int | None = None,
+    n_annotators: int | None = None,
+    confidence: float = 0.95,
+) -> HumanScaleResult:
+    """Human difficulty of each question, fitted from "which is harder" votes.
+
+    The votes are a Bradley-Terry comparison between questions with one
+    discrimination per annotator, fitted by :func:`ranking.pairwise.am_elo`
+    (the same implementation that ranks models in arena studies): the first
+    question of a pair "wins" when it was voted harder. Skipped votes are
+    dropped; questions and annotators without a non-skipped vote are left
+    out of the fit and masked in the result.
+
+    Parameters
+    ----------
+    pairs : array-like of int of shape (n_pairs, 2)
+        Question indices shown first and second.
+    pair, annotator, vote : array-like of int of shape (n_votes,)
+        Votes as in :func:`alignment_report` (0 skip, 1 first harder, 2 second harder).
+    difficulty : array-like of shape (n_estimators, n_questions) or (n_questions,), optional
+        Estimator difficulties to correlate with the human scale.
+    estimator_names : sequence of str of length n_estimators, optional
+        Labels for the correlations.
+    n_questions : int, optional
+        Number of questions (default: from ``difficulty``, else largest index + 1).
+    n_annotators : int, optional
+        Number of annotators (default: largest index + 1).
+    confidence : float, default 0.95
+        Coverage of the Wald intervals of the fit.
+
+    Returns
+    -------
+    HumanScaleResult
+        ``difficulty`` (n_questions,) in Elo points centred at 0 with Wald
+        ``lower``/``upper`` bounds, each annotator's ``reliability``
+        (discrimination, mean 1) and Spearman/Kendall correlations of each
+        estimator with the human difficulty over the fitted questions.
+
+    Raises
+    ------
+    ShapeError, LengthMismatchError, InvalidParameterError
+        For malformed inputs.
+    DegenerateDataError
+        If there are no non-skipped votes, or the fit is not identified; the
+        message from :func:`ranking.pairwise.am_elo` says why (e.g. the
+        comparison graph of questions is not connected, which is the case
+        when every pair has its own two questions; or an annotator agrees
+        with the ranking on every vote).
+    ConvergenceError
+        If the am-ELO fit does not converge.
+
+    References
+    ----------
+    Bradley, R. A. and Terry, M. E. (1952). Rank analysis of incomplete block
+    designs: I. The method of paired comparisons. Biometrika 39, 324-345.
+    Liu, Z. et al. (2025). am-ELO: A Stable Framework for Arena-based LLM
+    Evaluation. ICML 2025.
+
+    Examples
+    --------
+    Five annotators each misjudge one of three pairs:
+
+    >>> from ranking.alignment import human_difficulty_scale
+    >>> pairs = [[0, 1], [1, 2], [0, 2]]
+    >>> pair = [0, 1, 2] * 5
+    >>> annotator = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]
+    >>> vote = [1, 2, 2, 2, 1, 2, 2, 2, 1, 1, 2, 2, 2, 1, 2]
+    >>> r = human_difficulty_scale(pairs, pair, annotator, vote, difficulty=[0.1, 0.5, 0.9])
+    >>> [int(i) for i in r.difficulty.argsort()]
+    [0, 1, 2]
+    >>> round(r.spearman[0].value, 3)
+    1.0
+    """
+    from ranking.pairwise import am_elo
+
+    check_in_range(confidence, "confidence", 0.0, 1.0)
+    if not 0.0 < confidence < 1.0:
+        raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}")
+    d = _check_difficulty(difficulty) if difficulty is not None else np.zeros((0, 0))
+    if difficulty is not None:
+        if n_questions is not None and int(n_questions) != d.shape[1]:
+            raise InvalidParameterError(
+                f"n_questions={n_questions} but difficulty has {d.shape[1]} questions (columns)"
+            )
+        n_questions = d.shape[1]
+    pr = _check_pairs(pairs, n_questions)
+    n_q = int(n_questions) if n_questions is not None else (int(pr.max()) + 1 if pr.size else 0)
+    votes = _check_votes(pair, annotator, vote, n_pairs=pr.shape[0], n_annotators=n_annotators)
+    names = _names(estimator_names, d.shape[0]) if difficulty is not None else ()
+    keep = votes.vote != SKIP
+    if not keep.any():
+        raise DegenerateDataError(
+            "there are no non-skipped votes, so no question has a human difficulty"
+        )
+    p, a, v = votes.pair[keep], votes.annotator[keep], votes.vote[keep]
+    qa, qb = pr[p, 0], pr[p, 1]
+    used_q = np.unique(np.concatenate([qa, qb]))
+    used_a = np.unique(a)
+    q_index = np.full(n_q, -1, dtype=np.int64)
+    q_index[used_q] = np.arange(used_q.size)
+    a_index = np.full(votes.n_annotators, -1, dtype=np.int64)
+    a_index[used_a] = np.arange(used_a.size)
+    outcome = (v == FIRST_HARDER).astype(np.float64)
+    try:
+        fit = am_elo(
+            q_index[qa],
+            q_index[qb],
+            a_index[a],
+            outcome,
+            n_models=int(used_q.size),
+            n_annotators=int(used_a.size),
+            initial=0.0,
+            confidence=confidence,
+        )
+    except DegenerateDataError as err:
+        raise DegenerateDataError(
+            f"the human difficulty scale is not identified from these votes: {err} "
+            "(indices above are positions among the questions and annotators with "
+            "non-skipped votes)"
+        ) from err
+
+    def q_masked(values: FloatArray) -> MaskedFloatArray:
+        out = np.zeros(n_q)
+        out[used_q] = values
+        mask = np.ones(n_q, dtype=bool)
+        mask[used_q] = False
+        return np.ma.MaskedArray(out, mask=mask)
+
+    def a_masked(values: FloatArray) -> MaskedFloatArray:
+        out = np.zeros(votes.n_annotators)
+        out[used_a] = values
+        mask = np.ones(votes.n_annotators, dtype=bool)
+        mask[used_a] = False
+        return np.ma.MaskedArray(out, mask=mask)
+
+    m = used_a.size
+    spear: list[Correlation] = []
+    kend: list[Correlation] = []
+    human = np.asarray(fit.ratings, dtype=np.float64)
+    for e in range(d.shape[0]):
+        est = d[e, used_q]
+        spear.append(_correlation(est, human, "spearman"))
+        kend.append(_correlation(est, human, "kendall"))
+    return HumanScaleResult(
+        difficulty=q_masked(human),
+        lower=q_masked(np.asarray(fit.lower, dtype=np.float64)),
+        upper=q_masked(np.asarray(fit.upper, dtype=np.float64)),
+        standard_errors=q_masked(np.asarray(fit.rating_standard_errors, dtype=np.float64)),
+        reliability=a_masked(np.asarray(fit.discriminations, dtype=np.float64)),
+        reliability_standard_errors=a_masked(
+            m * np.asarray(fit.ability_standard_errors, dtype=np.float64)
+        ),
+        spearman=tuple(spear),
+        kendall=tuple(kend),
+        estimator_names=names,
+        n_votes=int(keep.sum()),
+        iterations=int(fit.iterations),
+        confidence=float(confidence),
+    )
+
+
+def _correlation(x: FloatArray, y: FloatArray, kind: str) -> Correlation:
+    n = int(x.size)
+    if n < 3:
+        return Correlation(None, None, f"only {n} question(s) on the human scale; need 3", n)
+    if np.unique(x).size < 2:
+        return Correlation(None, None, "the estimator gives every question the same difficulty", n)
+    if np.unique(y).size < 2:
+        return Correlation(None, None, "the human scale gives every question the same value", n)
+    if kind == "spearman":
+        res = stats.spearmanr(x, y)
+        value, p = float(res.statistic), float(res.pvalue)
+    else:
+        res_k = stats.kendalltau(x, y)
+        value, p = float(res_k.statistic), float(res_k.pvalue)
+    if not np.isfinite(value):
+        return Correlation(None, None, f"scipy could not compute {kind}'s coefficient", n)
+    return Correlation(value, p if np.isfinite(p) else None, None, n)
