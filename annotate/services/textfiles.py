@@ -74,7 +74,10 @@ def read_text(path: Path) -> str:
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSON Lines file."""
     text = read_text(path)
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # Split on "\n" only: str.splitlines() also breaks at U+2028, U+0085 and
+    # others, which JSON allows raw inside strings.
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:

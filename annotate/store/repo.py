@@ -402,17 +402,19 @@ def _vote_row(v: Vote) -> VoteRow:
 
 def chain_head(session: Session, annotator: int, item_id: int) -> VoteRow | None:
     """The newest row of the annotator's vote chain on the item (maybe a retraction)."""
-    v = session.exec(
-        select(Vote)
-        .where(Vote.annotator_id == annotator, Vote.item_id == item_id)
-        .where(
-            ~select(Vote.id)
-            .where(Vote.supersedes == col(Vote.uuid))
-            .correlate_except(Vote)
-            .exists()
-        )
+    row = session.execute(
+        text(
+            """SELECT v.id FROM vote v WHERE v.annotator_id = :a AND v.item_id = :i
+               AND NOT EXISTS (SELECT 1 FROM vote w WHERE w.supersedes = v.uuid)
+               ORDER BY v.id DESC LIMIT 1"""
+        ),
+        {"a": annotator, "i": item_id},
     ).first()
-    return _vote_row(v) if v else None
+    if row is None:
+        return None
+    v = session.get(Vote, row[0])
+    assert v is not None
+    return _vote_row(v)
 
 
 def insert_vote(

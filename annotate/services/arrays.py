@@ -1,0 +1,131 @@
+"""Store -> numpy arrays ready for :mod:`ranking`.
+
+These are the only conversions from database rows to arrays; the analysis
+services build on them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import Engine, text
+from sqlmodel import Session
+
+from annotate.errors import StudyNotFoundError
+from annotate.store import repo
+
+CHOICE_CODES = {
+    "first": 1,
+    "second": 2,
+    "skip": 0,
+    "model_a": 1,
+    "model_b": 2,
+    "tie": 3,
+    "both_bad": 4,
+}
+"""Integer code of each choice in :attr:`VoteArrays.choice`."""
+
+
+@dataclass(frozen=True)
+class VoteArrays:
+    """Current votes of one study as parallel arrays (one entry per vote).
+
+    ``item`` and ``annotator`` index into ``item_keys`` and ``annotators``.
+    ``choice`` uses :data:`CHOICE_CODES`: 1 = first / model_a, 2 = second /
+    model_b, 0 = skip, 3 = tie, 4 = both bad. ``swapped`` is True when the
+    second half was shown first; ``response_ms`` is -1 when unknown.
+    """
+
+    study: str
+    kind: str
+    item: npt.NDArray[np.int64]
+    annotator: npt.NDArray[np.int64]
+    choice: npt.NDArray[np.int8]
+    swapped: npt.NDArray[np.bool_]
+    response_ms: npt.NDArray[np.int64]
+    fast: npt.NDArray[np.bool_]
+    item_keys: list[str]
+    annotators: list[str]
+
+    def __len__(self) -> int:
+        return int(self.item.shape[0])
+
+
+def vote_arrays(engine: Engine, study: str) -> VoteArrays:
+    """The study's current votes as arrays (see :class:`VoteArrays`)."""
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+        if st is None:
+            raise StudyNotFoundError(study, repo.study_names(s))
+        items = s.execute(
+            text("SELECT id, key FROM item WHERE study_id = :s ORDER BY position, id"),
+            {"s": st.id},
+        ).all()
+        conn = s.connection().connection.dbapi_connection
+        assert conn is not None
+        cur = conn.cursor()
+        cur.execute(
+            """SELECT item_id, annotator_id,
+                      CASE choice WHEN 'first' THEN 1 WHEN 'model_a' THEN 1
+                                  WHEN 'second' THEN 2 WHEN 'model_b' THEN 2
+                                  WHEN 'skip' THEN 0 WHEN 'tie' THEN 3 ELSE 4 END,
+                      swapped, coalesce(response_ms, -1), fast
+               FROM current_vote WHERE study_id = ? ORDER BY id""",
+            (st.id,),
+        )
+        rows = cur.fetchall()
+        cur.close()
+        raw = np.array(rows, dtype=np.int64).reshape(-1, 6)
+        ann_ids = np.unique(raw[:, 1])
+        names = repo.annotator_names(s, ann_ids.tolist())
+    item_index = {int(i): n for n, (i, _) in enumerate(items)}
+    lookup = np.zeros(max(item_index, default=0) + 1, dtype=np.int64)
+    for i, n in item_index.items():
+        lookup[i] = n
+    return VoteArrays(
+        study=st.name,
+        kind=st.kind,
+        item=lookup[raw[:, 0]] if len(raw) else np.zeros(0, np.int64),
+        annotator=np.searchsorted(ann_ids, raw[:, 1]).astype(np.int64),
+        choice=raw[:, 2].astype(np.int8),
+        swapped=raw[:, 3].astype(bool),
+        response_ms=raw[:, 4],
+        fast=raw[:, 5].astype(bool),
+        item_keys=[k for _, k in items],
+        annotators=[names[int(a)] for a in ann_ids],
+    )
+
+
+@dataclass(frozen=True)
+class ResponseMatrix:
+    """A study's response matrix: one row per question, one column per model.
+
+    Missing entries (a model that did not answer) are NaN.
+    """
+
+    scores: npt.NDArray[np.float64]
+    questions: list[str]
+    subjects: list[str]
+    models: list[str]
+
+
+def response_matrix(engine: Engine, study: str) -> ResponseMatrix:
+    """The study's response matrix (questions x models)."""
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+        if st is None:
+            raise StudyNotFoundError(study, repo.study_names(s))
+        qs = s.execute(
+            text("SELECT key, subject FROM question WHERE study_id = :s ORDER BY id"),
+            {"s": st.id},
+        ).all()
+        rows = repo.score_rows(s, st.id)
+    models = sorted({m for _, m, _ in rows})
+    qi = {k: i for i, (k, _) in enumerate(qs)}
+    mi = {m: j for j, m in enumerate(models)}
+    A = np.full((len(qs), len(models)), np.nan)
+    for q, m, v in rows:
+        A[qi[q], mi[m]] = v
+    return ResponseMatrix(A, [k for k, _ in qs], [sub for _, sub in qs], models)
