@@ -61,7 +61,8 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
+from scipy import sparse, stats
+from scipy.sparse import csgraph
 
 from ranking._validation import as_index_array, check_in_range, check_same_length, make_rng
 from ranking.agreement import AgreementResult, _kappa_from_tables, cohen_kappa_table
@@ -255,7 +256,7 @@ class HumanScaleResult:
     difficulty: MaskedFloatArray
     """Shape (n_questions,): human difficulty in Elo points, centred at 0
     over the fitted questions (higher = harder); masked for questions that
-    received no non-skipped vote."""
+    received no non-skipped vote or were excluded as extremes."""
     lower: MaskedFloatArray
     """Shape (n_questions,): lower Wald bound at ``confidence``."""
     upper: MaskedFloatArray
@@ -274,8 +275,14 @@ class HumanScaleResult:
     """Length n_estimators: Kendall's tau-b of each estimator with ``difficulty``."""
     estimator_names: tuple[str, ...]
     """Length n_estimators (empty when no ``difficulty`` was given)."""
+    always_harder: BoolArray
+    """Shape (n_questions,): questions excluded because they were never voted
+    easier than the remaining questions (``extremes="exclude"``)."""
+    always_easier: BoolArray
+    """Shape (n_questions,): questions excluded because they were never voted
+    harder than the remaining questions."""
     n_votes: int
-    """Non-skipped votes fitted."""
+    """Non-skipped votes fitted (after excluding extremes)."""
     iterations: int
     """Iterations of the am-ELO fit."""
     confidence: float
@@ -962,6 +969,7 @@ def human_difficulty_scale(
     estimator_names: tuple[str, ...] | list[str] | None = None,
     n_questions: int | None = None,
     n_annotators: int | None = None,
+    extremes: Literal["exclude", "raise"] = "exclude",
     confidence: float = 0.95,
 ) -> HumanScaleResult:
     """Human difficulty of each question, fitted from "which is harder" votes.
@@ -987,6 +995,13 @@ def human_difficulty_scale(
         Number of questions (default: from ``difficulty``, else largest index + 1).
     n_annotators : int, optional
         Number of annotators (default: largest index + 1).
+    extremes : {"exclude", "raise"}, default "exclude"
+        A set of questions that was never voted easier than any question
+        outside it (or never harder) has no finite maximum-likelihood
+        difficulty. ``"exclude"`` removes such sets repeatedly, reports them
+        in ``always_harder``/``always_easier`` and masks them, much as EIP
+        gives universally failed or solved questions a conceptual extreme
+        difficulty; ``"raise"`` leaves them in so that am-ELO raises.
     confidence : float, default 0.95
         Coverage of the Wald intervals of the fit.
 
@@ -1049,6 +1064,8 @@ def human_difficulty_scale(
     n_q = int(n_questions) if n_questions is not None else (int(pr.max()) + 1 if pr.size else 0)
     votes = _check_votes(pair, annotator, vote, n_pairs=pr.shape[0], n_annotators=n_annotators)
     names = _names(estimator_names, d.shape[0]) if difficulty is not None else ()
+    if extremes not in ("exclude", "raise"):
+        raise InvalidParameterError(f"extremes must be 'exclude' or 'raise', got {extremes!r}")
     keep = votes.vote != SKIP
     if not keep.any():
         raise DegenerateDataError(
@@ -1056,6 +1073,19 @@ def human_difficulty_scale(
         )
     p, a, v = votes.pair[keep], votes.annotator[keep], votes.vote[keep]
     qa, qb = pr[p, 0], pr[p, 1]
+    always_harder = np.zeros(n_q, dtype=bool)
+    always_easier = np.zeros(n_q, dtype=bool)
+    if extremes == "exclude":
+        harder = np.where(v == FIRST_HARDER, qa, qb)
+        easier = np.where(v == FIRST_HARDER, qb, qa)
+        kept = _drop_extremes(harder, easier, n_q, always_harder, always_easier)
+        if not kept.any():
+            raise DegenerateDataError(
+                "every question was always voted harder or always voted easier than the "
+                "questions it was compared with, so no finite human scale exists; collect "
+                "more votes on pairs of similar difficulty"
+            )
+        p, a, v, qa, qb = p[kept], a[kept], v[kept], qa[kept], qb[kept]
     used_q = np.unique(np.concatenate([qa, qb]))
     used_a = np.unique(a)
     q_index = np.full(n_q, -1, dtype=np.int64)
@@ -1115,10 +1145,54 @@ def human_difficulty_scale(
         spearman=tuple(spear),
         kendall=tuple(kend),
         estimator_names=names,
-        n_votes=int(keep.sum()),
+        always_harder=always_harder,
+        always_easier=always_easier,
+        n_votes=int(p.size),
         iterations=int(fit.iterations),
         confidence=float(confidence),
     )
+
+
+def _drop_extremes(
+    harder: IntArray,
+    easier: IntArray,
+    n_q: int,
+    always_harder: BoolArray,
+    always_easier: BoolArray,
+) -> BoolArray:
+    """Repeatedly drop source and sink components of the "voted harder" graph.
+
+    Marks the dropped questions in ``always_harder``/``always_easier`` (in
+    place) and returns the mask of votes kept. Stops when the graph is one
+    strongly connected component, or is not weakly connected (then am-ELO
+    reports the disconnection).
+    """
+    kept = np.ones(harder.size, dtype=bool)
+    while kept.any():
+        h, e = harder[kept], easier[kept]
+        graph = sparse.coo_matrix((np.ones(h.size), (h, e)), shape=(n_q, n_q)).tocsr()
+        present = np.zeros(n_q, dtype=bool)
+        present[h] = True
+        present[e] = True
+        _, weak = csgraph.connected_components(graph, directed=True, connection="weak")
+        if np.unique(weak[present]).size > 1:
+            break
+        n_strong, comp = csgraph.connected_components(graph, directed=True, connection="strong")
+        comps_present = np.unique(comp[present])
+        if comps_present.size <= 1:
+            break
+        cross = comp[h] != comp[e]
+        has_in = np.zeros(n_strong, dtype=bool)
+        has_out = np.zeros(n_strong, dtype=bool)
+        has_in[comp[e][cross]] = True
+        has_out[comp[h][cross]] = True
+        source = present & ~has_in[comp]
+        sink = present & ~has_out[comp]
+        always_harder |= source
+        always_easier |= sink & ~source
+        drop = source | sink
+        kept &= ~(drop[harder] | drop[easier])
+    return kept
 
 
 def _correlation(x: FloatArray, y: FloatArray, kind: str) -> Correlation:
