@@ -1,0 +1,554 @@
+"""Empirical Interaction Propagation (EIP): question difficulty and model competency.
+
+EIP puts questions and models on a directed bipartite graph. A model that
+solves a question receives that question's difficulty mass; a model that fails
+a question passes its competency mass to it. The damped alternating random walk
+on this graph has a unique stationary distribution whose question part is the
+*difficulty* and whose model part is the *competency*.
+
+The response matrix has one row per question and one column per model. It may
+be a compact ``bool``/``uint8`` (or any integer) array of 0/1, which is
+processed in row blocks and never converted to float64 as a whole, or a float
+array holding continuous scores in ``[0, 1]`` and ``NaN`` for missing answers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import numpy as np
+import numpy.typing as npt
+
+from ranking._validation import check_in_range
+from ranking.errors import (
+    ConvergenceError,
+    DegenerateDataError,
+    InvalidParameterError,
+    ShapeError,
+)
+from ranking.types import BoolArray, FloatArray
+
+__all__ = ["EIPResult", "eip"]
+
+_BLOCK_ELEMENTS = 1 << 19
+"""Elements per float64 work block (4 MiB); compact input is converted block by block."""
+
+_CACHE_BYTES = 64 << 20
+"""Matrices whose float64 form fits in this many bytes are converted once and reused."""
+
+
+@dataclass(frozen=True)
+class EIPResult:
+    """Result of :func:`eip`.
+
+    Arrays over questions have shape ``(n_questions,)`` and follow the rows of
+    the input; arrays over models have shape ``(n_models,)``.
+    """
+
+    difficulty: FloatArray
+    """Stationary question probabilities ``pi_Q``, shape (n_questions,).
+
+    Over the retained questions they are positive and sum to 1. Questions
+    excluded from propagation get the conceptual extremes of the probability
+    scale: ``0.0`` if solved by all models, ``1.0`` if solved by none (strictly
+    above every retained question whenever at least two are retained)."""
+
+    competency: FloatArray
+    """Stationary model probabilities ``pi_M``, shape (n_models,); positive, sum to 1."""
+
+    difficulty_100: FloatArray
+    """Difficulty on the 0-100 scale of the paper's figures, shape (n_questions,).
+
+    ``100 * pi_q / max(pi_Q over retained questions)`` for retained questions,
+    ``0`` for questions solved by all and ``100`` for questions solved by none
+    (these tie with the hardest retained question on this scale)."""
+
+    competency_100: FloatArray
+    """Competency scaled so that the best model has 100: ``100 * pi_m / max(pi_M)``."""
+
+    solved_by_all: BoolArray
+    """Questions with no failure mass (every observed answer fully correct).
+
+    Shape (n_questions,)."""
+
+    solved_by_none: BoolArray
+    """Questions with no success mass (every observed answer scored 0), shape (n_questions,)."""
+
+    iterations: int
+    """Number of alternating updates (eqs. 2-3) run until the L1 change fell below ``tol``."""
+
+    deltas: FloatArray = field(repr=False)
+    """Convergence record, shape (iterations,): ``deltas[t-1]`` is
+    ``||pi_Q^(t) - pi_Q^(t-1)||_1 + ||pi_M^(t) - pi_M^(t-1)||_1`` (App. C)."""
+
+    alpha: float
+    """Damping factor used."""
+
+    tol: float
+    """L1 tolerance used."""
+
+    max_iter: int
+    """Iteration cap used."""
+
+    continuous: bool
+    """Whether the responses were treated as continuous scores (sec. 2.4)."""
+
+    n_missing: int
+    """Number of missing (NaN) responses; they carry no edge in either direction."""
+
+    @property
+    def retained(self) -> BoolArray:
+        """Questions that took part in propagation, shape (n_questions,)."""
+        return ~(self.solved_by_all | self.solved_by_none)
+
+
+def _not_converged(deltas: list[float], *, tol: float, max_iter: int, alpha: float) -> NoReturn:
+    raise ConvergenceError(
+        f"EIP did not converge: L1 change {deltas[-1]:.3e} >= tol={tol:g} after "
+        f"{max_iter} iterations (alpha={alpha}); raise max_iter or lower alpha",
+        iterations=max_iter,
+        tol=tol,
+    )
+
+
+@dataclass
+class _Sums:
+    """Row and column totals gathered in the setup pass."""
+
+    succ: FloatArray  # S(q): success mass per question, over observed entries
+    fail: FloatArray  # failure mass per question, over observed entries
+    col_obs: FloatArray  # observed answers per model
+    n_missing: int
+    has_fraction: bool
+
+
+def _iter_bounds(n_rows: int, n_cols: int) -> Iterator[tuple[int, int]]:
+    step = max(1, _BLOCK_ELEMENTS // max(n_cols, 1))
+    for start in range(0, n_rows, step):
+        yield start, min(start + step, n_rows)
+
+
+class _Dense:
+    """The whole matrix as float64, transposed to shape (n_models, n_questions).
+
+    Used when the float64 copy is at most ``_CACHE_BYTES``. ``xt`` holds
+    success scores with missing entries set to 0; ``ot`` is the 0/1 mask of
+    observed entries, or ``None`` when nothing is missing.
+    """
+
+    def __init__(self, arr: npt.NDArray[Any]) -> None:
+        if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer):
+            _check_compact_values(arr, 0)
+        xt = np.array(arr.T, dtype=np.float64, order="C")
+        self.ot: FloatArray | None = None
+        self.is_float = bool(np.issubdtype(arr.dtype, np.floating))
+        if self.is_float:
+            nan = np.isnan(xt)
+            if nan.any():
+                xt[nan] = 0.0
+                self.ot = (~nan).astype(np.float64)
+            _check_float_values(xt.T, 0)
+        self.xt = xt
+
+    def sums(self) -> _Sums:
+        n_m, n_q = self.xt.shape
+        ones = np.ones(n_m)
+        succ = ones @ self.xt
+        if self.ot is None:
+            obs = np.full(n_q, float(n_m))
+            col_obs = np.full(n_m, float(n_q))
+            n_missing = 0
+        else:
+            obs = ones @ self.ot
+            col_obs = self.ot.sum(axis=1)
+            n_missing = round(n_q * n_m - float(obs.sum()))
+        x = self.xt
+        has_fraction = self.is_float and bool(np.any((x > 0) & (x < 1)))
+        return _Sums(succ, obs - succ, col_obs, n_missing, has_fraction)
+
+    def failure_totals(self, keep: BoolArray) -> FloatArray:
+        kf = keep.astype(np.float64)
+        obs = float(kf.sum()) if self.ot is None else self.ot @ kf
+        return obs - self.xt @ kf
+
+    def propagate(
+        self,
+        keep: BoolArray,
+        inv_succ: FloatArray,
+        F: FloatArray,
+        *,
+        alpha: float,
+        tol: float,
+        max_iter: int,
+    ) -> tuple[FloatArray, FloatArray, list[float]]:
+        """Eqs. 2-3; excluded questions are masked to 0 (they have ``inv_succ = 0``)."""
+        xt, ot = self.xt, self.ot
+        n_m, n_q = xt.shape
+        n_keep = int(keep.sum())
+        keepf = keep.astype(np.float64)
+        tele_q = keepf * ((1.0 - alpha) / n_keep)
+        tele_m = (1.0 - alpha) / n_m
+        pi_m = np.full(n_m, 1.0 / n_m)
+        pi_q = keepf / n_keep
+        diff = np.empty(n_q)
+        deltas: list[float] = []
+        for _ in range(max_iter):
+            w = pi_m / F
+            y = w @ xt
+            np.subtract(w.sum() if ot is None else w @ ot, y, out=y)
+            y *= keepf
+            y *= alpha
+            y += tele_q
+            np.subtract(y, pi_q, out=diff)
+            dq = float(np.abs(diff, out=diff).sum())
+            pi_q = y
+            new_m = xt @ (y * inv_succ)
+            new_m *= alpha
+            new_m += tele_m
+            delta = dq + float(np.abs(new_m - pi_m).sum())
+            pi_m = new_m
+            deltas.append(delta)
+            if delta < tol:
+                return pi_q, pi_m, deltas
+        _not_converged(deltas, tol=tol, max_iter=max_iter, alpha=alpha)
+
+
+class _Blocked:
+    """Row blocks of a large matrix, converted to float64 one block at a time.
+
+    Each block is ``(start, stop, x, o)`` with ``x`` of shape (rows, n_models)
+    and ``o`` the observed mask or ``None``. A compact (bool/integer) matrix
+    is never upcast whole: one reusable ~4 MiB float64 buffer holds the block.
+    """
+
+    def __init__(self, arr: npt.NDArray[Any]) -> None:
+        self.arr = arr
+        self.n_rows, self.n_cols = arr.shape
+        self.is_float = bool(np.issubdtype(arr.dtype, np.floating))
+        self.has_missing = self.is_float  # refined by sums()
+        self._buf: FloatArray | None = None
+
+    def __iter__(self) -> Iterator[tuple[int, int, FloatArray, FloatArray | None]]:
+        for start, stop in _iter_bounds(self.n_rows, self.n_cols):
+            raw = self.arr[start:stop]
+            if self.is_float:
+                x = np.array(raw, dtype=np.float64)
+                if self.has_missing:
+                    nan = np.isnan(x)
+                    if nan.any():
+                        x[nan] = 0.0
+                        yield start, stop, x, (~nan).astype(np.float64)
+                        continue
+                yield start, stop, x, None
+            else:
+                if self._buf is None:
+                    self._buf = np.empty((max(1, _BLOCK_ELEMENTS // self.n_cols), self.n_cols))
+                x = self._buf[: stop - start]
+                np.copyto(x, raw)
+                yield start, stop, x, None
+
+    def sums(self) -> _Sums:
+        n_q, n_m = self.n_rows, self.n_cols
+        succ = np.empty(n_q)
+        fail = np.empty(n_q)
+        col_obs = np.zeros(n_m)
+        n_missing = 0
+        has_fraction = False
+        ones = np.ones(n_m)
+        for start, stop, x, o in self:
+            if self.is_float:
+                _check_float_values(x, start)
+                has_fraction = has_fraction or bool(np.any((x > 0) & (x < 1)))
+            else:
+                _check_compact_values(self.arr[start:stop], start)
+            s_b = x @ ones
+            if o is None:
+                obs_b = np.full(stop - start, float(n_m))
+                col_obs += stop - start
+            else:
+                obs_b = o @ ones
+                col_obs += o.sum(axis=0)
+                n_missing += round(obs_b.size * n_m - float(obs_b.sum()))
+            succ[start:stop] = s_b
+            fail[start:stop] = obs_b - s_b
+        self.has_missing = n_missing > 0
+        return _Sums(succ, fail, col_obs, n_missing, has_fraction)
+
+    def failure_totals(self, keep: BoolArray) -> FloatArray:
+        F = np.zeros(self.n_cols)
+        for start, stop, x, o in self:
+            kf = keep[start:stop].astype(np.float64)
+            F += (float(kf.sum()) if o is None else kf @ o) - kf @ x
+        return F
+
+    def propagate(
+        self,
+        keep: BoolArray,
+        inv_succ: FloatArray,
+        F: FloatArray,
+        *,
+        alpha: float,
+        tol: float,
+        max_iter: int,
+    ) -> tuple[FloatArray, FloatArray, list[float]]:
+        """Eqs. 2-3 with one pass over the matrix per iteration.
+
+        Within a block the new difficulties of eq. 2 are computed first and
+        used at once in the competency sum of eq. 3, so each block is
+        converted to float64 only once per iteration.
+        """
+        n_m = self.n_cols
+        n_keep = int(keep.sum())
+        tele_q = (1.0 - alpha) / n_keep
+        tele_m = (1.0 - alpha) / n_m
+        pi_m = np.full(n_m, 1.0 / n_m)
+        pi_q = np.where(keep, 1.0 / n_keep, 0.0)
+        deltas: list[float] = []
+        for _ in range(max_iter):
+            w = pi_m / F
+            w_sum = float(w.sum())
+            z = np.zeros(n_m)
+            dq = 0.0
+            for start, stop, x, o in self:
+                y_fail = (w_sum if o is None else o @ w) - x @ w
+                new_q = np.where(keep[start:stop], alpha * y_fail + tele_q, 0.0)
+                dq += float(np.abs(new_q - pi_q[start:stop]).sum())
+                pi_q[start:stop] = new_q
+                z += (new_q * inv_succ[start:stop]) @ x
+            new_m = alpha * z + tele_m
+            delta = dq + float(np.abs(new_m - pi_m).sum())
+            pi_m = new_m
+            deltas.append(delta)
+            if delta < tol:
+                return pi_q, pi_m, deltas
+        _not_converged(deltas, tol=tol, max_iter=max_iter, alpha=alpha)
+
+
+def _check_compact_values(raw: npt.NDArray[Any], start: int) -> None:
+    if raw.dtype == np.bool_ or raw.size == 0:
+        return
+    lo, hi = raw.min(), raw.max()
+    if lo < 0 or hi > 1:
+        bad = np.argwhere((raw < 0) | (raw > 1))[0]
+        i, j = int(bad[0]) + start, int(bad[1])
+        raise InvalidParameterError(
+            f"A[{i}, {j}] is {raw[bad[0], bad[1]]!r}; an integer response matrix must hold "
+            "only 0 (failed) and 1 (solved). Pass floats in [0, 1] for partial credit."
+        )
+
+
+def _check_float_values(x: FloatArray, start: int) -> None:
+    bad = (x < 0) | (x > 1)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        what = "infinite" if np.isinf(x[i, j]) else "outside [0, 1]"
+        raise InvalidParameterError(
+            f"A[{int(i) + start}, {int(j)}] is {what} ({x[i, j]!r}); responses must be "
+            "scores in [0, 1], with NaN for a missing answer"
+        )
+
+
+def _as_response_matrix(A: Any) -> npt.NDArray[Any]:
+    arr = np.asarray(A)
+    if arr.dtype == object or not (
+        arr.dtype == np.bool_
+        or np.issubdtype(arr.dtype, np.integer)
+        or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise InvalidParameterError(
+            f"A must be a numeric or boolean array, got dtype {arr.dtype}; "
+            "convert the responses to 0/1 or to scores in [0, 1]"
+        )
+    if arr.ndim != 2:
+        raise ShapeError(
+            f"A must be 2-D with shape (n_questions, n_models), got {arr.ndim} dimension(s)"
+        )
+    n_q, n_m = arr.shape
+    if n_q == 0 or n_m == 0:
+        raise DegenerateDataError(
+            f"A is empty (shape {arr.shape}); EIP needs at least one question and two models"
+        )
+    if n_m < 2:
+        raise DegenerateDataError(
+            f"A has {n_m} model column; EIP needs at least two models, because with one "
+            "model every question is solved by all or by none and is excluded"
+        )
+    return arr
+
+
+def eip(
+    A: npt.ArrayLike,
+    *,
+    alpha: float = 0.85,
+    tol: float = 1e-10,
+    max_iter: int = 1000,
+    continuous: bool | None = None,
+) -> EIPResult:
+    """Estimate question difficulty and model competency by EIP.
+
+    Parameters
+    ----------
+    A : array-like of shape (n_questions, n_models)
+        Responses, one row per question and one column per model. Either a
+        ``bool`` or integer array of 0 (failed) / 1 (solved), which is read in
+        row blocks of about 4 MiB of float64 and never upcast whole, or a
+        float array of scores in ``[0, 1]`` (sec. 2.4) where ``NaN`` marks a
+        missing answer. A missing answer is neither a success nor a failure:
+        it adds no competency edge and no difficulty edge, and the row sums
+        ``S(q)`` and column sums ``F(m)`` run over observed entries only.
+    alpha : float, default=0.85
+        Damping factor in ``(0, 1]`` (the paper's default is 0.85). ``alpha=1``
+        removes the teleportation term; it usually converges (the alternating
+        update is a power iteration on a two-step chain) but is not guaranteed.
+    tol : float, default=1e-10
+        Stop at the first iteration whose L1 change
+        ``||pi_Q^(t) - pi_Q^(t-1)||_1 + ||pi_M^(t) - pi_M^(t-1)||_1`` is below
+        ``tol`` (App. C). 1e-10 is about where the paper's Table 8 reports
+        convergence at alpha = 0.85 (about 9 iterations). The change shrinks
+        at least by ``alpha**2`` per iteration, so at most
+        ``log(tol / 4) / log(alpha**2)`` iterations are needed when alpha < 1.
+    max_iter : int, default=1000
+        Maximum number of iterations before :class:`ConvergenceError`.
+    continuous : bool or None, default=None
+        ``None`` detects it: scores strictly between 0 and 1 make the fit
+        continuous. ``False`` requires 0/1 responses (NaN still allowed);
+        ``True`` accepts partial credit. The equations are the same (eqs. 4-5).
+
+    Returns
+    -------
+    EIPResult
+        ``difficulty`` (n_questions,) and ``competency`` (n_models,) are the
+        stationary probabilities (each sums to 1 over retained questions and
+        over models); ``difficulty_100`` and ``competency_100`` rescale them by
+        their maximum to 0-100 as in the paper's figures. Questions solved by
+        all models get difficulty 0 and questions solved by none get
+        difficulty 1 (``difficulty_100`` 0 and 100); the boolean masks
+        ``solved_by_all`` and ``solved_by_none`` mark them. Also holds
+        ``iterations``, the convergence record ``deltas`` and the settings.
+
+    Raises
+    ------
+    ShapeError
+        If ``A`` is not 2-D.
+    InvalidParameterError
+        If a response is outside ``[0, 1]`` or infinite, an integer response
+        is not 0/1, fractional scores are given with ``continuous=False``, or
+        ``alpha``, ``tol`` or ``max_iter`` are out of range.
+    DegenerateDataError
+        If ``A`` is empty, has fewer than two models, a question or a model
+        has no observed answer, every question is solved by all or by none,
+        or a model fails none of the retained questions (``F(m) = 0``, its
+        difficulty transition is undefined).
+    ConvergenceError
+        If the L1 change is still at least ``tol`` after ``max_iter`` iterations.
+
+    References
+    ----------
+    EIP: Weighted Ranking of LLMs by Quantifying Question Difficulty,
+    sec. 2 (eqs. 1-5), sec. 2.4 and App. C.
+
+    Examples
+    --------
+    Models 0 and 1 each solve what the other fails; question 3 is solved by
+    both and is excluded. With alpha = 0.5 the fixed point of eqs. 2-3 is
+    ``pi_Q = (17, 17, 26) / 60`` and ``pi_M = (8, 7) / 15`` (worked by hand in
+    ``tests/ranking/test_eip.py``).
+
+    >>> import numpy as np
+    >>> from ranking import eip
+    >>> A = np.array([[1, 0],
+    ...               [1, 0],
+    ...               [0, 1],
+    ...               [1, 1]], dtype=np.uint8)
+    >>> res = eip(A, alpha=0.5)
+    >>> (res.difficulty * 60).round(9).tolist()
+    [17.0, 17.0, 26.0, 0.0]
+    >>> (res.competency * 15).round(9).tolist()
+    [8.0, 7.0]
+    >>> res.solved_by_all.tolist()
+    [False, False, False, True]
+    >>> res.difficulty_100.round(1).tolist()
+    [65.4, 65.4, 100.0, 0.0]
+    """
+    alpha = check_in_range(alpha, "alpha", 0.0, 1.0)
+    if alpha == 0.0:
+        raise InvalidParameterError(
+            "alpha must be in (0, 1], got 0.0; alpha = 0 ignores the responses entirely"
+        )
+    tol = float(tol)
+    if not (math.isfinite(tol) and tol > 0):
+        raise InvalidParameterError(f"tol must be a positive finite number, got {tol!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
+        raise InvalidParameterError(f"max_iter must be a positive integer, got {max_iter!r}")
+    max_iter = int(max_iter)
+    if continuous not in (None, True, False):
+        raise InvalidParameterError(f"continuous must be None, True or False, got {continuous!r}")
+
+    arr = _as_response_matrix(A)
+    n_q, n_m = arr.shape
+    data: _Dense | _Blocked = _Dense(arr) if n_q * n_m * 8 <= _CACHE_BYTES else _Blocked(arr)
+    sums = data.sums()
+
+    if continuous is False and sums.has_fraction:
+        raise InvalidParameterError(
+            "A holds scores strictly between 0 and 1 but continuous=False; "
+            "pass continuous=True (or None) for partial credit, or round the scores"
+        )
+    is_continuous = sums.has_fraction if continuous is None else bool(continuous)
+    obs = sums.succ + sums.fail
+    if np.any(obs <= 0):
+        i = int(np.flatnonzero(obs <= 0)[0])
+        raise DegenerateDataError(
+            f"question {i} has no observed answer (its row is all NaN); drop it before calling eip"
+        )
+    if np.any(sums.col_obs <= 0):
+        j = int(np.flatnonzero(sums.col_obs <= 0)[0])
+        raise DegenerateDataError(
+            f"model {j} has no observed answer (its column is all NaN); drop it"
+        )
+
+    solved_by_none = sums.succ <= 0
+    solved_by_all = (sums.fail <= 0) & ~solved_by_none
+    keep = ~(solved_by_all | solved_by_none)
+    n_keep = int(keep.sum())
+    if n_keep == 0:
+        raise DegenerateDataError(
+            f"all {n_q} questions are solved by every model or by none, so nothing "
+            "can propagate; EIP needs questions that some models solve and others fail"
+        )
+    F = data.failure_totals(keep)
+    F[np.abs(F) < 1e-12 * n_keep] = 0.0
+    if np.any(F <= 0):
+        j = int(np.flatnonzero(F <= 0)[0])
+        raise DegenerateDataError(
+            f"model {j} fails none of the {n_keep} retained questions (F(m) = 0), so its "
+            "difficulty transition P_M->Q is undefined; add questions it fails or drop it"
+        )
+    inv_succ = np.where(keep, 1.0 / np.where(keep, sums.succ, 1.0), 0.0)
+    pi_q, pi_m, deltas = data.propagate(keep, inv_succ, F, alpha=alpha, tol=tol, max_iter=max_iter)
+
+    difficulty = pi_q.copy()
+    difficulty[solved_by_none] = 1.0
+    difficulty[solved_by_all] = 0.0
+    d100 = np.zeros(n_q)
+    d100[keep] = 100.0 * pi_q[keep] / pi_q[keep].max()
+    d100[solved_by_none] = 100.0
+    c100 = 100.0 * pi_m / pi_m.max()
+    return EIPResult(
+        difficulty=difficulty,
+        competency=pi_m,
+        difficulty_100=d100,
+        competency_100=c100,
+        solved_by_all=solved_by_all,
+        solved_by_none=solved_by_none,
+        iterations=len(deltas),
+        deltas=np.asarray(deltas),
+        alpha=alpha,
+        tol=tol,
+        max_iter=max_iter,
+        continuous=is_continuous,
+        n_missing=sums.n_missing,
+    )
