@@ -1,0 +1,1383 @@
+"""Elo, m-ELO and am-ELO: the Bradley-Terry family for pairwise votes.
+
+One pairwise model serves every study in this project: an annotator compares
+two *items* (two models' responses in an arena battle, or two benchmark
+questions in a "which is harder" vote) and the vote is one comparison. The
+functions here never assume the items are language models; "model" in an
+argument name is only the arena word for "item".
+
+Three estimators are provided, following Liu et al. (2025):
+
+* :func:`elo` -- the online Elo update (their Algorithm 1), order dependent;
+  :func:`elo_bootstrap` gives medians and percentile intervals over resampled
+  battle orders.
+* :func:`m_elo` -- the maximum-likelihood Elo of their eq. 2 (a
+  Bradley-Terry model on the Elo scale, ``C = ln(10) / 400``), solved by
+  Newton's method on aggregated pair counts.
+* :func:`am_elo` -- the annotator-aware model of their eq. 4, in which each
+  annotator ``k`` has a discrimination ``theta_k`` (their eq. 6 gives the
+  gradients, eq. 7 the normalisation ``sum(theta) = 1``), solved by Fisher
+  scoring on aggregated ``(item_a, item_b, annotator)`` triples.
+
+Outcomes are 1 (``model_a`` won), 0 (``model_b`` won) or 0.5 (a tie, counted
+as half a win to each side). A "both bad" vote is marked with a separate
+boolean mask and, by default, counted as a tie like LMArena does
+(``both_bad_as="tie"``); ``both_bad_as="drop"`` removes those votes instead.
+
+References
+----------
+Liu, Z., Li, J., Zhuang, Y., Liu, Q., Shen, S., Ouyang, J., Cheng, M. and
+Wang, S. (2025). am-ELO: A Stable Framework for Arena-based LLM Evaluation.
+ICML 2025. arXiv:2505.03475.
+
+Elo, A. E. (1978). The Rating of Chessplayers, Past and Present. Arco.
+
+Bradley, R. A. and Terry, M. E. (1952). Rank analysis of incomplete block
+designs: I. The method of paired comparisons. Biometrika 39, 324-345.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse import csgraph
+from scipy.sparse.linalg import spsolve
+from scipy.special import expit, log_expit
+from scipy.stats import norm
+
+from ranking._validation import as_index_array, check_same_length, make_rng
+from ranking.errors import (
+    ConvergenceError,
+    DegenerateDataError,
+    InvalidParameterError,
+    ShapeError,
+)
+from ranking.types import FloatArray, IntArray, RNGLike
+
+__all__ = [
+    "ELO_C",
+    "AmEloResult",
+    "EloBootstrapResult",
+    "EloResult",
+    "MEloResult",
+    "am_elo",
+    "am_elo_gradient",
+    "am_elo_log_likelihood",
+    "elo",
+    "elo_bootstrap",
+    "m_elo",
+    "ranks_from_intervals",
+]
+
+ELO_C: float = math.log(10.0) / 400.0
+"""The constant ``C = ln(10) / 400`` of eq. 2: one Elo point in logits."""
+
+BothBad = Literal["tie", "drop"]
+
+_DENSE_LIMIT = 1500  # items above which the Newton system is solved sparsely
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class EloResult:
+    """Ratings from the online Elo update (Algorithm 1 of Liu et al., 2025)."""
+
+    ratings: FloatArray
+    """Final ratings, shape (n_models,), in Elo points."""
+    iterations: int
+    """Number of updates applied (one per battle)."""
+    k: float
+    """K-factor used."""
+    scale: float
+    """Scale used (400 by convention)."""
+    base: float
+    """Base of the exponent used (10 by convention)."""
+    initial: float
+    """Initial rating of every model."""
+    both_bad_as: str
+    """How "both bad" votes were treated (``"tie"`` or ``"drop"``)."""
+
+
+@dataclass(frozen=True)
+class EloBootstrapResult:
+    """Median Elo ratings over bootstrap resamples of the battles."""
+
+    ratings: FloatArray
+    """Median rating per model, shape (n_models,)."""
+    lower: FloatArray
+    """Lower percentile bound per model, shape (n_models,)."""
+    upper: FloatArray
+    """Upper percentile bound per model, shape (n_models,)."""
+    ranks: IntArray
+    """Rank per model, shape (n_models,): 1 + the number of models whose
+    interval lies entirely above this model's interval."""
+    samples: FloatArray
+    """Ratings of every resample, shape (n_rounds, n_models)."""
+    iterations: int
+    """Number of resamples (rounds)."""
+    confidence: float
+    """Coverage of the percentile interval."""
+    k: float
+    """K-factor used."""
+    scale: float
+    """Scale used."""
+    base: float
+    """Base used."""
+    initial: float
+    """Initial rating."""
+    both_bad_as: str
+    """How "both bad" votes were treated."""
+
+
+@dataclass(frozen=True)
+class MEloResult:
+    """Maximum-likelihood Elo ratings (m-ELO, eq. 2 of Liu et al., 2025)."""
+
+    ratings: FloatArray
+    """Ratings, shape (n_models,), in Elo points with mean exactly ``initial``
+    (translation fixed by centring; the scale is fixed by ``C = ln(10)/400``)."""
+    standard_errors: FloatArray
+    """Standard error of each rating, shape (n_models,), from the observed
+    Fisher information under the centring constraint."""
+    lower: FloatArray
+    """Lower Wald bound, shape (n_models,), at ``confidence``."""
+    upper: FloatArray
+    """Upper Wald bound, shape (n_models,)."""
+    ranks: IntArray
+    """Rank per model, shape (n_models,): 1 + the number of models whose
+    interval lies entirely above this model's interval."""
+    log_likelihood: float
+    """Log-likelihood of eq. 2 at the ratings (natural log, ties as half)."""
+    iterations: int
+    """Newton iterations run."""
+    n_battles: int
+    """Battles used (after dropping "both bad" votes if asked)."""
+    confidence: float
+    """Coverage of the Wald intervals."""
+    initial: float
+    """Mean rating (the translation constraint)."""
+    tol: float
+    """Convergence tolerance on the Newton decrement."""
+    max_iter: int
+    """Iteration limit."""
+    both_bad_as: str
+    """How "both bad" votes were treated."""
+
+    @property
+    def log_strengths(self) -> FloatArray:
+        """Centred Bradley-Terry log-strengths ``C * (ratings - initial)``, shape (n_models,)."""
+        return ELO_C * (self.ratings - self.initial)
+
+
+@dataclass(frozen=True)
+class AmEloResult:
+    """Annotator-aware maximum-likelihood Elo (am-ELO, eq. 4 of Liu et al., 2025)."""
+
+    ratings: FloatArray
+    """Ratings, shape (n_models,), in Elo points with mean exactly ``initial``.
+    The scale is fixed by eq. 7 (``sum(abilities) == 1``) and expressed so that an
+    annotator of average ability (``theta_k = 1 / n_annotators``) discriminates
+    like m-ELO's ``C = ln(10)/400``: ``P(a beats b | k) =
+    sigmoid(n_annotators * theta_k * C * (R_a - R_b))``."""
+    abilities: FloatArray
+    """Annotator abilities ``theta``, shape (n_annotators,), summing to 1 (eq. 7).
+    Negative values mark annotators whose votes run against the ranking."""
+    discriminations: FloatArray
+    """``n_annotators * abilities``, shape (n_annotators,): ability relative to the
+    average annotator (mean 1; 0 is a random voter, negative an inverted one)."""
+    rating_standard_errors: FloatArray
+    """Standard error of each rating, shape (n_models,), from the expected Fisher
+    information under both identifiability constraints."""
+    ability_standard_errors: FloatArray
+    """Standard error of each ability, shape (n_annotators,)."""
+    lower: FloatArray
+    """Lower Wald bound on the ratings, shape (n_models,)."""
+    upper: FloatArray
+    """Upper Wald bound on the ratings, shape (n_models,)."""
+    ranks: IntArray
+    """Rank per model, shape (n_models,), respecting the intervals."""
+    n_records: IntArray
+    """Votes per annotator, shape (n_annotators,)."""
+    log_likelihood: float
+    """Log-likelihood of eq. 5 at the estimates (natural log, ties as half)."""
+    iterations: int
+    """Fisher-scoring iterations run."""
+    n_battles: int
+    """Battles used."""
+    confidence: float
+    """Coverage of the Wald intervals."""
+    initial: float
+    """Mean rating (the translation constraint)."""
+    tol: float
+    """Convergence tolerance on the Newton decrement."""
+    max_iter: int
+    """Iteration limit."""
+    both_bad_as: str
+    """How "both bad" votes were treated."""
+
+    @property
+    def log_strengths(self) -> FloatArray:
+        """Centred log-strengths for an average annotator, shape (n_models,)."""
+        return ELO_C * (self.ratings - self.initial)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@dataclass(frozen=True)
+class _Battles:
+    a: IntArray
+    b: IntArray
+    w: FloatArray
+    k: IntArray | None
+    n_models: int
+    n_annotators: int
+
+
+def _fmt(idx: Any, limit: int = 12) -> str:
+    items = [int(i) for i in np.asarray(idx).ravel()]
+    text = ", ".join(str(i) for i in items[:limit])
+    if len(items) > limit:
+        text += f", ... ({len(items)} in all)"
+    return f"[{text}]"
+
+
+def _prepare(
+    model_a: Any,
+    model_b: Any,
+    outcome: Any,
+    *,
+    annotator: Any = None,
+    n_models: int | None,
+    n_annotators: int | None = None,
+    both_bad: Any = None,
+    both_bad_as: str = "tie",
+    require_all_models: bool = True,
+) -> _Battles:
+    """Validate battle arrays at the boundary; return clean int/float arrays."""
+    if both_bad_as not in ("tie", "drop"):
+        raise InvalidParameterError(f"both_bad_as must be 'tie' or 'drop', got {both_bad_as!r}")
+    for name, v in (("n_models", n_models), ("n_annotators", n_annotators)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1):
+            raise InvalidParameterError(f"{name} must be a positive integer or None, got {v!r}")
+    a = as_index_array(model_a, "model_a", n=n_models)
+    b = as_index_array(model_b, "model_b", n=n_models)
+    w = np.asarray(outcome, dtype=np.float64)
+    if w.ndim != 1:
+        raise ShapeError(f"outcome must be 1-D, got {w.ndim} dimension(s)")
+    arrays: dict[str, Any] = {"model_a": a, "model_b": b, "outcome": w}
+    k = None
+    if annotator is not None:
+        k = as_index_array(annotator, "annotator", n=n_annotators)
+        arrays["annotator"] = k
+    bb = None
+    if both_bad is not None:
+        bb = np.asarray(both_bad)
+        if bb.ndim != 1:
+            raise ShapeError(f"both_bad must be 1-D, got {bb.ndim} dimension(s)")
+        if bb.size and bb.dtype != np.bool_ and not np.all(np.isin(bb, (0, 1))):
+            raise InvalidParameterError(
+                "both_bad must hold booleans (True marks a both-bad vote)"
+            )
+        bb = bb.astype(bool)
+        arrays["both_bad"] = bb
+    check_same_length(**arrays)
+    bad = ~np.isin(w, (0.0, 0.5, 1.0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidParameterError(
+            f"outcome must hold 1 (model_a won), 0 (model_b won) or 0.5 (tie); "
+            f"outcome[{i}] is {w[i]!r}"
+        )
+    if bb is not None and bb.any():
+        if both_bad_as == "tie":
+            w = np.where(bb, 0.5, w)
+        else:
+            keep = ~bb
+            a, b, w = a[keep], b[keep], w[keep]
+            k = None if k is None else k[keep]
+    if a.size == 0:
+        raise DegenerateDataError(
+            "there are no battles to rate (after dropping both-bad votes, if asked); "
+            "collect at least one battle per model"
+        )
+    same = np.flatnonzero(a == b)
+    if same.size:
+        raise DegenerateDataError(
+            f"{same.size} battle(s) compare a model with itself (model_a == model_b), "
+            f"at positions {_fmt(same)}; remove them before rating"
+        )
+    n = int(n_models) if n_models is not None else int(max(a.max(), b.max())) + 1
+    if require_all_models:
+        seen = np.zeros(n, dtype=bool)
+        seen[a] = True
+        seen[b] = True
+        if not seen.all():
+            raise DegenerateDataError(
+                f"model(s) {_fmt(np.flatnonzero(~seen))} have no battles, so their ratings "
+                "are not identified; drop them from the index or collect battles for them"
+            )
+    m = 0
+    if k is not None:
+        m = int(n_annotators) if n_annotators is not None else int(k.max()) + 1
+    return _Battles(a=a, b=b, w=w, k=k, n_models=n, n_annotators=m)
+
+
+def _check_connected(
+    lo: IntArray, hi: IntArray, wins_lo: FloatArray, n_pairs: FloatArray, n: int
+) -> None:
+    """Raise unless the maximum-likelihood Bradley-Terry ratings exist and are unique.
+
+    The comparison graph must be connected (else the ratings of separate
+    components are not comparable) and every model must have at least half a
+    win and half a loss against every split of the models (Zermelo's condition:
+    the "beats" graph is strongly connected), else some ratings diverge.
+    """
+    ones = np.ones(lo.size)
+    graph = sparse.coo_matrix((ones, (lo, hi)), shape=(n, n)).tocsr()
+    n_comp, labels = csgraph.connected_components(graph, directed=False)
+    if n_comp > 1:
+        comps = [np.flatnonzero(labels == c) for c in range(n_comp)]
+        comps.sort(key=lambda c: -c.size)
+        shown = "; ".join(_fmt(c, 8) for c in comps[:4])
+        more = f" and {n_comp - 4} more" if n_comp > 4 else ""
+        raise DegenerateDataError(
+            f"the comparison graph is not connected: {n_comp} components of models "
+            f"never compared with each other: {shown}{more}; ratings of different components "
+            "are not comparable, so add battles between the components or rate them separately"
+        )
+    lo_beat = wins_lo > 0
+    hi_beat = (n_pairs - wins_lo) > 0
+    src = np.concatenate([lo[lo_beat], hi[hi_beat]])
+    dst = np.concatenate([hi[lo_beat], lo[hi_beat]])
+    beats = sparse.coo_matrix((np.ones(src.size), (src, dst)), shape=(n, n)).tocsr()
+    n_strong, slabels = csgraph.connected_components(beats, directed=True, connection="strong")
+    if n_strong > 1:
+        # A source component (never lost to outsiders) or a sink (never beat them).
+        cond = sparse.coo_matrix(
+            (np.ones(src.size), (slabels[src], slabels[dst])), shape=(n_strong, n_strong)
+        ).tocsr()
+        cond.setdiag(0)
+        cond.eliminate_zeros()
+        indeg = np.asarray(cond.sum(axis=0)).ravel()
+        outdeg = np.asarray(cond.sum(axis=1)).ravel()
+        source = int(np.flatnonzero(indeg == 0)[0])
+        sink = int(np.flatnonzero(outdeg == 0)[0])
+        raise DegenerateDataError(
+            "the maximum-likelihood ratings do not exist: model(s) "
+            f"{_fmt(np.flatnonzero(slabels == source), 8)} never lost or tied against the "
+            f"other models, or model(s) {_fmt(np.flatnonzero(slabels == sink), 8)} never won "
+            "or tied against them, so their ratings diverge to infinity; collect battles "
+            "where they lose (or win), or use elo() which stays finite"
+        )
+
+
+def _check_options(*, tol: float, max_iter: int, confidence: float) -> None:
+    if not (isinstance(max_iter, int | np.integer) and max_iter >= 1):
+        raise InvalidParameterError(f"max_iter must be a positive integer, got {max_iter!r}")
+    if not (np.isfinite(tol) and tol > 0):
+        raise InvalidParameterError(f"tol must be a positive finite number, got {tol!r}")
+    if not (0.0 < confidence < 1.0):
+        raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def ranks_from_intervals(lower: Any, upper: Any) -> IntArray:
+    """Ranks that respect confidence intervals.
+
+    A model's rank is 1 plus the number of models that are clearly better,
+    that is, whose interval lies entirely above this model's interval
+    (``lower_j > upper_i``). Models with overlapping intervals can share a rank.
+
+    Parameters
+    ----------
+    lower, upper : array-like of shape (n_models,)
+        Interval bounds, ``lower <= upper``.
+
+    Returns
+    -------
+    ranks : ndarray of shape (n_models,), dtype int64
+        Rank of each model, 1 for the best.
+
+    Raises
+    ------
+    ShapeError
+        If the bounds are not 1-D arrays of the same shape.
+    InvalidParameterError
+        If a bound is not finite or ``lower > upper`` somewhere.
+
+    References
+    ----------
+    Chiang, W.-L. et al. (2024). Chatbot Arena: An Open Platform for Evaluating
+    LLMs by Human Preference. ICML 2024 (the leaderboard's rank rule).
+
+    Examples
+    --------
+    >>> ranks_from_intervals([10, 8, 2], [12, 11, 4]).tolist()
+    [1, 1, 3]
+    """
+    lo = np.asarray(lower, dtype=np.float64)
+    up = np.asarray(upper, dtype=np.float64)
+    if lo.ndim != 1 or lo.shape != up.shape:
+        raise ShapeError(
+            f"lower and upper must be 1-D of the same shape, got {lo.shape} and {up.shape}"
+        )
+    if not (np.isfinite(lo).all() and np.isfinite(up).all()):
+        raise InvalidParameterError("interval bounds must be finite")
+    if np.any(lo > up):
+        i = int(np.flatnonzero(lo > up)[0])
+        raise InvalidParameterError(f"lower[{i}] = {lo[i]} exceeds upper[{i}] = {up[i]}")
+    order = np.sort(lo)
+    better = lo.size - np.searchsorted(order, up, side="right")
+    return (1 + better).astype(np.int64)
+
+
+def _aggregate_pairs(
+    a: IntArray, b: IntArray, w: FloatArray, n: int
+) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    """Collapse battles to unordered pairs: (lo, hi, wins of lo, count)."""
+    swap = a > b
+    lo = np.where(swap, b, a)
+    hi = np.where(swap, a, b)
+    wl = np.where(swap, 1.0 - w, w)
+    key = lo * n + hi
+    uniq, inv = np.unique(key, return_inverse=True)
+    wins = np.bincount(inv, weights=wl, minlength=uniq.size)
+    cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
+    return (uniq // n).astype(np.int64), (uniq % n).astype(np.int64), wins, cnt
+
+
+def _bt_loglik(d: FloatArray, wins: FloatArray, cnt: FloatArray) -> float:
+    # w ln s(d) + (n - w) ln s(-d) = w d - n softplus(d)
+    return float(wins @ d - cnt @ np.logaddexp(0.0, d))
+
+
+def _laplacian_dense(lo: IntArray, hi: IntArray, h: FloatArray, n: int) -> FloatArray:
+    off = np.bincount(lo * n + hi, weights=h, minlength=n * n).reshape(n, n)
+    off = off + off.T
+    deg = off.sum(axis=1)
+    lap = -off
+    lap[np.diag_indices(n)] += deg
+    return lap
+
+
+def _solve_laplacian(
+    lo: IntArray, hi: IntArray, h: FloatArray, g: FloatArray, n: int
+) -> FloatArray:
+    """Solve ``L x = g`` for a connected graph Laplacian with ``sum(g) = 0``; return centred x."""
+    if n <= _DENSE_LIMIT:
+        lap = _laplacian_dense(lo, hi, h, n)
+        lap += np.mean(np.diag(lap)) / n  # + c 11^T: nonsingular, same centred solution
+        x = np.linalg.solve(lap, g)
+    else:
+        rows = np.concatenate([lo, hi, lo, hi])
+        cols = np.concatenate([hi, lo, lo, hi])
+        vals = np.concatenate([-h, -h, h, h])
+        lap = sparse.coo_matrix((vals, (rows, cols)), shape=(n, n)).tocsc()
+        x = np.zeros(n)
+        x[:-1] = spsolve(lap[:-1, :-1], g[:-1])  # ground the last item
+    return x - x.mean()
+
+
+def _bt_newton(
+    lo: IntArray,
+    hi: IntArray,
+    wins: FloatArray,
+    cnt: FloatArray,
+    n: int,
+    *,
+    tol: float,
+    max_iter: int,
+    s0: FloatArray | None = None,
+) -> tuple[FloatArray, float, int]:
+    """Newton's method for centred Bradley-Terry log-strengths (concave, eq. 2)."""
+    s = np.zeros(n) if s0 is None else s0 - s0.mean()
+    d = s[lo] - s[hi]
+    ll = _bt_loglik(d, wins, cnt)
+    for it in range(1, max_iter + 1):
+        p = expit(d)
+        r = wins - cnt * p
+        g = np.bincount(lo, weights=r, minlength=n) - np.bincount(hi, weights=r, minlength=n)
+        h = cnt * p * (1.0 - p)
+        step = _solve_laplacian(lo, hi, h, g, n)
+        dec = float(g @ step)  # Newton decrement squared
+        t = 1.0
+        while True:
+            s_new = s + t * step
+            d_new = s_new[lo] - s_new[hi]
+            ll_new = _bt_loglik(d_new, wins, cnt)
+            if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-10:
+                break
+            t *= 0.5
+        s, d, ll = s_new, d_new, ll_new
+        if dec <= tol:
+            return s - s.mean(), ll, it
+    raise ConvergenceError(
+        f"m-ELO Newton iterations did not converge within max_iter={max_iter} "
+        f"(last Newton decrement {dec:.3g} > tol={tol:g}); raise max_iter or check the data",
+        iterations=max_iter,
+        tol=tol,
+    )
+
+
+def _laplacian_pinv(lo: IntArray, hi: IntArray, h: FloatArray, n: int) -> FloatArray:
+    lap = _laplacian_dense(lo, hi, h, n)
+    c = 1.0 / n
+    return np.linalg.inv(lap + c) - c
+
+
+# --------------------------------------------------------------------------- Elo
+
+
+def _check_elo_options(k: float, scale: float, base: float, initial: float) -> None:
+    for name, v in (("k", k), ("scale", scale), ("initial", initial)):
+        if not np.isfinite(v):
+            raise InvalidParameterError(f"{name} must be finite, got {v!r}")
+    if k <= 0:
+        raise InvalidParameterError(f"k must be positive, got {k!r}")
+    if scale <= 0:
+        raise InvalidParameterError(f"scale must be positive, got {scale!r}")
+    if not (np.isfinite(base) and base > 1):
+        raise InvalidParameterError(f"base must be a finite number above 1, got {base!r}")
+
+
+def _elo_loop(
+    a: list[int],
+    b: list[int],
+    w: list[float],
+    n: int,
+    k: float,
+    scale: float,
+    base: float,
+    initial: float,
+) -> list[float]:
+    r = [float(initial)] * n
+    for i, j, s in zip(a, b, w, strict=True):
+        ri, rj = r[i], r[j]
+        e = 1.0 / (1.0 + base ** ((rj - ri) / scale))
+        r[i] = ri + k * (s - e)
+        r[j] = rj + k * ((1.0 - s) - (1.0 - e))
+    return r
+
+
+def _elo_rounds(
+    d: _Battles, idx: IntArray, k: float, scale: float, base: float, initial: float
+) -> FloatArray:
+    """Online Elo run on ``n_rounds`` battle sequences at once; ``idx`` has shape (n_rounds, t)."""
+    n_rounds, t = idx.shape
+    ratings = np.full((n_rounds, d.n_models), initial)
+    rows = np.arange(n_rounds)
+    for step in range(t):
+        col = idx[:, step]
+        i, j, s = d.a[col], d.b[col], d.w[col]
+        ri, rj = ratings[rows, i], ratings[rows, j]
+        e = 1.0 / (1.0 + base ** ((rj - ri) / scale))
+        ratings[rows, i] = ri + k * (s - e)
+        ratings[rows, j] = rj + k * (e - s)
+    return ratings
+
+
+def elo(
+    model_a: Any,
+    model_b: Any,
+    outcome: Any,
+    *,
+    n_models: int | None = None,
+    k: float = 4.0,
+    scale: float = 400.0,
+    base: float = 10.0,
+    initial: float = 1000.0,
+    both_bad: Any = None,
+    both_bad_as: BothBad = "tie",
+) -> EloResult:
+    """Online Elo ratings, one update per battle in the given order (Algorithm 1).
+
+    For each battle ``(i, j, W)`` in order, with expected score
+    ``E = 1 / (1 + base ** ((R_j - R_i) / scale))``, the update is
+    ``R_i += k * (W - E)`` and ``R_j += k * ((1 - W) - (1 - E))``, both computed
+    from the ratings before the battle. The result depends on the order.
+
+    Parameters
+    ----------
+    model_a, model_b : array-like of int of shape (n_battles,)
+        Indices of the two items in each battle.
+    outcome : array-like of float of shape (n_battles,)
+        1 if ``model_a`` won, 0 if ``model_b`` won, 0.5 for a tie.
+    n_models : int, optional
+        Number of items; inferred as ``max index + 1`` when omitted.
+    k : float, default 4.0
+        K-factor (LMArena's value).
+    scale, base : float, default 400.0 and 10.0
+        Elo scale and base.
+    initial : float, default 1000.0
+        Starting rating of every item.
+    both_bad : array-like of bool of shape (n_battles,), optional
+        Marks "both responses are bad" votes.
+    both_bad_as : {"tie", "drop"}, default "tie"
+        Count both-bad votes as ties (LMArena) or drop them.
+
+    Returns
+    -------
+    EloResult
+        ``ratings`` of shape (n_models,) plus the settings.
+
+    Raises
+    ------
+    LengthMismatchError, ShapeError, InvalidParameterError
+        On malformed input.
+    DegenerateDataError
+        If there are no battles, a battle pits an item against itself, or an
+        item has no battles.
+
+    References
+    ----------
+    Elo, A. E. (1978). The Rating of Chessplayers, Past and Present. Arco.
+    Liu, Z. et al. (2025). am-ELO, ICML 2025, Algorithm 1.
+
+    Examples
+    --------
+    >>> res = elo([0, 0, 1], [1, 2, 2], [1, 1, 0.5], k=32)
+    >>> res.ratings.round(2).tolist()
+    [1031.26, 984.03, 984.7]
+    """
+    _check_elo_options(k, scale, base, initial)
+    d = _prepare(
+        model_a, model_b, outcome, n_models=n_models, both_bad=both_bad, both_bad_as=both_bad_as
+    )
+    r = _elo_loop(
+        d.a.tolist(),
+        d.b.tolist(),
+        d.w.tolist(),
+        d.n_models,
+        float(k),
+        float(scale),
+        float(base),
+        float(initial),
+    )
+    return EloResult(
+        ratings=np.asarray(r, dtype=np.float64),
+        iterations=int(d.a.size),
+        k=float(k),
+        scale=float(scale),
+        base=float(base),
+        initial=float(initial),
+        both_bad_as=both_bad_as,
+    )
+
+
+def elo_bootstrap(
+    model_a: Any,
+    model_b: Any,
+    outcome: Any,
+    *,
+    n_models: int | None = None,
+    n_rounds: int = 1000,
+    confidence: float = 0.95,
+    k: float = 4.0,
+    scale: float = 400.0,
+    base: float = 10.0,
+    initial: float = 1000.0,
+    both_bad: Any = None,
+    both_bad_as: BothBad = "tie",
+    rng: RNGLike = None,
+) -> EloBootstrapResult:
+    """Bootstrap of online Elo: medians and percentile intervals.
+
+    Each round draws ``n_battles`` battles with replacement (so both the
+    battles and their order vary), runs :func:`elo` on them, and the result
+    reports the per-model median and the ``(1 - confidence) / 2`` and
+    ``(1 + confidence) / 2`` percentiles over rounds. All rounds run together,
+    vectorised over rounds.
+
+    Parameters
+    ----------
+    model_a, model_b : array-like of int of shape (n_battles,)
+        Indices of the two items in each battle.
+    outcome : array-like of float of shape (n_battles,)
+        1 if ``model_a`` won, 0 if ``model_b`` won, 0.5 for a tie.
+    n_models : int, optional
+        Number of items; inferred when omitted.
+    n_rounds : int, default 1000
+        Bootstrap rounds.
+    confidence : float, default 0.95
+        Coverage of the percentile interval.
+    k, scale, base, initial : float
+        Elo settings, as in :func:`elo`.
+    both_bad, both_bad_as
+        As in :func:`elo`.
+    rng : numpy.random.Generator, int or None
+        Source of randomness.
+
+    Returns
+    -------
+    EloBootstrapResult
+        ``ratings`` (medians), ``lower``, ``upper``, ``ranks`` of shape
+        (n_models,) and ``samples`` of shape (n_rounds, n_models).
+
+    Raises
+    ------
+    InvalidParameterError, DegenerateDataError
+        As for :func:`elo`, or if ``n_rounds < 1``.
+
+    References
+    ----------
+    Chiang, W.-L. et al. (2024). Chatbot Arena, ICML 2024 (bootstrap of Elo).
+    Liu, Z. et al. (2025). am-ELO, ICML 2025, sec. 5.2.
+
+    Examples
+    --------
+    >>> res = elo_bootstrap([0, 0, 1, 2], [1, 2, 2, 0], [1, 1, 0.5, 0], n_rounds=50, rng=0)
+    >>> bool(res.ratings[0] > res.ratings[2])
+    True
+    """
+    _check_elo_options(k, scale, base, initial)
+    if not (isinstance(n_rounds, int | np.integer) and n_rounds >= 1):
+        raise InvalidParameterError(f"n_rounds must be a positive integer, got {n_rounds!r}")
+    _check_options(tol=1.0, max_iter=1, confidence=confidence)
+    d = _prepare(
+        model_a, model_b, outcome, n_models=n_models, both_bad=both_bad, both_bad_as=both_bad_as
+    )
+    gen = make_rng(rng)
+    idx = gen.integers(0, d.a.size, size=(n_rounds, d.a.size))
+    ratings = _elo_rounds(d, idx, float(k), float(scale), float(base), float(initial))
+    alpha = (1.0 - confidence) / 2.0
+    lower, med, upper = np.quantile(ratings, [alpha, 0.5, 1.0 - alpha], axis=0)
+    return EloBootstrapResult(
+        ratings=med,
+        lower=lower,
+        upper=upper,
+        ranks=ranks_from_intervals(lower, upper),
+        samples=ratings,
+        iterations=int(n_rounds),
+        confidence=float(confidence),
+        k=float(k),
+        scale=float(scale),
+        base=float(base),
+        initial=float(initial),
+        both_bad_as=both_bad_as,
+    )
+
+
+# --------------------------------------------------------------------------- m-ELO
+
+
+def m_elo(
+    model_a: Any,
+    model_b: Any,
+    outcome: Any,
+    *,
+    n_models: int | None = None,
+    initial: float = 1000.0,
+    confidence: float = 0.95,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+    both_bad: Any = None,
+    both_bad_as: BothBad = "tie",
+) -> MEloResult:
+    """Maximum-likelihood Elo ratings (m-ELO, eq. 2).
+
+    Maximises ``sum W ln P(R_i, R_j) + (1 - W) ln P(R_j, R_i)`` with
+    ``P(R_i, R_j) = 1 / (1 + exp(-C (R_i - R_j)))`` and ``C = ln(10) / 400``.
+    The battles are first collapsed to win and battle counts per unordered pair,
+    then Newton's method runs on the concave log-likelihood (Theorem 4.1) with a
+    backtracking line search; each step solves the weighted graph-Laplacian
+    system exactly. The result does not depend on the battle order.
+
+    Parameters
+    ----------
+    model_a, model_b : array-like of int of shape (n_battles,)
+        Indices of the two items in each battle.
+    outcome : array-like of float of shape (n_battles,)
+        1 if ``model_a`` won, 0 if ``model_b`` won, 0.5 for a tie.
+    n_models : int, optional
+        Number of items; inferred when omitted. Every item must have a battle.
+    initial : float, default 1000.0
+        The mean rating: translation is fixed by centring the ratings on it.
+    confidence : float, default 0.95
+        Coverage of the Wald intervals.
+    tol : float, default 1e-10
+        Stop when the squared Newton decrement (the predicted gain in
+        log-likelihood, doubled) is at most ``tol``.
+    max_iter : int, default 100
+        Newton iteration limit.
+    both_bad : array-like of bool of shape (n_battles,), optional
+        Marks "both responses are bad" votes.
+    both_bad_as : {"tie", "drop"}, default "tie"
+        Count both-bad votes as ties (LMArena) or drop them.
+
+    Returns
+    -------
+    MEloResult
+        ``ratings`` of shape (n_models,) in Elo points with mean ``initial``
+        (``C * (ratings - initial)`` are the centred Bradley-Terry
+        log-strengths, see ``log_strengths``), standard errors, Wald
+        ``lower``/``upper`` bounds, interval-respecting ``ranks``,
+        ``log_likelihood``, ``iterations`` and the settings.
+
+    Raises
+    ------
+    LengthMismatchError, ShapeError, InvalidParameterError
+        On malformed input or options.
+    DegenerateDataError
+        If there are no battles, an item is compared with itself, an item has
+        no battles, the comparison graph is disconnected (the components are
+        named), or an item never lost or never won (ratings diverge).
+    ConvergenceError
+        If Newton's method does not meet ``tol`` within ``max_iter``.
+
+    References
+    ----------
+    Liu, Z. et al. (2025). am-ELO: A Stable Framework for Arena-based LLM
+    Evaluation. ICML 2025, eqs. 2-3 and Theorem 4.1.
+    Hunter, D. R. (2004). MM algorithms for generalized Bradley-Terry models.
+    Annals of Statistics 32, 384-406.
+
+    Examples
+    --------
+    Item 0 beats item 1 twice and loses once, item 1 does the same to item 2,
+    and items 0 and 2 tie:
+
+    >>> res = m_elo([0, 0, 1, 1, 1, 2, 0], [1, 1, 0, 2, 2, 1, 2], [1, 1, 1, 1, 1, 1, 0.5])
+    >>> res.ratings.round(1).tolist()
+    [1071.6, 1000.0, 928.4]
+    >>> res.ranks.tolist()  # seven battles cannot separate them
+    [1, 1, 1]
+    """
+    _check_options(tol=tol, max_iter=max_iter, confidence=confidence)
+    if not np.isfinite(initial):
+        raise InvalidParameterError(f"initial must be finite, got {initial!r}")
+    d = _prepare(
+        model_a, model_b, outcome, n_models=n_models, both_bad=both_bad, both_bad_as=both_bad_as
+    )
+    n = d.n_models
+    lo, hi, wins, cnt = _aggregate_pairs(d.a, d.b, d.w, n)
+    _check_connected(lo, hi, wins, cnt, n)
+    s, ll, it = _bt_newton(lo, hi, wins, cnt, n, tol=tol, max_iter=max_iter)
+    p = expit(s[lo] - s[hi])
+    cov = _laplacian_pinv(lo, hi, cnt * p * (1 - p), n)
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None)) / ELO_C
+    ratings = initial + s / ELO_C
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    lower, upper = ratings - z * se, ratings + z * se
+    return MEloResult(
+        ratings=ratings,
+        standard_errors=se,
+        lower=lower,
+        upper=upper,
+        ranks=ranks_from_intervals(lower, upper),
+        log_likelihood=ll,
+        iterations=it,
+        n_battles=int(d.a.size),
+        confidence=float(confidence),
+        initial=float(initial),
+        tol=float(tol),
+        max_iter=int(max_iter),
+        both_bad_as=both_bad_as,
+    )
+
+
+# --------------------------------------------------------------------------- am-ELO
+
+
+@dataclass(frozen=True)
+class _Triples:
+    lo: IntArray
+    hi: IntArray
+    ann: IntArray
+    pair: IntArray  # index into the unique (lo, hi) pairs
+    pair_lo: IntArray
+    pair_hi: IntArray
+    wins: FloatArray
+    cnt: FloatArray
+
+
+def _aggregate_triples(
+    a: IntArray, b: IntArray, k: IntArray, w: FloatArray, n: int, m: int
+) -> _Triples:
+    swap = a > b
+    lo = np.where(swap, b, a)
+    hi = np.where(swap, a, b)
+    wl = np.where(swap, 1.0 - w, w)
+    key = (lo * n + hi) * m + k
+    uniq, inv = np.unique(key, return_inverse=True)
+    wins = np.bincount(inv, weights=wl, minlength=uniq.size)
+    cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
+    pkey = uniq // m
+    ann = (uniq % m).astype(np.int64)
+    upair, pinv = np.unique(pkey, return_inverse=True)
+    return _Triples(
+        lo=(pkey // n).astype(np.int64),
+        hi=(pkey % n).astype(np.int64),
+        ann=ann,
+        pair=pinv.astype(np.int64),
+        pair_lo=(upair // n).astype(np.int64),
+        pair_hi=(upair % n).astype(np.int64),
+        wins=wins,
+        cnt=cnt,
+    )
+
+
+def _am_loglik(tr: _Triples, s: FloatArray, a: FloatArray) -> float:
+    eta = a[tr.ann] * (s[tr.lo] - s[tr.hi])
+    return _bt_loglik(eta, tr.wins, tr.cnt)
+
+
+def _am_grad(
+    tr: _Triples, s: FloatArray, a: FloatArray, n: int, m: int
+) -> tuple[FloatArray, FloatArray]:
+    d = s[tr.lo] - s[tr.hi]
+    ak = a[tr.ann]
+    r = tr.wins - tr.cnt * expit(ak * d)
+    gs = np.bincount(tr.lo, weights=ak * r, minlength=n) - np.bincount(
+        tr.hi, weights=ak * r, minlength=n
+    )
+    ga = np.bincount(tr.ann, weights=d * r, minlength=m)
+    return gs, ga
+
+
+class _FisherSystem:
+    """Expected Fisher information of am-ELO plus a rank-2 gauge term, solved by blocks.
+
+    ``K = J + rho_s 1 1^T (on s) + rho_a 1 1^T (on a)``. ``J`` is singular exactly
+    along the translation ``(1, 0)`` and the scale orbit ``(s, -a)``; the gauge
+    term makes ``K`` nonsingular without changing the solution for gradients of
+    the (gauge-invariant) log-likelihood, which then satisfies ``sum(dx_s) = 0``
+    and ``sum(dx_a) = 0``. The ``a`` block is diagonal, so the system is reduced
+    to an ``n_models x n_models`` Schur complement.
+    """
+
+    def __init__(
+        self, tr: _Triples, s: FloatArray, a: FloatArray, n: int, m: int, *, observed: bool = False
+    ) -> None:
+        d = s[tr.lo] - s[tr.hi]
+        ak = a[tr.ann]
+        p = expit(ak * d)
+        v = tr.cnt * p * (1.0 - p)
+        hp = np.bincount(tr.pair, weights=ak * ak * v, minlength=tr.pair_lo.size)
+        jss = _laplacian_dense(tr.pair_lo, tr.pair_hi, hp, n)
+        dg = np.bincount(tr.ann, weights=d * d * v, minlength=m)
+        dg = np.maximum(dg, 1e-12 * max(1.0, float(dg.max())))
+        cross = ak * d * v
+        if observed:  # the observed Hessian adds the residual to the cross block
+            cross = cross - (tr.wins - tr.cnt * p)
+        jsa = (
+            np.bincount(tr.lo * m + tr.ann, weights=cross, minlength=n * m)
+            - np.bincount(tr.hi * m + tr.ann, weights=cross, minlength=n * m)
+        ).reshape(n, m)
+        self.n, self.m = n, m
+        self.rho_s = float(np.mean(np.diag(jss))) / n
+        self.rho_a = float(np.mean(dg)) / m
+        self.dinv = 1.0 / dg
+        self.jsa = jsa
+        self.sum_dinv = float(self.dinv.sum())
+        self.coef = self.rho_a / (1.0 + self.rho_a * self.sum_dinv)
+        c = jsa * self.dinv  # J_sa D^-1
+        cd1 = c.sum(axis=1)  # J_sa D^-1 1
+        schur = jss + self.rho_s - c @ jsa.T + self.coef * np.outer(cd1, cd1)
+        self.schur = schur
+
+    def _dp_inv(self, y: FloatArray) -> FloatArray:
+        """(D + rho_a 1 1^T)^-1 y for y of shape (m,) or (m, r)."""
+        dy = self.dinv * y if y.ndim == 1 else self.dinv[:, None] * y
+        return dy - self.coef * np.multiply.outer(self.dinv, dy.sum(axis=0))
+
+    def solve(self, gs: FloatArray, ga: FloatArray) -> tuple[FloatArray, FloatArray]:
+        rhs = gs - self.jsa @ self._dp_inv(ga)
+        xs = np.linalg.solve(self.schur, rhs)
+        xa = self._dp_inv(ga - self.jsa.T @ xs)
+        return xs, xa
+
+    def covariance(self) -> tuple[FloatArray, FloatArray]:
+        """Constrained covariance: full block for s, diagonal for a."""
+        n, m = self.n, self.m
+        sinv = np.linalg.inv(self.schur)
+        cm = self._dp_inv(self.jsa.T)  # (m, n) = Dp^-1 J_as
+        diag_dp = self.dinv - self.coef * self.dinv**2
+        xaa = diag_dp + np.einsum("ij,ij->i", cm @ sinv, cm)
+        # u1 = K^-1 (1_n, 0), u2 = K^-1 (0, 1_m)
+        u1s, u1a = self.solve(np.ones(n), np.zeros(m))
+        u2s, u2a = self.solve(np.zeros(n), np.ones(m))
+        us = np.column_stack([u1s, u2s])
+        ua = np.column_stack([u1a, u2a])
+        q = np.array([[u1s.sum(), u2s.sum()], [u1a.sum(), u2a.sum()]])
+        qinv = np.linalg.inv(q)
+        vss = sinv - us @ qinv @ us.T
+        vaa = xaa - np.einsum("ij,jk,ik->i", ua, qinv, ua)
+        return vss, vaa
+
+
+def _normalise(s: FloatArray, a: FloatArray) -> tuple[FloatArray, FloatArray]:
+    s = s - s.mean()
+    c = float(a.mean())
+    if not (np.isfinite(c) and c > 0):
+        raise DegenerateDataError(
+            f"the annotator abilities sum to {c * a.size:.3g} <= 0, so eq. 7 cannot fix the "
+            "direction of the ranking: at least as many annotators vote against the ranking "
+            "as with it; the majority assumption of am-ELO fails on these data"
+        )
+    return s * c, a / c
+
+
+def _annotator_checks(d: _Battles, s_init: FloatArray) -> None:
+    """Raise for annotators whose ability is not identified."""
+    assert d.k is not None
+    m = d.n_annotators
+    cnt = np.bincount(d.k, minlength=m)
+    empty = np.flatnonzero(cnt == 0)
+    if empty.size:
+        raise DegenerateDataError(
+            f"annotator(s) {_fmt(empty)} have no votes, so their abilities are not identified; "
+            "drop them from the index (n_annotators) first"
+        )
+    nontie = np.bincount(d.k, weights=(d.w != 0.5).astype(float), minlength=m)
+    all_tie = np.flatnonzero(nontie == 0)
+    if all_tie.size:
+        err = DegenerateDataError(
+            f"annotator(s) {_fmt(all_tie)} voted tie on every battle, so their ability is "
+            "exactly 0 and carries no information about the ranking; drop their votes, or use "
+            "ranking.stable_arena, which flags them"
+        )
+        err.annotators = all_tie  # type: ignore[attr-defined]
+        raise err
+    sep = _separated(d, s_init)
+    if sep.size:
+        err = DegenerateDataError(
+            f"annotator(s) {_fmt(sep)} agree (or disagree) with the ranking on every vote and "
+            "never vote tie, so the maximum-likelihood ability is infinite; collect more votes "
+            "from them or leave them out (ranking.stable_arena keeps them pending)"
+        )
+        err.annotators = sep  # type: ignore[attr-defined]
+        raise err
+
+
+def _separated(d: _Battles, s: FloatArray) -> IntArray:
+    """Annotators who never vote tie and agree (or disagree) with ``s`` on every vote."""
+    assert d.k is not None
+    m = d.n_annotators
+    cnt = np.bincount(d.k, minlength=m)
+    agree = np.sign(d.w - 0.5) * np.sign(s[d.a] - s[d.b])
+    n_agree = np.bincount(d.k, weights=(agree > 0).astype(float), minlength=m)
+    n_dis = np.bincount(d.k, weights=(agree < 0).astype(float), minlength=m)
+    return np.flatnonzero((cnt > 0) & ((n_agree == cnt) | (n_dis == cnt))).astype(np.int64)
+
+
+def _raise_if_separated(d: _Battles, s: FloatArray, a: FloatArray) -> None:
+    sep = _separated(d, s)
+    sep = sep[np.abs(a[sep]) > 3.0]
+    if sep.size:
+        err = DegenerateDataError(
+            f"annotator(s) {_fmt(sep)} agree (or disagree) with the fitted ranking on every "
+            "vote and never vote tie, so their maximum-likelihood ability grows without bound; "
+            "collect more votes from them or leave them out (ranking.stable_arena keeps such "
+            "annotators pending)"
+        )
+        err.annotators = sep  # type: ignore[attr-defined]
+        raise err
+
+
+def _prepare_am(
+    model_a: Any,
+    model_b: Any,
+    annotator: Any,
+    outcome: Any,
+    n_models: int | None,
+    n_annotators: int | None,
+    both_bad: Any,
+    both_bad_as: str,
+) -> _Battles:
+    if annotator is None:
+        raise InvalidParameterError("annotator is required for am-ELO")
+    return _prepare(
+        model_a,
+        model_b,
+        outcome,
+        annotator=annotator,
+        n_models=n_models,
+        n_annotators=n_annotators,
+        both_bad=both_bad,
+        both_bad_as=both_bad_as,
+    )
+
+
+def am_elo_log_likelihood(
+    model_a: Any,
+    model_b: Any,
+    annotator: Any,
+    outcome: Any,
+    ratings: Any,
+    abilities: Any,
+    *,
+    scale: float | None = None,
+) -> float:
+    """Log-likelihood of eq. 5 at given ratings and abilities.
+
+    ``ln L = sum W ln P + (1 - W) ln (1 - P)`` with
+    ``P = 1 / (1 + exp(-scale * theta_k * (R_a - R_b)))``.
+
+    Parameters
+    ----------
+    model_a, model_b, annotator : array-like of int of shape (n_battles,)
+        Battles and who judged them.
+    outcome : array-like of float of shape (n_battles,)
+        1, 0 or 0.5.
+    ratings : array-like of shape (n_models,)
+        Ratings ``R``.
+    abilities : array-like of shape (n_annotators,)
+        Abilities ``theta``.
+    scale : float, optional
+        Multiplier of ``theta_k (R_a - R_b)``. The default,
+        ``n_annotators * ln(10) / 400``, matches :class:`AmEloResult`; pass 1.0
+        for the raw eq. 4.
+
+    Returns
+    -------
+    float
+        The log-likelihood (natural log).
+
+    References
+    ----------
+    Liu, Z. et al. (2025). am-ELO, ICML 2025, eq. 5.
+
+    Examples
+    --------
+    >>> round(am_elo_log_likelihood([0], [1], [0], [1.0], [1.0, 0.0], [1.0], scale=1.0), 4)
+    -0.3133
+    """
+    r = np.asarray(ratings, dtype=np.float64)
+    th = np.asarray(abilities, dtype=np.float64)
+    d = _prepare_am(model_a, model_b, annotator, outcome, r.size, th.size, None, "tie")
+    c = th.size * ELO_C if scale is None else float(scale)
+    assert d.k is not None
+    eta = c * th[d.k] * (r[d.a] - r[d.b])
+    return float(np.sum(d.w * log_expit(eta) + (1.0 - d.w) * log_expit(-eta)))
+
+
+def am_elo_gradient(
+    model_a: Any,
+    model_b: Any,
+    annotator: Any,
+    outcome: Any,
+    ratings: Any,
+    abilities: Any,
+    *,
+    scale: float | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """Analytic gradient of the am-ELO log-likelihood (eq. 6).
+
+    ``d ln L / d R_n = sum c theta_k (W - P)`` over battles of ``n`` (with the
+    sign of its side) and ``d ln L / d theta_m = sum c (R_i - R_j)(W - P)``
+    over the votes of annotator ``m``, where ``c`` is ``scale``.
+
+    Parameters
+    ----------
+    model_a, model_b, annotator, outcome, ratings, abilities, scale
+        As in :func:`am_elo_log_likelihood`.
+
+    Returns
+    -------
+    grad_ratings : ndarray of shape (n_models,)
+    grad_abilities : ndarray of shape (n_annotators,)
+
+    References
+    ----------
+    Liu, Z. et al. (2025). am-ELO, ICML 2025, eq. 6.
+
+    Examples
+    --------
+    >>> gr, ga = am_elo_gradient([0], [1], [0], [1.0], [0.0, 0.0], [1.0], scale=1.0)
+    >>> gr.tolist(), ga.tolist()
+    ([0.5, -0.5], [0.0])
+    """
+    r = np.asarray(ratings, dtype=np.float64)
+    th = np.asarray(abilities, dtype=np.float64)
+    d = _prepare_am(model_a, model_b, annotator, outcome, r.size, th.size, None, "tie")
+    c = th.size * ELO_C if scale is None else float(scale)
+    assert d.k is not None
+    diff = r[d.a] - r[d.b]
+    res = d.w - expit(c * th[d.k] * diff)
+    gr = np.bincount(d.a, weights=c * th[d.k] * res, minlength=r.size) - np.bincount(
+        d.b, weights=c * th[d.k] * res, minlength=r.size
+    )
+    ga = np.bincount(d.k, weights=c * diff * res, minlength=th.size)
+    return gr, ga
+
+
+def am_elo(
+    model_a: Any,
+    model_b: Any,
+    annotator: Any,
+    outcome: Any,
+    *,
+    n_models: int | None = None,
+    n_annotators: int | None = None,
+    initial: float = 1000.0,
+    confidence: float = 0.95,
+    tol: float = 1e-10,
+    max_iter: int = 200,
+    both_bad: Any = None,
+    both_bad_as: BothBad = "tie",
+) -> AmEloResult:
+    """Annotator-aware maximum-likelihood Elo (am-ELO, eqs. 4-7).
+
+    Each annotator ``k`` has an ability ``theta_k`` that replaces the constant
+    ``C`` of m-ELO: ``P(i beats j | k) = 1 / (1 + exp(-theta_k (R_i - R_j)))``
+    (eq. 4). The likelihood is invariant to ``R + c`` and to
+    ``(alpha R, theta / alpha)``; translation is fixed by centring the ratings
+    on ``initial`` and scale by eq. 7, ``sum(theta) = 1``, which also picks the
+    direction in which the majority of annotators agree with the ranking.
+
+    The votes are collapsed to counts per ``(item_a, item_b, annotator)``
+    triple. The fit starts from m-ELO (all abilities equal) and runs Fisher
+    scoring on all ``n_models + n_annotators`` parameters with the analytic
+    gradient of eq. 6 and a backtracking line search; the annotator block of
+    the information matrix is diagonal, so each step costs one
+    ``n_models x n_models`` solve. The result does not depend on the order.
+
+    Parameters
+    ----------
+    model_a, model_b : array-like of int of shape (n_battles,)
+        Indices of the two items in each battle (models in an arena,
+        questions in a difficulty study).
+    annotator : array-like of int of shape (n_battles,)
+        Index of the annotator who voted.
+    outcome : array-like of float of shape (n_battles,)
+        1 if ``model_a`` won, 0 if ``model_b`` won, 0.5 for a tie.
+    n_models, n_annotators : int, optional
+        Numbers of items and annotators; inferred when omitted. Every item
+        and annotator must appear.
+    initial : float, default 1000.0
+        The mean rating.
+    confidence : float, default 0.95
+        Coverage of the Wald intervals.
+    tol : float, default 1e-10
+        Stop when the squared Newton (Fisher) decrement is at most ``tol``.
+    max_iter : int, default 200
+        Iteration limit.
+    both_bad : array-like of bool of shape (n_battles,), optional
+        Marks "both responses are bad" votes.
+    both_bad_as : {"tie", "drop"}, default "tie"
+        Count both-bad votes as ties (LMArena) or drop them.
+
+    Returns
+    -------
+    AmEloResult
+        ``ratings`` (n_models,) in Elo points with mean ``initial``, for an
+        annotator of average ability (``P = sigmoid(n_annotators * theta_k * C
+        * (R_i - R_j))`` with ``C = ln(10)/400``); ``abilities`` (n_annotators,)
+        summing to 1 (eq. 7); ``discriminations = n_annotators * abilities``;
+        standard errors, Wald bounds, ranks, ``n_records``,
+        ``log_likelihood``, ``iterations`` and the settings.
+
+    Raises
+    ------
+    LengthMismatchError, ShapeError, InvalidParameterError
+        On malformed input or options.
+    DegenerateDataError
+        For the cases of :func:`m_elo`, and when an annotator has no votes,
+        voted tie on every battle (ability exactly 0), agrees or disagrees with
+        the ranking on every vote without a tie (ability infinite), or the
+        abilities cannot be normalised because they sum to 0 or less.
+    ConvergenceError
+        If the fit does not meet ``tol`` within ``max_iter``.
+
+    References
+    ----------
+    Liu, Z. et al. (2025). am-ELO: A Stable Framework for Arena-based LLM
+    Evaluation. ICML 2025, eqs. 4-7, Algorithm 2.
+
+    Examples
+    --------
+    >>> a = [0, 1, 0, 2, 1, 2, 0, 1, 0, 2, 1, 2]
+    >>> b = [1, 2, 2, 0, 0, 1, 1, 2, 2, 0, 0, 1]
+    >>> k = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]
+    >>> w = [1, 1, 0.5, 0, 0, 0.5, 1, 0.5, 1, 0, 0.5, 0]
+    >>> res = am_elo(a, b, k, w)
+    >>> res.abilities.sum().round(12), res.ratings.mean().round(9)
+    (np.float64(1.0), np.float64(1000.0))
+    >>> bool(res.ratings[0] > res.ratings[1] > res.ratings[2])
+    True
+    """
+    _check_options(tol=tol, max_iter=max_iter, confidence=confidence)
+    if not np.isfinite(initial):
+        raise InvalidParameterError(f"initial must be finite, got {initial!r}")
+    d = _prepare_am(
+        model_a, model_b, annotator, outcome, n_models, n_annotators, both_bad, both_bad_as
+    )
+    assert d.k is not None
+    n, m = d.n_models, d.n_annotators
+    lo, hi, wins, cnt = _aggregate_pairs(d.a, d.b, d.w, n)
+    _check_connected(lo, hi, wins, cnt, n)
+    s, _, _ = _bt_newton(lo, hi, wins, cnt, n, tol=tol, max_iter=100)
+    _annotator_checks(d, s)
+    tr = _aggregate_triples(d.a, d.b, d.k, d.w, n, m)
+    a = np.ones(m)
+    ll = _am_loglik(tr, s, a)
+    dec = np.inf
+    newton = False
+    for it in range(1, max_iter + 1):
+        gs, ga = _am_grad(tr, s, a, n, m)
+        # Newton on the observed Hessian near the optimum (quadratic convergence),
+        # Fisher scoring (always an ascent direction) otherwise or as a fallback.
+        xs, xa = np.zeros(n), np.zeros(m)
+        for observed in (True, False) if newton else (False,):
+            xs, xa = _FisherSystem(tr, s, a, n, m, observed=observed).solve(gs, ga)
+            dec = float(gs @ xs + ga @ xa)
+            if dec > 0 and np.isfinite(dec):
+                break
+        t = 1.0
+        while True:
+            s_new, a_new = s + t * xs, a + t * xa
+            ll_new = _am_loglik(tr, s_new, a_new)
+            if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-8:
+                break
+            t *= 0.5
+        newton = t == 1.0 and dec < 1.0
+        s, a = _normalise(s_new, a_new)
+        ll = ll_new
+        if dec <= tol:
+            break
+        if it % 10 == 0 and np.abs(a).max() > 10.0:
+            _raise_if_separated(d, s, a)
+    else:
+        _raise_if_separated(d, s, a)
+        raise ConvergenceError(
+            f"am-ELO Fisher scoring did not converge within max_iter={max_iter} "
+            f"(last decrement {dec:.3g} > tol={tol:g}); raise max_iter or check for annotators "
+            "with very few votes",
+            iterations=max_iter,
+            tol=tol,
+        )
+    system = _FisherSystem(tr, s, a, n, m)
+    vss, vaa = system.covariance()
+    rating_se = np.sqrt(np.clip(np.diag(vss), 0.0, None)) / ELO_C
+    ability_se = np.sqrt(np.clip(vaa, 0.0, None)) / m
+    ratings = initial + s / ELO_C
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    lower, upper = ratings - z * rating_se, ratings + z * rating_se
+    return AmEloResult(
+        ratings=ratings,
+        abilities=a / m,
+        discriminations=a,
+        rating_standard_errors=rating_se,
+        ability_standard_errors=ability_se,
+        lower=lower,
+        upper=upper,
+        ranks=ranks_from_intervals(lower, upper),
+        n_records=np.bincount(d.k, minlength=m).astype(np.int64),
+        log_likelihood=ll,
+        iterations=it,
+        n_battles=int(d.a.size),
+        confidence=float(confidence),
+        initial=float(initial),
+        tol=float(tol),
+        max_iter=int(max_iter),
+        both_bad_as=both_bad_as,
+    )

@@ -1,0 +1,676 @@
+"""The perturbation simulation of Liu et al. (2025), sec. 5.5.
+
+An arena-like data set is generated (a pool of items with known ratings,
+annotators with about 100 votes each); a share of the annotators is then
+perturbed with one of the paper's four strategies:
+
+* ``"random"``: every vote is replaced by one of the two other outcomes,
+  each with probability 1/2 (a win for A becomes a tie or a win for B; a tie
+  becomes a win for A or for B);
+* ``"equal"``: every vote becomes a tie;
+* ``"flip"``: wins for A and for B are swapped, ties stay ties;
+* ``"mixed"``: each vote is perturbed by one of the three strategies above,
+  drawn uniformly at random for that vote.
+
+For each method (online Elo averaged over shuffled orders as in the paper's
+sec. 5.2, m-ELO, am-ELO, and the Stable Arena loop that excludes flagged
+annotators) the study reports the paper's ranking consistency: the share of
+item pairs ordered the same way with and without perturbation. It also reports
+the precision, recall and F1 of the flagged annotators against the perturbed
+ones, at the paper's fixed thresholds (``epsilon = 0`` and ``0.005``) and with
+the dynamic threshold of :func:`ranking.stable_arena`.
+
+References
+----------
+Liu, Z. et al. (2025). am-ELO: A Stable Framework for Arena-based LLM
+Evaluation. ICML 2025, sec. 5.5, Figures 6 and 7.
+
+Davidson, R. R. (1970). On extending the Bradley-Terry model to accommodate
+ties in paired comparison experiments. JASA 65, 317-328.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from ranking._validation import as_index_array, check_in_range, make_rng
+from ranking.arena import stable_arena
+from ranking.errors import ConvergenceError, DegenerateDataError, InvalidParameterError, ShapeError
+from ranking.pairwise import ELO_C, _elo_rounds, _prepare, m_elo
+from ranking.types import FloatArray, IntArray, RNGLike
+
+__all__ = [
+    "PERTURBATIONS",
+    "PerturbationStudy",
+    "PerturbationSummary",
+    "PerturbationTrial",
+    "SimulatedArena",
+    "detection_scores",
+    "perturb_outcomes",
+    "perturbation_study",
+    "ranking_consistency",
+    "simulate_arena",
+]
+
+PERTURBATIONS: tuple[str, str, str, str] = ("random", "equal", "flip", "mixed")
+"""The four perturbation strategies of sec. 5.5."""
+
+
+@dataclass(frozen=True)
+class SimulatedArena:
+    """Arena battles generated from known ratings and annotator discriminations."""
+
+    model_a: IntArray
+    """First item of each battle, shape (n_battles,)."""
+    model_b: IntArray
+    """Second item of each battle, shape (n_battles,)."""
+    annotator: IntArray
+    """Annotator of each battle, shape (n_battles,)."""
+    outcome: FloatArray
+    """1 (A won), 0 (B won) or 0.5 (tie), shape (n_battles,)."""
+    true_ratings: FloatArray
+    """Ratings used to generate the votes, shape (n_models,), Elo points."""
+    true_discriminations: FloatArray
+    """Discrimination of each annotator (1 = m-ELO's C), shape (n_annotators,)."""
+    n_models: int
+    """Number of items."""
+    n_annotators: int
+    """Number of annotators."""
+    tie_rate: float
+    """Tie probability between equally rated items (Davidson's model)."""
+
+
+@dataclass(frozen=True)
+class PerturbationTrial:
+    """One data set, one strategy, one share of perturbed annotators."""
+
+    strategy: str
+    """Perturbation strategy."""
+    ratio: float
+    """Share of annotators perturbed."""
+    repeat: int
+    """Repeat index (a fresh data set per repeat)."""
+    n_perturbed: int
+    """Number of perturbed annotators."""
+    consistency_elo: float
+    """Ranking consistency of online Elo (mean over shuffled orders)."""
+    consistency_m_elo: float
+    """Ranking consistency of m-ELO."""
+    consistency_am_elo: float
+    """Ranking consistency of am-ELO (all annotators, one fit)."""
+    consistency_stable_arena: float
+    """Ranking consistency of the Stable Arena loop excluding flagged annotators."""
+    precision_eps0: float
+    """Precision of the flags at the paper's epsilon = 0."""
+    recall_eps0: float
+    """Recall of the flags at epsilon = 0."""
+    f1_eps0: float
+    """F1 of the flags at epsilon = 0."""
+    f1_eps0005: float
+    """F1 of the flags at the paper's epsilon = 0.005."""
+    precision_dynamic: float
+    """Precision of the flags with the dynamic epsilon."""
+    recall_dynamic: float
+    """Recall of the flags with the dynamic epsilon."""
+    f1_dynamic: float
+    """F1 of the flags with the dynamic epsilon."""
+    flagged_share_eps0: float
+    """Share of annotators flagged at epsilon = 0."""
+    flagged_share_dynamic: float
+    """Share of annotators flagged with the dynamic epsilon."""
+    note: str = ""
+    """Empty, or why the am-ELO columns are NaN: the fit raised (for example
+    half the annotators flipped, where eq. 7 cannot pick the direction)."""
+
+
+@dataclass(frozen=True)
+class PerturbationSummary:
+    """Means over repeats for one strategy and ratio."""
+
+    strategy: str
+    """Perturbation strategy."""
+    ratio: float
+    """Share of annotators perturbed."""
+    n_repeats: int
+    """Repeats averaged."""
+    consistency_elo: float
+    """Mean ranking consistency of online Elo."""
+    consistency_m_elo: float
+    """Mean ranking consistency of m-ELO."""
+    consistency_am_elo: float
+    """Mean ranking consistency of am-ELO."""
+    consistency_stable_arena: float
+    """Mean ranking consistency of the Stable Arena loop (exclude)."""
+    f1_eps0: float
+    """Mean F1 at epsilon = 0."""
+    f1_eps0005: float
+    """Mean F1 at epsilon = 0.005."""
+    f1_dynamic: float
+    """Mean F1 with the dynamic epsilon."""
+    precision_dynamic: float
+    """Mean precision with the dynamic epsilon."""
+    recall_dynamic: float
+    """Mean recall with the dynamic epsilon."""
+    flagged_share_eps0: float
+    """Mean share flagged at epsilon = 0."""
+    flagged_share_dynamic: float
+    """Mean share flagged with the dynamic epsilon."""
+
+
+@dataclass(frozen=True)
+class PerturbationStudy:
+    """Every trial of a perturbation study, with its settings."""
+
+    trials: tuple[PerturbationTrial, ...]
+    """One row per (repeat, strategy, ratio)."""
+    summary: tuple[PerturbationSummary, ...]
+    """Means over repeats, one row per (strategy, ratio)."""
+    iterations: int
+    """Number of trials run."""
+    n_models: int
+    """Items per data set."""
+    n_annotators: int
+    """Annotators per data set."""
+    records_per_annotator: int
+    """Mean votes per annotator."""
+    n_repeats: int
+    """Data sets per (strategy, ratio)."""
+    elo_rounds: int
+    """Shuffled orders averaged for online Elo."""
+    tie_rate: float
+    """Tie probability between equal items."""
+
+
+def simulate_arena(
+    *,
+    n_models: int = 20,
+    n_annotators: int = 42,
+    records_per_annotator: int = 100,
+    rating_sd: float = 120.0,
+    tie_rate: float = 0.3,
+    discrimination_sd: float = 0.0,
+    rng: RNGLike = None,
+) -> SimulatedArena:
+    """Generate arena battles from known ratings (Davidson's tie model).
+
+    True ratings are ``1000 + rating_sd * z_i`` with ``z_i`` evenly spaced
+    normal quantiles (a spread like the 2023 Chatbot Arena the paper used:
+    about 400 Elo points between the best and worst of 20 models). Each
+    annotator votes on a number of battles drawn uniformly within 20% of
+    ``records_per_annotator``, between two distinct items drawn uniformly, in
+    random order. A vote follows Davidson's model with strengths
+    ``pi_i = exp(g_k C R_i)``: ``P(A) = pi_a / D``, ``P(B) = pi_b / D``,
+    ``P(tie) = nu sqrt(pi_a pi_b) / D``, with ``g_k`` the annotator's
+    discrimination (1, or lognormal with ``discrimination_sd``) and ``nu``
+    set so that equal items tie with probability ``tie_rate``.
+
+    Parameters
+    ----------
+    n_models : int, default 20
+        Items (the paper's data: 20 models).
+    n_annotators : int, default 42
+        Annotators (the paper's data: 42).
+    records_per_annotator : int, default 100
+        Mean votes per annotator (the paper's data: 102.9).
+    rating_sd : float, default 120.0
+        Spread of the true ratings in Elo points.
+    tie_rate : float, default 0.3
+        Probability of a tie between equal items, in [0, 1).
+    discrimination_sd : float, default 0.0
+        Standard deviation of log-discrimination across annotators.
+    rng : numpy.random.Generator, int or None
+        Source of randomness.
+
+    Returns
+    -------
+    SimulatedArena
+        Battles of shape (n_battles,) with the true parameters.
+
+    Raises
+    ------
+    InvalidParameterError
+        If a size is too small or a rate is out of range.
+
+    References
+    ----------
+    Liu, Z. et al. (2025). am-ELO, ICML 2025, sec. 5.1 (data scale) and 5.5.
+    Davidson, R. R. (1970). JASA 65, 317-328.
+
+    Examples
+    --------
+    >>> sim = simulate_arena(n_models=5, n_annotators=3, records_per_annotator=10, rng=0)
+    >>> sim.model_a.shape == sim.outcome.shape, sim.n_models
+    (True, 5)
+    """
+    for name, v, low in (
+        ("n_models", n_models, 2),
+        ("n_annotators", n_annotators, 1),
+        ("records_per_annotator", records_per_annotator, 1),
+    ):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < low:
+            raise InvalidParameterError(f"{name} must be an integer >= {low}, got {v!r}")
+    check_in_range(tie_rate, "tie_rate", 0.0, 0.99)
+    check_in_range(rating_sd, "rating_sd", 0.0, 1e4)
+    check_in_range(discrimination_sd, "discrimination_sd", 0.0, 10.0)
+    gen = make_rng(rng)
+    z = norm.ppf((np.arange(n_models) + 0.5) / n_models)
+    ratings = 1000.0 + rating_sd * z[gen.permutation(n_models)]
+    g = (
+        np.exp(discrimination_sd * gen.standard_normal(n_annotators))
+        if discrimination_sd
+        else np.ones(n_annotators)
+    )
+    low = max(1, round(0.8 * records_per_annotator))
+    high = max(low, round(1.2 * records_per_annotator))
+    counts = gen.integers(low, high + 1, size=n_annotators)
+    k = np.repeat(np.arange(n_annotators), counts)
+    k = k[gen.permutation(k.size)]
+    a = gen.integers(0, n_models, size=k.size)
+    b = (a + gen.integers(1, n_models, size=k.size)) % n_models
+    nu = 2.0 * tie_rate / (1.0 - tie_rate)
+    half = 0.5 * g[k] * ELO_C * (ratings[a] - ratings[b])
+    pa, pb, pt = np.exp(half), np.exp(-half), np.full(k.size, nu)
+    total = pa + pb + pt
+    u = gen.random(k.size) * total
+    w = np.where(u < pa, 1.0, np.where(u < pa + pb, 0.0, 0.5))
+    return SimulatedArena(
+        model_a=a.astype(np.int64),
+        model_b=b.astype(np.int64),
+        annotator=k.astype(np.int64),
+        outcome=w,
+        true_ratings=ratings,
+        true_discriminations=g,
+        n_models=int(n_models),
+        n_annotators=int(n_annotators),
+        tie_rate=float(tie_rate),
+    )
+
+
+def perturb_outcomes(
+    outcome: Any,
+    annotator: Any,
+    perturbed: Any,
+    *,
+    strategy: str,
+    rng: RNGLike = None,
+) -> FloatArray:
+    """Perturb the votes of some annotators with a strategy of sec. 5.5.
+
+    Parameters
+    ----------
+    outcome : array-like of float of shape (n_battles,)
+        1, 0 or 0.5.
+    annotator : array-like of int of shape (n_battles,)
+        Annotator of each vote.
+    perturbed : array-like of int of shape (n_perturbed,)
+        Indices of the annotators to perturb.
+    strategy : {"random", "equal", "flip", "mixed"}
+        See the module docstring.
+    rng : numpy.random.Generator, int or None
+        Source of randomness (for "random" and "mixed").
+
+    Returns
+    -------
+    ndarray of shape (n_battles,)
+        The perturbed outcomes (a copy).
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown strategy or outcomes outside {0, 0.5, 1}.
+
+    References
+    ----------
+    Liu, Z. et al. (2025). am-ELO, ICML 2025, sec. 5.5.
+
+    Examples
+    --------
+    >>> perturb_outcomes([1, 0, 0.5, 1], [0, 0, 0, 1], [0], strategy="flip").tolist()
+    [0.0, 1.0, 0.5, 1.0]
+    """
+    if strategy not in PERTURBATIONS:
+        raise InvalidParameterError(f"strategy must be one of {PERTURBATIONS}, got {strategy!r}")
+    w = np.asarray(outcome, dtype=np.float64).copy()
+    if w.ndim != 1:
+        raise ShapeError(f"outcome must be 1-D, got {w.ndim} dimension(s)")
+    if not np.isin(w, (0.0, 0.5, 1.0)).all():
+        raise InvalidParameterError("outcome must hold 1, 0 or 0.5")
+    k = as_index_array(annotator, "annotator")
+    if k.size != w.size:
+        raise ShapeError(f"outcome and annotator differ in length: {w.size} and {k.size}")
+    ids = as_index_array(perturbed, "perturbed")
+    gen = make_rng(rng)
+    sel = np.flatnonzero(np.isin(k, ids))
+    old = w[sel]
+    choice = {"random": 0, "equal": 1, "flip": 2}.get(strategy)
+    strat = gen.integers(0, 3, size=sel.size) if choice is None else np.full(sel.size, choice)
+    # random: move to one of the two other outcomes with probability 1/2 each
+    row = np.rint(old * 2).astype(np.int64)  # outcome 0 -> row 0, 0.5 -> 1, 1 -> 2
+    others = np.array([[0.5, 1.0], [0.0, 1.0], [0.0, 0.5]])
+    rnd = others[row, gen.integers(0, 2, size=sel.size)]
+    new = np.where(strat == 0, rnd, np.where(strat == 1, 0.5, 1.0 - old))
+    w[sel] = new
+    return w
+
+
+def ranking_consistency(scores_a: Any, scores_b: Any) -> float:
+    """Share of item pairs ordered the same way by two score vectors.
+
+    The paper's consistency (sec. 5.4-5.5): over all pairs ``i < j``, 1 when
+    both vectors order the pair the same way, 0 when they disagree and 1/2
+    when exactly one of them ties the pair. Equal to ``(1 + tau_b) / 2``
+    without ties.
+
+    Parameters
+    ----------
+    scores_a, scores_b : array-like of shape (n_items,)
+        Higher is better.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1 for the same order.
+
+    Raises
+    ------
+    ShapeError
+        If the vectors differ in shape or have fewer than 2 items.
+
+    References
+    ----------
+    Liu, Z. et al. (2025). am-ELO, ICML 2025, sec. 5.4 (Consistency).
+
+    Examples
+    --------
+    >>> ranking_consistency([3, 2, 1], [30, 10, 20])
+    0.6666666666666666
+    """
+    x = np.asarray(scores_a, dtype=np.float64)
+    y = np.asarray(scores_b, dtype=np.float64)
+    if x.ndim != 1 or x.shape != y.shape or x.size < 2:
+        raise ShapeError(f"scores must be 1-D of the same length >= 2, got {x.shape} and {y.shape}")
+    i, j = np.triu_indices(x.size, k=1)
+    sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    agree = np.where(sx * sy > 0, 1.0, np.where(sx * sy < 0, 0.0, np.where(sx == sy, 1.0, 0.5)))
+    return float(agree.mean())
+
+
+def detection_scores(truth: Any, flagged: Any) -> tuple[float, float, float]:
+    """Precision, recall and F1 of flagged annotators against perturbed ones.
+
+    With nothing flagged precision is 1, with nothing perturbed recall is 1
+    (so an empty flag set on clean data scores 1 everywhere).
+
+    Parameters
+    ----------
+    truth, flagged : array-like of bool of shape (n_annotators,)
+        Perturbed and flagged annotators.
+
+    Returns
+    -------
+    precision, recall, f1 : float
+
+    Raises
+    ------
+    ShapeError
+        If the masks differ in shape.
+
+    References
+    ----------
+    Liu, Z. et al. (2025). am-ELO, ICML 2025, sec. 5.5 (F1 of the flags).
+
+    Examples
+    --------
+    >>> detection_scores([True, True, False, False], [True, False, True, False])
+    (0.5, 0.5, 0.5)
+    """
+    t = np.asarray(truth, dtype=bool)
+    f = np.asarray(flagged, dtype=bool)
+    if t.shape != f.shape:
+        raise ShapeError(f"truth and flagged differ in shape: {t.shape} and {f.shape}")
+    tp = float(np.sum(t & f))
+    precision = tp / f.sum() if f.any() else 1.0
+    recall = tp / t.sum() if t.any() else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return float(precision), float(recall), float(f1)
+
+
+def _elo_shuffled(
+    sim: SimulatedArena, w: FloatArray, rounds: int, gen: np.random.Generator
+) -> FloatArray:
+    d = _prepare(sim.model_a, sim.model_b, w, n_models=sim.n_models)
+    idx = np.argsort(gen.random((rounds, d.a.size)), axis=1)
+    return _elo_rounds(d, idx, 4.0, 400.0, 10.0, 1000.0).mean(axis=0)
+
+
+def perturbation_study(
+    *,
+    strategies: tuple[str, ...] = PERTURBATIONS,
+    ratios: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4),
+    n_repeats: int = 3,
+    n_models: int = 20,
+    n_annotators: int = 42,
+    records_per_annotator: int = 100,
+    tie_rate: float = 0.3,
+    elo_rounds: int = 100,
+    null_quantile: float = 0.95,
+    rng: RNGLike = None,
+) -> PerturbationStudy:
+    """Reproduce the perturbation experiment of sec. 5.5.
+
+    For each repeat a fresh data set is drawn with :func:`simulate_arena`;
+    for each strategy and ratio, ``round(ratio * n_annotators)`` annotators
+    drawn at random are perturbed with :func:`perturb_outcomes`, and every
+    method is fitted on the clean and on the perturbed data. Online Elo
+    (K = 4) is averaged over ``elo_rounds`` shuffled orders (the paper used
+    1000). am-ELO is one fit over all annotators (annotators who only vote tie
+    enter with their exact ability 0); its abilities give the flags at the
+    paper's ``epsilon = 0`` and ``0.005``; the dynamic flags and the
+    excluding loop come from :func:`ranking.stable_arena`.
+
+    Parameters
+    ----------
+    strategies : tuple of str, default all four
+        Perturbation strategies.
+    ratios : tuple of float, default (0, 0.1, 0.2, 0.3, 0.4)
+        Shares of perturbed annotators, each in [0, 0.5]. At 0.5 the paper's
+        majority assumption fails; trials whose am-ELO fits raise then hold
+        NaN in the am-ELO columns and the error in ``note``.
+    n_repeats : int, default 3
+        Data sets per setting.
+    n_models, n_annotators, records_per_annotator, tie_rate
+        Passed to :func:`simulate_arena`.
+    elo_rounds : int, default 100
+        Shuffled orders for online Elo.
+    null_quantile : float, default 0.95
+        Null quantile of the dynamic epsilon.
+    rng : numpy.random.Generator, int or None
+        Source of randomness.
+
+    Returns
+    -------
+    PerturbationStudy
+        ``trials`` (one per repeat, strategy and ratio) and ``summary``
+        (means over repeats), plus the settings.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown strategy or a ratio outside [0, 0.5].
+
+    References
+    ----------
+    Liu, Z. et al. (2025). am-ELO, ICML 2025, sec. 5.5, Figures 6-7.
+
+    Examples
+    --------
+    >>> st = perturbation_study(strategies=("flip",), ratios=(0.2,), n_repeats=1,
+    ...                         n_annotators=20, elo_rounds=5, rng=0)
+    >>> row = st.summary[0]
+    >>> row.f1_eps0 >= 0.9, row.consistency_am_elo >= row.consistency_m_elo
+    (True, True)
+    """
+    for s in strategies:
+        if s not in PERTURBATIONS:
+            raise InvalidParameterError(f"strategy must be one of {PERTURBATIONS}, got {s!r}")
+    for r in ratios:
+        check_in_range(r, "ratio", 0.0, 0.5)
+    if not (isinstance(n_repeats, int | np.integer) and n_repeats >= 1):
+        raise InvalidParameterError(f"n_repeats must be a positive integer, got {n_repeats!r}")
+    if not (isinstance(elo_rounds, int | np.integer) and elo_rounds >= 1):
+        raise InvalidParameterError(f"elo_rounds must be a positive integer, got {elo_rounds!r}")
+    gen = make_rng(rng)
+    trials: list[PerturbationTrial] = []
+    for rep in range(n_repeats):
+        sim = simulate_arena(
+            n_models=n_models,
+            n_annotators=n_annotators,
+            records_per_annotator=records_per_annotator,
+            tie_rate=tie_rate,
+            rng=gen,
+        )
+        args = (sim.model_a, sim.model_b, sim.annotator)
+        base_elo = _elo_shuffled(sim, sim.outcome, elo_rounds, gen)
+        base_m = m_elo(sim.model_a, sim.model_b, sim.outcome).ratings
+        base_am = stable_arena(
+            *args, sim.outcome, n_annotators=n_annotators, delta=0, epsilon=0.0
+        ).ratings
+        for strategy in strategies:
+            for ratio in ratios:
+                n_pert = round(ratio * n_annotators)
+                ids = gen.choice(n_annotators, size=n_pert, replace=False)
+                truth = np.zeros(n_annotators, dtype=bool)
+                truth[ids] = True
+                w = perturb_outcomes(sim.outcome, sim.annotator, ids, strategy=strategy, rng=gen)
+                trials.append(
+                    _trial(
+                        sim,
+                        w,
+                        truth,
+                        strategy,
+                        float(ratio),
+                        rep,
+                        base_elo,
+                        base_m,
+                        base_am,
+                        elo_rounds,
+                        null_quantile,
+                        gen,
+                    )
+                )
+    summary = []
+    for strategy in strategies:
+        for ratio in ratios:
+            rows = [t for t in trials if t.strategy == strategy and t.ratio == float(ratio)]
+
+            def mean(field: str, rows: list[PerturbationTrial] = rows) -> float:
+                return float(np.mean([getattr(t, field) for t in rows]))
+
+            summary.append(
+                PerturbationSummary(
+                    strategy=strategy,
+                    ratio=float(ratio),
+                    n_repeats=len(rows),
+                    consistency_elo=mean("consistency_elo"),
+                    consistency_m_elo=mean("consistency_m_elo"),
+                    consistency_am_elo=mean("consistency_am_elo"),
+                    consistency_stable_arena=mean("consistency_stable_arena"),
+                    f1_eps0=mean("f1_eps0"),
+                    f1_eps0005=mean("f1_eps0005"),
+                    f1_dynamic=mean("f1_dynamic"),
+                    precision_dynamic=mean("precision_dynamic"),
+                    recall_dynamic=mean("recall_dynamic"),
+                    flagged_share_eps0=mean("flagged_share_eps0"),
+                    flagged_share_dynamic=mean("flagged_share_dynamic"),
+                )
+            )
+    return PerturbationStudy(
+        trials=tuple(trials),
+        summary=tuple(summary),
+        iterations=len(trials),
+        n_models=int(n_models),
+        n_annotators=int(n_annotators),
+        records_per_annotator=int(records_per_annotator),
+        n_repeats=int(n_repeats),
+        elo_rounds=int(elo_rounds),
+        tie_rate=float(tie_rate),
+    )
+
+
+def _trial(
+    sim: SimulatedArena,
+    w: FloatArray,
+    truth: Any,
+    strategy: str,
+    ratio: float,
+    rep: int,
+    base_elo: FloatArray,
+    base_m: FloatArray,
+    base_am: FloatArray,
+    elo_rounds: int,
+    null_quantile: float,
+    gen: np.random.Generator,
+) -> PerturbationTrial:
+    m = sim.n_annotators
+    args = (sim.model_a, sim.model_b, sim.annotator, w)
+    elo_r = _elo_shuffled(sim, w, elo_rounds, gen)
+    m_r = m_elo(sim.model_a, sim.model_b, w).ratings
+    try:
+        paper = stable_arena(*args, n_annotators=m, delta=0, epsilon=0.0)
+        dyn = stable_arena(*args, n_annotators=m, null_quantile=null_quantile)
+        excl = stable_arena(*args, n_annotators=m, action="exclude", null_quantile=null_quantile)
+    except (DegenerateDataError, ConvergenceError) as err:
+        # e.g. half the annotators flipped: eq. 7 cannot pick the direction
+        nan = float("nan")
+        return PerturbationTrial(
+            strategy=strategy,
+            ratio=ratio,
+            repeat=rep,
+            n_perturbed=int(np.sum(truth)),
+            consistency_elo=ranking_consistency(base_elo, elo_r),
+            consistency_m_elo=ranking_consistency(base_m, m_r),
+            consistency_am_elo=nan,
+            consistency_stable_arena=nan,
+            precision_eps0=nan,
+            recall_eps0=nan,
+            f1_eps0=nan,
+            f1_eps0005=nan,
+            precision_dynamic=nan,
+            recall_dynamic=nan,
+            f1_dynamic=nan,
+            flagged_share_eps0=nan,
+            flagged_share_dynamic=nan,
+            note=f"{type(err).__name__}: {err}",
+        )
+    theta = np.nan_to_num(
+        paper.abilities, nan=np.inf
+    )  # pending (unbounded) annotators are never flags
+    f0 = theta <= 0.0
+    f5 = theta <= 0.005
+    fd = np.asarray(dyn.status) == "flagged"
+    p0, r0, f10 = detection_scores(truth, f0)
+    _, _, f15 = detection_scores(truth, f5)
+    pdn, rdn, f1d = detection_scores(truth, fd)
+    return PerturbationTrial(
+        strategy=strategy,
+        ratio=ratio,
+        repeat=rep,
+        n_perturbed=int(np.sum(truth)),
+        consistency_elo=ranking_consistency(base_elo, elo_r),
+        consistency_m_elo=ranking_consistency(base_m, m_r),
+        consistency_am_elo=ranking_consistency(base_am, paper.ratings),
+        consistency_stable_arena=ranking_consistency(base_am, excl.ratings),
+        precision_eps0=p0,
+        recall_eps0=r0,
+        f1_eps0=f10,
+        f1_eps0005=f15,
+        precision_dynamic=pdn,
+        recall_dynamic=rdn,
+        f1_dynamic=f1d,
+        flagged_share_eps0=float(f0.mean()),
+        flagged_share_dynamic=float(fd.mean()),
+    )
