@@ -248,6 +248,11 @@ class Correlation:
     n: int
     """Questions compared."""
 
+    @property
+    def undefined(self) -> bool:
+        """True when the coefficient could not be computed; ``reason`` says why."""
+        return self.value is None
+
 
 @dataclass(frozen=True)
 class HumanScaleResult:
@@ -484,13 +489,14 @@ def _consensus_batch(
     cons = np.where(decisive, majority, 0)
     weights = np.zeros_like(wa)
     resolved = np.zeros_like(near)
-    if rule == "weighted" and near.any():
+    if rule == "weighted":
         dec_w = wp * decisive
         agree = (dec_w * (majority == FIRST_HARDER)) @ votes.first.T
         agree += (dec_w * (majority == SECOND_HARDER)) @ votes.second.T
         judged = dec_w @ (votes.first + votes.second).T
         p = (agree + 1.0) / (judged + 2.0)
         weights = np.maximum(0.0, np.log(p) - np.log1p(-p))
+    if rule == "weighted" and near.any():
         score = (wa * weights) @ (votes.first - votes.second)
         resolved = near & (np.abs(score) > _SCORE_EPS)
         cons = np.where(resolved, np.where(score > 0, FIRST_HARDER, SECOND_HARDER), cons)
