@@ -6,6 +6,27 @@ the terminal, and never imports :mod:`annotate`.
 
 from __future__ import annotations
 
+from ranking.agreement import (
+    AgreementResult,
+    PairwiseKappaResult,
+    RaterConsensusResult,
+    cohen_kappa,
+    cohen_kappa_table,
+    fleiss_kappa,
+    krippendorff_alpha,
+    leave_one_out_agreement,
+    pairwise_cohen_matrix,
+    rating_counts,
+)
+from ranking.alignment import (
+    AlignmentReport,
+    ConsensusResult,
+    HumanScaleResult,
+    alignment_report,
+    human_difficulty_scale,
+    predict_harder,
+    vote_consensus,
+)
 from ranking.errors import (
     ConvergenceError,
     DegenerateDataError,
@@ -16,6 +37,23 @@ from ranking.errors import (
 )
 
 __all__ = [
+    "AgreementResult",
+    "AlignmentReport",
+    "ConsensusResult",
+    "HumanScaleResult",
+    "PairwiseKappaResult",
+    "RaterConsensusResult",
+    "alignment_report",
+    "cohen_kappa",
+    "cohen_kappa_table",
+    "fleiss_kappa",
+    "human_difficulty_scale",
+    "krippendorff_alpha",
+    "leave_one_out_agreement",
+    "pairwise_cohen_matrix",
+    "predict_harder",
+    "rating_counts",
+    "vote_consensus",
     "ConvergenceError",
     "DegenerateDataError",
     "InvalidParameterError",
