@@ -7,6 +7,7 @@ in ONE transaction: either every file loads whole or the database is unchanged.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -14,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, text
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from annotate.errors import AnnotateError, InputFileError
@@ -244,7 +244,7 @@ class _VoteWriter:
                 self.superseded[sup] = u
             self.chains.setdefault((a, i), u)
         self.annotators: dict[str, int] = {}
-        self.batch: list[dict[str, Any]] = []
+        self.batch: list[tuple[Any, ...]] = []
 
     def annotator(self, name: str) -> int:
         if name not in self.annotators:
@@ -296,22 +296,20 @@ class _VoteWriter:
         self.chains.setdefault((aid, item_id), vote_uuid)
         if supersedes is not None:
             self.superseded[supersedes] = vote_uuid
+        created = (created_at or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
         self.batch.append(
-            {
-                "uuid": vote_uuid,
-                "study_id": self.study_id,
-                "annotator_id": aid,
-                "item_id": item_id,
-                "choice": choice,
-                "swapped": swapped,
-                "response_ms": response_ms,
-                "fast": fast,
-                "created_at": (created_at or datetime.now(UTC))
-                .astimezone(UTC)
-                .replace(tzinfo=None)
-                .isoformat(sep=" "),
-                "supersedes": supersedes,
-            }
+            (
+                vote_uuid,
+                self.study_id,
+                aid,
+                item_id,
+                choice,
+                swapped,
+                response_ms,
+                fast,
+                created.isoformat(sep=" "),
+                supersedes,
+            )
         )
         return True
 
@@ -319,18 +317,10 @@ class _VoteWriter:
         if not self.batch:
             return
         try:
-            self.s.execute(
-                text(
-                    """INSERT INTO vote (uuid, study_id, annotator_id, item_id, choice, swapped,
-                       response_ms, fast, created_at, supersedes)
-                       VALUES (:uuid, :study_id, :annotator_id, :item_id, :choice, :swapped,
-                       :response_ms, :fast, :created_at, :supersedes)"""
-                ),
-                self.batch,
-            )
-        except IntegrityError as err:
+            repo.bulk_insert_votes(self.s, self.batch)
+        except sqlite3.IntegrityError as err:
             raise AnnotateError(
-                f"the votes conflict with the database: {err.orig}", title="Cannot import"
+                f"the votes conflict with the database: {err}", title="Cannot import"
             ) from err
         self.batch.clear()
 

@@ -11,7 +11,7 @@ twice adds nothing: votes are identified by their uuid.
 from __future__ import annotations
 
 import json
-import uuid as uuidlib
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -103,6 +103,14 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     raise InputFileError(path, f"unknown file type {suffix!r}", expected=".csv, .jsonl or .parquet")
 
 
+UUID_RE = re.compile(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+)
+VALID_CHOICES = frozenset((*DIFFICULTY_CHOICES, *ARENA_CHOICES, RETRACT))
+VALID_LEFT = frozenset(("first", "second", "model_a", "model_b"))
+KNOWN_FIELDS = frozenset(REQUIRED + OPTIONAL)
+
+
 def _opt_str(v: Any) -> str | None:
     if v is None:
         return None
@@ -118,8 +126,8 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
         for f in REQUIRED:
             if _opt_str(rec.get(f)) is None:
                 raise InputFileError(path, "missing", line=line, field=f, expected="a value")
-        extra = [k for k in rec if k not in REQUIRED and k not in OPTIONAL]
-        if extra:
+        if not KNOWN_FIELDS.issuperset(rec):
+            extra = [k for k in rec if k not in KNOWN_FIELDS]
             raise InputFileError(
                 path,
                 "unknown field",
@@ -128,12 +136,8 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
                 expected=f"only {', '.join(REQUIRED + OPTIONAL)}",
             )
         vid = str(rec["vote_id"]).strip()
-        try:
-            uuidlib.UUID(vid)
-        except ValueError as err:
-            raise InputFileError(
-                path, f"{vid!r}", line=line, field="vote_id", expected="a UUID"
-            ) from err
+        if not UUID_RE.match(vid):
+            raise InputFileError(path, f"{vid!r}", line=line, field="vote_id", expected="a UUID")
         if vid in seen:
             raise InputFileError(
                 path,
@@ -144,7 +148,7 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
             )
         seen[vid] = line
         choice = str(rec["choice"]).strip()
-        if choice not in (*DIFFICULTY_CHOICES, *ARENA_CHOICES, RETRACT):
+        if choice not in VALID_CHOICES:
             raise InputFileError(
                 path,
                 f"{choice!r}",
@@ -153,7 +157,7 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
                 expected="first, second, skip, model_a, model_b, tie, both_bad or retract",
             )
         left = _opt_str(rec.get("left"))
-        if left is not None and left not in ("first", "second", "model_a", "model_b"):
+        if left is not None and left not in VALID_LEFT:
             raise InputFileError(
                 path,
                 f"{left!r}",
@@ -199,13 +203,10 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
             if created.tzinfo is None:
                 created = created.replace(tzinfo=UTC)
         sup = _opt_str(rec.get("supersedes"))
-        if sup is not None:
-            try:
-                uuidlib.UUID(sup)
-            except ValueError as err:
-                raise InputFileError(
-                    path, f"{sup!r}", line=line, field="supersedes", expected="a vote UUID or empty"
-                ) from err
+        if sup is not None and not UUID_RE.match(sup):
+            raise InputFileError(
+                path, f"{sup!r}", line=line, field="supersedes", expected="a vote UUID or empty"
+            )
         out.append(
             VoteRecord(
                 vid,

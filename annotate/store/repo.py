@@ -626,3 +626,40 @@ def set_fingerprint(session: Session, study_id: int, fingerprint: str) -> None:
     st.fingerprint = fingerprint
     session.add(st)
     session.flush()
+
+
+VOTE_INSERT_COLUMNS = (
+    "uuid",
+    "study_id",
+    "annotator_id",
+    "item_id",
+    "choice",
+    "swapped",
+    "response_ms",
+    "fast",
+    "created_at",
+    "supersedes",
+)
+
+
+def bulk_insert_votes(session: Session, rows: Sequence[tuple[Any, ...]]) -> int:
+    """Insert many vote rows (tuples in ``VOTE_INSERT_COLUMNS`` order) in the open transaction.
+
+    ``created_at`` is an ISO ``YYYY-MM-DD HH:MM:SS[.ffffff]`` UTC string. Uses the
+    DB-API ``executemany`` directly: the constraints still apply, and an
+    IntegrityError rolls back the caller's whole transaction.
+    """
+    if not rows:
+        return 0
+    conn = session.connection().connection.dbapi_connection
+    assert conn is not None
+    cur = conn.cursor()
+    try:
+        cur.executemany(
+            f"INSERT INTO vote ({', '.join(VOTE_INSERT_COLUMNS)}) VALUES "
+            f"({', '.join('?' for _ in VOTE_INSERT_COLUMNS)})",
+            rows,
+        )
+    finally:
+        cur.close()
+    return len(rows)
