@@ -173,7 +173,7 @@ def test_elo_matches_evalica_golden(shared_data):
     np.testing.assert_allclose(res.ratings, [gold[n] for n in d["names"]], rtol=0, atol=1e-8)
 
 
-# --------------------------------------------------------------------------- libraries on random data
+# ------------------------------------------------------------------ libraries on random data
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -360,7 +360,8 @@ def test_m_elo_and_am_elo_invariant_to_order(data, perm_seed):
 @settings(max_examples=25, deadline=None)
 @given(data=battle_sets, perm_seed=st.integers(0, 10_000))
 def test_relabelling_and_side_swap_invariance(data, perm_seed):
-    """Property: relabelling items permutes the ratings; swapping sides with 1 - W changes nothing."""
+    """Property: relabelling items permutes the ratings; swapping sides with 1 - W changes
+    nothing."""
     a, b, k, w = data
     rng = np.random.default_rng(perm_seed)
     relabel = rng.permutation(5)
@@ -408,13 +409,14 @@ bad_inputs = st.sampled_from(
 def test_malformed_input_raises(case, method):
     """Property: malformed battles raise the named error of ranking/errors.py, for every method."""
     _, (a, b, w), err = case
+    k = np.zeros(np.asarray(a).shape, dtype=int).tolist()
+    calls = {
+        "elo": lambda: elo(a, b, w),
+        "m_elo": lambda: m_elo(a, b, w),
+        "am_elo": lambda: am_elo(a, b, k, w),
+    }
     with pytest.raises(err):
-        if method == "elo":
-            elo(a, b, w)
-        elif method == "m_elo":
-            m_elo(a, b, w)
-        else:
-            am_elo(a, b, np.zeros(np.asarray(a).shape, dtype=int).tolist(), w)
+        calls[method]()
 
 
 # --------------------------------------------------------------------------- degenerate data
@@ -515,7 +517,8 @@ def test_elo_depends_on_order_but_bootstrap_is_reproducible():
     b2 = elo_bootstrap(a, b, w, n_rounds=50, rng=1)
     np.testing.assert_array_equal(b1.ratings, b2.ratings)
     assert b1.samples.shape == (50, 5)
-    assert np.all(b1.lower <= b1.ratings) and np.all(b1.ratings <= b1.upper)
+    assert np.all(b1.lower <= b1.ratings)
+    assert np.all(b1.ratings <= b1.upper)
     # each round is an Elo run: round 0 equals elo() on the same resample
     idx = np.random.default_rng(1).integers(0, a.size, size=(50, a.size))[0]
     np.testing.assert_allclose(b1.samples[0], elo(a[idx], b[idx], w[idx]).ratings, atol=1e-9)
@@ -532,7 +535,8 @@ def test_ranks_respect_intervals():
 def test_m_elo_intervals_cover_and_rank():
     a, b, _, w = random_battles(np.random.default_rng(11), 6, 3000)
     res = m_elo(a, b, w)
-    assert np.all(res.lower < res.ratings) and np.all(res.ratings < res.upper)
+    assert np.all(res.lower < res.ratings)
+    assert np.all(res.ratings < res.upper)
     assert res.ranks.min() == 1
     assert np.all(np.diff(res.ranks[np.argsort(-res.ratings)]) >= 0)
 
@@ -554,7 +558,8 @@ def test_llmfao_pipeline_m_elo_and_am_elo(shared_data, capsys):
         print("\nLLMFAO am-ELO (workers with > 50 votes):")
         for rank, i in enumerate(np.argsort(-am.ratings)[:10], 1):
             print(
-                f"  {rank:2d}. {d['names'][i]:32s} {am.ratings[i]:7.1f} [{am.lower[i]:.1f}, {am.upper[i]:.1f}]"
+                f"  {rank:2d}. {d['names'][i]:32s} {am.ratings[i]:7.1f} "
+                f"[{am.lower[i]:.1f}, {am.upper[i]:.1f}]"
             )
         neg = workers[am.abilities < 0]
         print("  workers with theta < 0:", [d["workers"][j] for j in neg])
