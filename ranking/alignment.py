@@ -288,6 +288,8 @@ class HumanScaleResult:
     harder than the remaining questions."""
     n_votes: int
     """Non-skipped votes fitted (after excluding extremes)."""
+    n_virtual_ties: int
+    """Virtual tie votes added as a prior (``virtual_ties`` per fitted annotator)."""
     iterations: int
     """Iterations of the am-ELO fit."""
     confidence: float
@@ -976,6 +978,7 @@ def human_difficulty_scale(
     n_questions: int | None = None,
     n_annotators: int | None = None,
     extremes: Literal["exclude", "raise"] = "exclude",
+    virtual_ties: int = 1,
     confidence: float = 0.95,
 ) -> HumanScaleResult:
     """Human difficulty of each question, fitted from "which is harder" votes.
@@ -1008,6 +1011,15 @@ def human_difficulty_scale(
         in ``always_harder``/``always_easier`` and masks them, much as EIP
         gives universally failed or solved questions a conceptual extreme
         difficulty; ``"raise"`` leaves them in so that am-ELO raises.
+    virtual_ties : int, default 1
+        A prior in the form of virtual draws (as in Coulom's BayesElo and
+        Whole-History Rating): each annotator gets this many extra tie votes,
+        on the pairs they judged at positions ``(k + j) mod n_k`` of their
+        own judged pairs in pair order (annotator ``k``, ``j = 0, 1, ...``,
+        ``n_k`` judged pairs). Without it, an annotator who agrees with the
+        fitted ranking on every vote has an infinite maximum-likelihood
+        discrimination and am-ELO raises; one tie keeps it finite while
+        moving the difficulties very little. 0 fits the votes alone.
     confidence : float, default 0.95
         Coverage of the Wald intervals of the fit.
 
@@ -1038,6 +1050,9 @@ def human_difficulty_scale(
     designs: I. The method of paired comparisons. Biometrika 39, 324-345.
     Liu, Z. et al. (2025). am-ELO: A Stable Framework for Arena-based LLM
     Evaluation. ICML 2025.
+    Coulom, R. (2008). Whole-history rating: a Bayesian rating system for
+    players of time-varying strength. Computers and Games, LNCS 5131,
+    113-124 (virtual draws as a prior).
 
     Examples
     --------
@@ -1072,6 +1087,8 @@ def human_difficulty_scale(
     names = _names(estimator_names, d.shape[0]) if difficulty is not None else ()
     if extremes not in ("exclude", "raise"):
         raise InvalidParameterError(f"extremes must be 'exclude' or 'raise', got {extremes!r}")
+    if int(virtual_ties) != virtual_ties or virtual_ties < 0:
+        raise InvalidParameterError(f"virtual_ties must be an integer >= 0, got {virtual_ties!r}")
     keep = votes.vote != SKIP
     if not keep.any():
         raise DegenerateDataError(
@@ -1099,11 +1116,16 @@ def human_difficulty_scale(
     a_index = np.full(votes.n_annotators, -1, dtype=np.int64)
     a_index[used_a] = np.arange(used_a.size)
     outcome = (v == FIRST_HARDER).astype(np.float64)
+    fa, fb, fk = q_index[qa], q_index[qb], a_index[a]
+    if virtual_ties:
+        rows = _virtual_ties(p, a, int(virtual_ties))
+        fa, fb, fk = np.r_[fa, fa[rows]], np.r_[fb, fb[rows]], np.r_[fk, fk[rows]]
+        outcome = np.r_[outcome, np.full(rows.size, 0.5)]
     try:
         fit = am_elo(
-            q_index[qa],
-            q_index[qb],
-            a_index[a],
+            fa,
+            fb,
+            fk,
             outcome,
             n_models=int(used_q.size),
             n_annotators=int(used_a.size),
@@ -1154,9 +1176,25 @@ def human_difficulty_scale(
         always_harder=always_harder,
         always_easier=always_easier,
         n_votes=int(p.size),
+        n_virtual_ties=int(virtual_ties) * int(used_a.size),
         iterations=int(fit.iterations),
         confidence=float(confidence),
     )
+
+
+def _virtual_ties(pair: IntArray, annotator: IntArray, n_ties: int) -> IntArray:
+    """Rows for the virtual ties: annotator k ties on its judged pairs (k + j) mod n_k.
+
+    ``pair`` and ``annotator`` are the original indices of the fitted votes;
+    the judged pairs of each annotator are taken in pair order.
+    """
+    order = np.lexsort((pair, annotator))
+    ks = annotator[order]
+    first = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+    counts = np.diff(np.r_[first, ks.size])
+    annot = ks[first]
+    rows = [order[first + (annot + j) % counts] for j in range(n_ties)]
+    return np.concatenate(rows).astype(np.int64)
 
 
 def _drop_extremes(
@@ -1166,37 +1204,48 @@ def _drop_extremes(
     always_harder: BoolArray,
     always_easier: BoolArray,
 ) -> BoolArray:
-    """Repeatedly drop source and sink components of the "voted harder" graph.
+    """Peel source and sink components off the "voted harder" graph.
 
-    Marks the dropped questions in ``always_harder``/``always_easier`` (in
-    place) and returns the mask of votes kept. Stops when the graph is one
-    strongly connected component, or is not weakly connected (then am-ELO
-    reports the disconnection).
+    The graph has an edge from the question voted harder to the other one.
+    While it has more than one strongly connected component, every source
+    component (never voted easier than a remaining question outside it) and
+    every sink component (never voted harder) other than the largest
+    component is dropped and marked in ``always_harder``/``always_easier``
+    (in place); a component that is both (cut off by earlier drops) is
+    dropped unmarked. Returns the mask of votes kept. A graph that is not
+    weakly connected to begin with is left alone for am-ELO to report.
     """
     kept = np.ones(harder.size, dtype=bool)
+    first = True
     while kept.any():
         h, e = harder[kept], easier[kept]
         graph = sparse.coo_matrix((np.ones(h.size), (h, e)), shape=(n_q, n_q)).tocsr()
         present = np.zeros(n_q, dtype=bool)
         present[h] = True
         present[e] = True
-        _, weak = csgraph.connected_components(graph, directed=True, connection="weak")
-        if np.unique(weak[present]).size > 1:
-            break
+        if first:
+            _, weak = csgraph.connected_components(graph, directed=True, connection="weak")
+            if np.unique(weak[present]).size > 1:
+                break
+            first = False
         n_strong, comp = csgraph.connected_components(graph, directed=True, connection="strong")
-        comps_present = np.unique(comp[present])
-        if comps_present.size <= 1:
+        sizes = np.bincount(comp[present], minlength=n_strong)
+        if (sizes > 0).sum() <= 1:
             break
+        largest = int(np.argmax(sizes))
         cross = comp[h] != comp[e]
         has_in = np.zeros(n_strong, dtype=bool)
         has_out = np.zeros(n_strong, dtype=bool)
         has_in[comp[e][cross]] = True
         has_out[comp[h][cross]] = True
-        source = present & ~has_in[comp]
-        sink = present & ~has_out[comp]
-        always_harder |= source
+        other = present & (comp != largest)
+        source = other & ~has_in[comp]
+        sink = other & ~has_out[comp]
+        always_harder |= source & ~sink
         always_easier |= sink & ~source
         drop = source | sink
+        if not drop.any():  # cannot happen in a DAG of components; guard anyway
+            break
         kept &= ~(drop[harder] | drop[easier])
     return kept
 

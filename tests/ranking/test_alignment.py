@@ -583,7 +583,7 @@ class TestHumanScale:
     def test_equals_am_elo_on_the_same_votes(self) -> None:
         """Reference: ranking.pairwise.am_elo called directly (first harder = first wins)."""
         _, pairs, p, a, v, _ = _synthetic(0)
-        res = human_difficulty_scale(pairs, p, a, v, extremes="raise")
+        res = human_difficulty_scale(pairs, p, a, v, extremes="raise", virtual_ties=0)
         keep = v != SKIP
         fit = am_elo(
             pairs[p[keep], 0], pairs[p[keep], 1], a[keep], (v[keep] == FIRST_HARDER).astype(float),
@@ -593,6 +593,41 @@ class TestHumanScale:
         np.testing.assert_allclose(np.ma.getdata(res.reliability), fit.discriminations, atol=1e-9)
         np.testing.assert_allclose(np.ma.getdata(res.lower), fit.lower, atol=1e-9)
         assert not np.ma.getmaskarray(res.difficulty).any()
+
+    def test_virtual_ties_equal_am_elo_with_tie_rows(self) -> None:
+        """Reference: am_elo on the votes plus, per annotator k, one tie (outcome 0.5) on
+        its judged pair number k mod n_k (pairs in index order), built here by hand."""
+        _, pairs, p, a, v, _ = _synthetic(4)
+        keep = v != SKIP
+        p, a, v = p[keep], a[keep], v[keep]
+        res = human_difficulty_scale(pairs, p, a, v, extremes="raise", virtual_ties=1)
+        tie_rows = []
+        for k in np.unique(a):
+            mine = np.flatnonzero(a == k)
+            mine = mine[np.argsort(p[mine])]
+            tie_rows.append(mine[k % mine.size])
+        tie_rows = np.array(tie_rows)
+        qa = np.r_[pairs[p, 0], pairs[p[tie_rows], 0]]
+        qb = np.r_[pairs[p, 1], pairs[p[tie_rows], 1]]
+        kk = np.r_[a, a[tie_rows]]
+        w = np.r_[(v == FIRST_HARDER).astype(float), np.full(tie_rows.size, 0.5)]
+        fit = am_elo(qa, qb, kk, w, initial=0.0)
+        np.testing.assert_allclose(np.ma.getdata(res.difficulty), fit.ratings, atol=1e-9)
+        assert res.n_virtual_ties == np.unique(a).size
+
+    def test_virtual_tie_keeps_a_perfect_annotator_finite(self) -> None:
+        """Closed form: an annotator who agrees with the ranking on every vote has an
+        infinite MLE discrimination (am_elo raises); one virtual tie makes it finite."""
+        true, pairs, p, a, v, _ = _synthetic(0)
+        gap = np.abs(true[pairs[:, 0]] - true[pairs[:, 1]])
+        easy = np.argsort(-gap)[:4]  # the four clearest pairs
+        new_v = np.where(true[pairs[easy, 0]] > true[pairs[easy, 1]], FIRST_HARDER, SECOND_HARDER)
+        p2, a2, v2 = np.r_[p, easy], np.r_[a, [12] * 4], np.r_[v, new_v]
+        with pytest.raises(DegenerateDataError, match="every vote"):
+            human_difficulty_scale(pairs, p2, a2, v2, virtual_ties=0)
+        res = human_difficulty_scale(pairs, p2, a2, v2, virtual_ties=1)
+        assert np.isfinite(np.ma.getdata(res.reliability)).all()
+        assert res.reliability[12] > 0
 
     def test_recovers_difficulty_and_reliability(self) -> None:
         """Recovery: data generated from the model; the fit tracks the truth."""
@@ -629,8 +664,29 @@ class TestHumanScale:
         assert res.always_harder[30]
         assert np.ma.getmaskarray(res.difficulty)[30]
         assert not np.isnan(np.ma.getdata(res.difficulty)).any()
+        flagged = res.always_harder | res.always_easier
+        np.testing.assert_array_equal(np.ma.getmaskarray(res.difficulty), flagged)
         with pytest.raises(DegenerateDataError, match="not identified"):
-            human_difficulty_scale(pairs, p, a, v, n_questions=31, extremes="raise")
+            human_difficulty_scale(pairs, p, a, v, n_questions=31, extremes="raise", virtual_ties=0)
+
+    def test_chain_of_extremes_is_peeled_and_the_main_component_kept(self) -> None:
+        """Closed form: 32 > 31 > (questions 0-29) > 33, each link always voted the same way.
+
+        32 is a source first; once it is gone 31 is one; 33 is a sink. The largest
+        strongly connected component (questions 0-29) is never dropped.
+        """
+        _, pairs, p, a, v, _ = _synthetic(2)
+        base = len(pairs)
+        pairs = np.vstack([pairs, [[32, 31], [31, 5], [33, 7]]])
+        p = np.r_[p, [base] * 2, [base + 1] * 2, [base + 2] * 2]
+        a = np.r_[a, [0, 1] * 3]
+        v = np.r_[v, [FIRST_HARDER] * 4, [SECOND_HARDER] * 2]
+        res = human_difficulty_scale(pairs, p, a, v, n_questions=34)
+        assert res.always_harder[[31, 32]].all()
+        assert res.always_easier[33]
+        assert not (res.always_harder & res.always_easier).any()
+        # the synthetic data's own extremes aside, the 30-question core stays fitted
+        assert (~np.ma.getmaskarray(res.difficulty)[:30]).sum() >= 27
 
     def test_disjoint_pairs_are_not_identified(self) -> None:
         """Closed form: pairs that share no question give a disconnected comparison graph."""
