@@ -1,0 +1,203 @@
+"""Tests for ranking.arena: the Stable Arena loop (Algorithm 3) and its thresholds.
+
+Expected values come from the rules themselves recomputed independently
+(scipy fits in the tests), Monte Carlo null annotators, exact equivalences
+(an all-tie annotator has ability 0, so leaving it out changes nothing), and
+the LLMFAO crowd votes (../shared/data/llmfao_pairwise_crowd).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+from scipy.special import expit, log_expit
+
+from ranking.arena import (
+    ANNOTATOR_STATUSES,
+    dynamic_delta,
+    null_ability_threshold,
+    stable_arena,
+)
+from ranking.errors import DegenerateDataError, InvalidParameterError
+from ranking.pairwise import am_elo, m_elo
+from ranking.simulation import perturb_outcomes, simulate_arena
+from tests.ranking.test_pairwise import llmfao
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate_arena(n_models=10, n_annotators=16, records_per_annotator=100, rng=7)
+
+
+def test_statuses_and_reasons(sim):
+    """Two flipped annotators are flagged, one with 5 votes is pending, one without votes is
+    pending, the rest are reliable."""
+    keep = ~((sim.annotator == 3) & (np.cumsum(sim.annotator == 3) > 5))
+    a, b, k = sim.model_a[keep], sim.model_b[keep], sim.annotator[keep]
+    w = perturb_outcomes(sim.outcome[keep], k, [0, 1], strategy="flip")
+    res = stable_arena(a, b, k, w, n_annotators=17)
+    assert set(res.status) <= set(ANNOTATOR_STATUSES)
+    assert res.status[0] == res.status[1] == "flagged"
+    assert res.status[3] == "pending"
+    assert res.reasons[3].startswith(f"5 vote(s) <= delta = {res.delta}")
+    assert res.status[16] == "pending"
+    assert res.reasons[16] == "no votes yet"
+    assert all(s == "reliable" for s in res.status[4:16])
+    assert np.isnan(res.abilities[3])
+    assert np.isnan(res.abilities[16])
+    assert np.all(res.abilities[:2] < 0)
+    assert "warned, kept in the ratings" in res.reasons[0]
+    assert res.iterations == 1
+    assert res.annotators_with("flagged").tolist() == [0, 1]
+    assert len(res.reasons) == len(res.status) == 17
+
+
+def test_fixed_delta_and_epsilon_are_the_papers(sim):
+    """delta and epsilon as fixed numbers: pending iff n <= delta, flagged iff theta <= epsilon."""
+    res = stable_arena(sim.model_a, sim.model_b, sim.annotator, sim.outcome, delta=95, epsilon=0.05)
+    counts = np.bincount(sim.annotator)
+    st = np.asarray(res.status)
+    np.testing.assert_array_equal(st == "pending", counts <= 95)
+    fitted = counts > 95
+    np.testing.assert_array_equal(st[fitted] == "flagged", res.abilities[fitted] <= 0.05)
+    assert res.delta_rule == "fixed"
+    assert res.epsilon_rule == "fixed"
+    np.testing.assert_allclose(res.epsilon[fitted], 0.05)
+
+
+def test_all_tie_annotator_is_flagged_and_changes_nothing(sim):
+    """Expected: an all-tie annotator has ability exactly 0, so the ratings equal am-ELO
+    without it."""
+    w = perturb_outcomes(sim.outcome, sim.annotator, [2], strategy="equal")
+    res = stable_arena(sim.model_a, sim.model_b, sim.annotator, w, delta=10, epsilon=0.0)
+    assert res.status[2] == "flagged"
+    assert res.abilities[2] == 0.0
+    assert "all" in res.reasons[2]
+    assert "ties" in res.reasons[2]
+    keep = sim.annotator != 2
+    k = np.searchsorted(np.flatnonzero(np.bincount(sim.annotator[keep])), sim.annotator[keep])
+    ref = am_elo(sim.model_a[keep], sim.model_b[keep], k, w[keep])
+    np.testing.assert_allclose(res.ratings, ref.ratings, atol=1e-8)
+
+
+def test_exclude_refits_without_flagged(sim):
+    """action="exclude": the final ratings are am-ELO on the annotators left in the ratings."""
+    w = perturb_outcomes(sim.outcome, sim.annotator, [0, 5, 9], strategy="flip")
+    res = stable_arena(sim.model_a, sim.model_b, sim.annotator, w, action="exclude")
+    assert res.iterations >= 2
+    assert {0, 5, 9} <= set(res.annotators_with("flagged").tolist())
+    for j in res.annotators_with("flagged"):
+        assert res.reasons[j].endswith("excluded from the ratings")
+        assert not res.in_ratings[j]
+    used = res.in_ratings[sim.annotator]
+    ids = np.flatnonzero(res.in_ratings)
+    ref = am_elo(
+        sim.model_a[used], sim.model_b[used], np.searchsorted(ids, sim.annotator[used]), w[used]
+    )
+    np.testing.assert_allclose(res.ratings, ref.ratings, atol=1e-8)
+    warn = stable_arena(sim.model_a, sim.model_b, sim.annotator, w, action="warn")
+    assert not np.allclose(warn.ratings, res.ratings)
+
+
+def test_dynamic_delta_rule_recomputed_independently(sim):
+    """Expected: delta = ceil(1 / (se_bound^2 * mean(eta^2 p (1 - p)))) with eta = g x, x the
+    m-ELO logit difference and g the median |a_k| of per-annotator 1-D MLEs (here by
+    scipy.optimize.minimize_scalar)."""
+    a, b, k, w = sim.model_a, sim.model_b, sim.annotator, sim.outcome
+    s = m_elo(a, b, w).log_strengths
+    x = s[a] - s[b]
+    g = []
+    for j in range(sim.n_annotators):
+        xs, ws = x[k == j], w[k == j]
+
+        def nll(t, xs=xs, ws=ws):
+            return -np.sum(ws * log_expit(t * xs) + (1 - ws) * log_expit(-t * xs))
+
+        g.append(
+            abs(
+                minimize_scalar(nll, bounds=(-50, 50), method="bounded", options={"xatol": 1e-10}).x
+            )
+        )
+    eta = np.median(g) * x
+    p = expit(eta)
+    expected = math.ceil(1 / (0.5**2 * np.mean(eta**2 * p * (1 - p))))
+    assert dynamic_delta(a, b, w, annotator=k) == expected
+    assert stable_arena(a, b, k, w).delta == expected
+
+
+def test_null_threshold_matches_monte_carlo_null(sim):
+    """Expected: the 95% quantile of the 1-D MLE ability of permuted (random) votes, by Monte
+    Carlo with 2,000 permutations, within 15% of the asymptotic threshold."""
+    s = m_elo(sim.model_a, sim.model_b, sim.outcome).log_strengths
+    sel = sim.annotator == 4
+    x = (s[sim.model_a] - s[sim.model_b])[sel]
+    w = sim.outcome[sel]
+    thr = null_ability_threshold(x, w, np.zeros(x.size, dtype=int), n_annotators=1)[0]
+    rng = np.random.default_rng(0)
+    draws = []
+    for _ in range(2000):
+        wp = rng.permutation(w)
+        t = 0.0
+        for _ in range(25):  # Newton for the 1-D logistic MLE
+            p = expit(t * x)
+            t += np.sum(x * (wp - p)) / np.sum(x * x * p * (1 - p))
+        draws.append(t)
+    assert np.quantile(draws, 0.95) == pytest.approx(thr, rel=0.15)
+
+
+def test_unbounded_annotator_stays_pending():
+    """An annotator whose decisive votes all agree with the ranking (no tie) has no finite
+    MLE; the loop keeps it pending instead of failing."""
+    sim = simulate_arena(n_models=6, n_annotators=8, records_per_annotator=80, rng=3)
+    s = m_elo(sim.model_a, sim.model_b, sim.outcome).ratings
+    a = np.concatenate([sim.model_a, [0, 1, 2, 3, 4, 0, 1, 2]])
+    b = np.concatenate([sim.model_b, [1, 2, 3, 4, 5, 2, 3, 4]])
+    w = np.concatenate(
+        [sim.outcome, (s[[0, 1, 2, 3, 4, 0, 1, 2]] > s[[1, 2, 3, 4, 5, 2, 3, 4]]).astype(float)]
+    )
+    k = np.concatenate([sim.annotator, np.full(8, 8)])
+    res = stable_arena(a, b, k, w, delta=5, epsilon=0.0)
+    assert res.status[8] == "pending"
+    assert "ability not yet bounded" in res.reasons[8]
+
+
+def test_options_validated(sim):
+    args = (sim.model_a, sim.model_b, sim.annotator, sim.outcome)
+    with pytest.raises(InvalidParameterError, match="action"):
+        stable_arena(*args, action="drop")
+    with pytest.raises(InvalidParameterError, match="delta"):
+        stable_arena(*args, delta=-1)
+    with pytest.raises(InvalidParameterError, match="null_quantile"):
+        stable_arena(*args, null_quantile=1.0)
+    with pytest.raises(DegenerateDataError, match="no annotator can be fitted"):
+        stable_arena(*args, delta=10_000)
+
+
+@pytest.mark.shared_data
+def test_llmfao_stable_arena(shared_data, capsys):
+    """The whole pipeline on the LLMFAO crowd votes: 124 workers as annotators, winner
+    left/right/tie as 1/0/0.5. Prints the flagged workers and the ranking. Expected: every
+    worker gets a status, pending workers have at most delta votes, GPT 4 ranks first
+    (SOURCE.md: top of the BT ranking)."""
+    d = llmfao(shared_data)
+    res = stable_arena(d["a"], d["b"], d["k"], d["w"], action="exclude")
+    st = np.asarray(res.status)
+    counts = np.bincount(d["k"], minlength=124)
+    assert st.size == 124
+    assert np.all(counts[st == "pending"] <= res.delta)
+    with capsys.disabled():
+        print(
+            f"\nLLMFAO Stable Arena (delta = {res.delta}, dynamic epsilon, exclude): "
+            f"{(st == 'reliable').sum()} reliable, {(st == 'flagged').sum()} flagged, "
+            f"{(st == 'pending').sum()} pending, {res.iterations} fits"
+        )
+        for j in res.annotators_with("flagged"):
+            print(f"  flagged worker {d['workers'][j]}: {res.reasons[j]}")
+        order = np.argsort(-res.ratings)
+        for i in order[:10]:
+            print(f"  rank {res.ranks[i]:2d}  {d['names'][i]:32s} {res.ratings[i]:7.1f}")
+    assert d["names"][int(order[0])] == "GPT 4"
+    assert (st == "flagged").sum() >= 1
