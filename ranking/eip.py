@@ -230,6 +230,7 @@ class _Blocked:
         self.is_float = bool(np.issubdtype(arr.dtype, np.floating))
         self.has_missing = self.is_float  # refined by sums()
         self._buf: FloatArray | None = None
+        self._failure_totals = np.zeros(self.n_cols)
 
     def __iter__(self) -> Iterator[tuple[int, int, FloatArray, FloatArray | None]]:
         for start, stop in _iter_bounds(self.n_rows, self.n_cols):
@@ -258,6 +259,7 @@ class _Blocked:
         n_missing = 0
         has_fraction = False
         ones = np.ones(n_m)
+        F = np.zeros(n_m)
         for start, stop, x, o in self:
             if self.is_float:
                 _check_float_values(x, start)
@@ -272,17 +274,19 @@ class _Blocked:
                 obs_b = o @ ones
                 col_obs += o.sum(axis=0)
                 n_missing += round(obs_b.size * n_m - float(obs_b.sum()))
+            f_b = obs_b - s_b
             succ[start:stop] = s_b
-            fail[start:stop] = obs_b - s_b
+            fail[start:stop] = f_b
+            # F(m) over retained rows, in the same pass (keep depends on the row only)
+            kf = ((s_b > 0) & (f_b > 0)).astype(np.float64)
+            F += (float(kf.sum()) if o is None else kf @ o) - kf @ x
         self.has_missing = n_missing > 0
+        self._failure_totals = F
         return _Sums(succ, fail, col_obs, n_missing, has_fraction)
 
     def failure_totals(self, keep: BoolArray) -> FloatArray:
-        F = np.zeros(self.n_cols)
-        for start, stop, x, o in self:
-            kf = keep[start:stop].astype(np.float64)
-            F += (float(kf.sum()) if o is None else kf @ o) - kf @ x
-        return F
+        """F(m) over the retained questions, accumulated by :meth:`sums`."""
+        return self._failure_totals
 
     def propagate(
         self,
@@ -408,8 +412,8 @@ def eip(
         ``||pi_Q^(t) - pi_Q^(t-1)||_1 + ||pi_M^(t) - pi_M^(t-1)||_1`` is below
         ``tol`` (App. C). 1e-10 is about where the paper's Table 8 reports
         convergence at alpha = 0.85 (about 9 iterations). The change shrinks
-        at least by ``alpha**2`` per iteration, so at most
-        ``log(tol / 4) / log(alpha**2)`` iterations are needed when alpha < 1.
+        at least by ``alpha**2`` per iteration from the second on, so at most
+        ``2 + log(tol / 4) / log(alpha**2)`` iterations are needed when alpha < 1.
     max_iter : int, default=1000
         Maximum number of iterations before :class:`ConvergenceError`.
     continuous : bool or None, default=None
@@ -534,9 +538,9 @@ def eip(
     difficulty[solved_by_none] = 1.0
     difficulty[solved_by_all] = 0.0
     d100 = np.zeros(n_q)
-    d100[keep] = 100.0 * pi_q[keep] / pi_q[keep].max()
+    d100[keep] = 100.0 * (pi_q[keep] / pi_q[keep].max())
     d100[solved_by_none] = 100.0
-    c100 = 100.0 * pi_m / pi_m.max()
+    c100 = 100.0 * (pi_m / pi_m.max())
     return EIPResult(
         difficulty=difficulty,
         competency=pi_m,
