@@ -340,8 +340,12 @@ def test_case_study_table6_order() -> None:
     A, case = case_study_matrix()
     res = eip(A, alpha=case["alpha"])
     order = [case["models"][j] for j in np.argsort(-res.competency)]
-    print("case study competency_100:", dict(zip(case["models"], res.competency_100.round(2))))
-    print("paper Table 6 EIP score:  ", dict(zip(case["models"], case["paper_eip_score"])))
+    ours = dict(zip(case["models"], res.competency_100.round(2).tolist(), strict=True))
+    print("case study competency_100:", ours)
+    print(
+        "paper Table 6 EIP score:  ",
+        dict(zip(case["models"], case["paper_eip_score"], strict=True)),
+    )
     assert order == case["expected_order"]
     np.testing.assert_allclose(100 * accuracy(A), case["expected_accuracy_percent"])
     # accuracy alone cannot separate M1/M2 or M4/M5 (Table 6, "Accuracy" column)
@@ -354,7 +358,7 @@ def test_case_study_table6_order() -> None:
 
 
 def test_case_study_hard_questions_solved_by_none_are_hardest() -> None:
-    """Nested tiers: hard questions 5-8 are solved by no model, easy 0-45 by all (Table 6 counts)."""
+    """Nested tiers: hard 5-8 are solved by no model, easy 0-45 by all (Table 6 counts)."""
     A, _ = case_study_matrix()
     res = eip(A)
     assert res.solved_by_all.sum() == 46 + 10  # easy 0..45 and medium 0..9 solved by all five
