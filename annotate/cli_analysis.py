@@ -1,3 +1,187 @@
-"""Analysis commands (rank, rate, simulate, report, monitor) registered on the CLI."""
+"""Analysis commands registered on the command line: rank, rate."""
 
 from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from annotate.__main__ import EXTRA_PARSERS, _print_json, _table, command
+
+
+def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.ArgumentParser) -> None:
+    from annotate.services.arena_analysis import METHODS as RATE_METHODS
+    from annotate.services.estimators import METHODS as RANK_METHODS
+
+    r = sub.add_parser(
+        "rank",
+        parents=[common, jsonp],
+        help="rank models and questions from a response matrix",
+        description="Estimate question difficulty and model competency from a response matrix "
+        "CSV (long question_id,model,score or wide question_id,<model>,...).",
+    )
+    r.add_argument("method", choices=RANK_METHODS)
+    r.add_argument("matrix", metavar="MATRIX", help="response matrix CSV")
+    r.add_argument("--alpha", type=float, default=0.85, help="EIP damping (default 0.85)")
+    r.add_argument("--top", type=int, default=20, help="rows of each table to print")
+    r.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="also write <method>_models.csv and <method>_questions.csv here "
+        "(default with --out and no DIR: exports/)",
+        nargs="?",
+        const="exports",
+    )
+
+    t = sub.add_parser(
+        "rate",
+        parents=[common, jsonp],
+        help="rate models and annotators from battle votes",
+        description="Rate models (Elo, m-ELO, am-ELO) from a Chatbot Arena or LLMFAO vote file, "
+        "or from a study's votes with --study. am-ELO runs the Stable Arena loop: annotators "
+        "are pending, reliable or flagged.",
+    )
+    t.add_argument("file", metavar="FILE", nargs="?", help="battle file (omit with --study)")
+    t.add_argument("--study", metavar="NAME", default=None, help="rate a study in the database")
+    t.add_argument("--method", choices=RATE_METHODS, default="am-elo")
+    t.add_argument(
+        "--exclude-flagged",
+        action="store_true",
+        help="drop flagged annotators from the ratings (default: warn only)",
+    )
+    t.add_argument(
+        "--delta",
+        type=int,
+        default=None,
+        help="fixed pending threshold in records (default: dynamic)",
+    )
+    t.add_argument(
+        "--epsilon",
+        type=float,
+        default=None,
+        help="fixed ability threshold (default: dynamic; the paper uses 0)",
+    )
+    t.add_argument(
+        "--both-bad",
+        choices=["tie", "drop", "separate"],
+        default="tie",
+        help="how 'both bad' votes count (default: as ties, like LMArena)",
+    )
+
+
+EXTRA_PARSERS.append(_add_parsers)
+
+
+@command("rank")
+def cmd_rank(args: argparse.Namespace) -> int:
+    from annotate.services.estimators import estimate, read_matrix, write_ranking
+
+    r = estimate(read_matrix(Path(args.matrix)), args.method, alpha=args.alpha)
+    files = write_ranking(r, Path(args.out)) if args.out else []
+    if args.json:
+        doc = r.as_dict()
+        doc["files"] = [str(f) for f in files]
+        _print_json(doc)
+        return 0
+    print(
+        f"{r.method}: {len(r.models)} models, {len(r.questions)} questions"
+        + (f", {r.iterations} iterations" if r.iterations is not None else "")
+    )
+    for note in r.notes:
+        print(f"  {note}")
+    print()
+    print(
+        _table(
+            [(i + 1, m, f"{s:.6g}") for i, (m, s) in enumerate(r.models[: args.top])],
+            ["rank", "model", "score"],
+        )
+    )
+    print()
+    print(
+        _table(
+            [(i + 1, q, f"{d:.6g}") for i, (q, d) in enumerate(r.questions[: args.top])],
+            ["rank", "question (hardest first)", "difficulty"],
+        )
+    )
+    for f in files:
+        print(f"wrote {f}")
+    return 0
+
+
+@command("rate")
+def cmd_rate(args: argparse.Namespace) -> int:
+    from annotate.errors import AnnotateError
+    from annotate.services.arena_analysis import battles_from_file, rate, rate_study
+
+    kw: dict[str, Any] = {
+        "action": "exclude" if args.exclude_flagged else "warn",
+        "delta": args.delta,
+        "epsilon": args.epsilon,
+        "both_bad_as": args.both_bad,
+    }
+    if args.study:
+        from annotate.__main__ import _db
+        from annotate.services.db import open_store
+
+        rep = rate_study(open_store(_db(args)), args.study, args.method, **kw)
+    elif args.file:
+        rep = rate(battles_from_file(Path(args.file)), args.method, **kw)
+    else:
+        raise AnnotateError("give a battle FILE or --study NAME")
+    if args.json:
+        doc = rep.as_dict()
+        doc["models"] = [
+            {
+                "model": m.model,
+                "rating": m.rating,
+                "lower": m.lower,
+                "upper": m.upper,
+                "rank": m.rank,
+                "battles": m.battles,
+            }
+            for m in rep.models
+        ]
+        _print_json(doc)
+        return 0
+    print(
+        f"{rep.method}: {rep.n_battles} votes, {len(rep.models)} models, "
+        f"{len(rep.annotators)} annotators"
+    )
+    for note in rep.notes:
+        print(f"  {note}")
+    print()
+    print(
+        _table(
+            [
+                (m.rank, m.model, f"{m.rating:.1f}", f"[{m.lower:.1f}, {m.upper:.1f}]", m.battles)
+                for m in rep.models
+            ],
+            ["rank", "model", "rating", "95% interval", "battles"],
+        )
+    )
+    if rep.method == "am-elo":
+        flagged = [a for a in rep.annotators if a.status == "flagged"]
+        pending = sum(a.status == "pending" for a in rep.annotators)
+        print(
+            f"\nannotators: {len(rep.annotators) - len(flagged) - pending} reliable, "
+            f"{pending} pending, {len(flagged)} flagged"
+        )
+        if flagged:
+            print(
+                _table(
+                    [
+                        (
+                            a.annotator,
+                            a.votes,
+                            f"{a.ability:.4g}" if a.ability is not None else "-",
+                            a.reason,
+                        )
+                        for a in flagged
+                    ],
+                    ["flagged annotator", "votes", "ability", "reason"],
+                )
+            )
+    sys.stdout.flush()
+    return 0

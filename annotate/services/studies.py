@@ -211,9 +211,11 @@ def parse_settings(path: Path, kind: str, raw: Any) -> dict[str, Any]:
 def parse_response_matrix(path: Path) -> list[tuple[int, str, str, float]]:
     """Read a response matrix in long or wide CSV; return ``(line, question, model, score)``.
 
-    Long: columns exactly ``question_id,model,score``. Wide: first column
-    ``question_id``, one column per model. Empty cells (or ``NA``) are missing
-    and left out. Duplicate ``(question, model)`` entries are an error.
+    Long: columns exactly ``question_id,model,score``. Wide with one row per
+    question: first column ``question_id`` (or unnamed, as pandas writes an
+    index), one column per model. Wide with one row per model: first column
+    ``model``, one column per question. Empty cells (or ``NA``) are missing and
+    left out. Duplicate ``(question, model)`` entries are an error.
     """
     header, rows = read_csv(path)
     out: list[tuple[int, str, str, float]] = []
@@ -238,20 +240,32 @@ def parse_response_matrix(path: Path) -> list[tuple[int, str, str, float]]:
             q = _key(path, line, row["question_id"], "question_id")
             m = _key(path, line, row["model"], "model")
             add(line, q, m, parse_score(path, line, row["score"], "score"))
-    elif header[0] == "question_id" and len(header) >= 2:
+    elif header[0] in ("question_id", "") and len(header) >= 2:
+        # wide, one row per question ("" is the index column pandas writes)
+        first = header[0]
         models = header[1:]
         if any(not m for m in models):
             raise InputFileError(path, "a model column has no name", line=1, field="header")
         for line, row in rows:
-            q = _key(path, line, row["question_id"], "question_id")
+            q = _key(path, line, row[first], first or "question id (first column)")
             for m in models:
                 add(line, q, m, parse_score(path, line, row[m], m))
+    elif header[0] == "model" and len(header) >= 2:
+        # wide, one row per model (the layout of metabench / Open LLM Leaderboard exports)
+        questions = header[1:]
+        if any(not q for q in questions):
+            raise InputFileError(path, "a question column has no name", line=1, field="header")
+        for line, row in rows:
+            m = _key(path, line, row["model"], "model")
+            for q in questions:
+                add(line, q, m, parse_score(path, line, row[q], q))
     else:
         raise InputFileError(
             path,
             f"header {','.join(header)!r}",
             line=1,
-            expected="'question_id,model,score' (long) or 'question_id,<model>,...' (wide)",
+            expected="'question_id,model,score' (long), 'question_id,<model>,...' (one row per "
+            "question) or 'model,<question>,...' (one row per model)",
         )
     return out
 

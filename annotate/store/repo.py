@@ -663,3 +663,20 @@ def bulk_insert_votes(session: Session, rows: Sequence[tuple[Any, ...]]) -> int:
     finally:
         cur.close()
     return len(rows)
+
+
+def item_text_lengths(session: Session, study_id: int, kind: str) -> dict[int, int]:
+    """Characters an annotator reads for each item (both questions, or prompt and responses)."""
+    if kind == "difficulty":
+        sql = """SELECT p.item_id, length(q1.text) + length(q2.text) FROM questionpair p
+                 JOIN item i ON i.id = p.item_id JOIN question q1 ON q1.id = p.first_id
+                 JOIN question q2 ON q2.id = p.second_id WHERE i.study_id = :s"""
+    else:
+        sql = """SELECT b.item_id, coalesce(length(pr.text), 0)
+                        + coalesce(length(ra.text), 0) + coalesce(length(rb.text), 0)
+                 FROM battle b JOIN item i ON i.id = b.item_id
+                 LEFT JOIN prompt pr ON pr.id = b.prompt_id
+                 LEFT JOIN modelresponse ra ON ra.prompt_id = b.prompt_id AND ra.model = b.model_a
+                 LEFT JOIN modelresponse rb ON rb.prompt_id = b.prompt_id AND rb.model = b.model_b
+                 WHERE i.study_id = :s"""
+    return {int(i): int(n) for i, n in session.execute(text(sql), {"s": study_id}).all()}

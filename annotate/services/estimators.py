@@ -1,0 +1,180 @@
+"""Difficulty and competency estimators on a response matrix (``annotate rank``).
+
+Arrays go to :mod:`ranking`; this module picks the method, names the rows and
+columns, and writes the CSVs.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from annotate.errors import AnnotateError, InputFileError
+from annotate.services.studies import parse_response_matrix
+from ranking.baselines import accuracy, simple_rank
+from ranking.eip import eip
+from ranking.errors import ConvergenceError, RankingInputError
+from ranking.irt import fit_1pl, fit_1pl_mml, fit_2pl, fit_2pl_mml
+from ranking.mirt import fit_mirt
+
+METHODS = (
+    "eip",
+    "simple",
+    "accuracy",
+    "irt-1pl",
+    "irt-2pl",
+    "irt-1pl-mml",
+    "irt-2pl-mml",
+    "mirt",
+)
+"""Methods of ``annotate rank``."""
+
+
+@dataclass(frozen=True)
+class Matrix:
+    scores: npt.NDArray[np.float64]
+    """Shape (questions, models); NaN where a model did not answer."""
+    questions: list[str]
+    models: list[str]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """A method's model scores (higher is better) and question difficulties (higher is harder)."""
+
+    method: str
+    models: list[tuple[str, float]]
+    questions: list[tuple[str, float | None]]
+    """Hardest first; None where the method gives no finite value (see ``notes``)."""
+    iterations: int | None
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "iterations": self.iterations,
+            "notes": self.notes,
+            "models": [{"model": m, "score": s} for m, s in self.models],
+            "questions": [{"question": q, "difficulty": d} for q, d in self.questions],
+        }
+
+
+def read_matrix(path: Path) -> Matrix:
+    """Read a response matrix CSV (long or wide, see question_pairs/README.md)."""
+    if path.is_dir():
+        raise InputFileError(path, "is a folder", expected="a response matrix CSV file")
+    entries = parse_response_matrix(path)
+    if not entries:
+        raise InputFileError(path, "no scores", expected="at least one score")
+    questions = list(dict.fromkeys(q for _, q, _, _ in entries))
+    models = list(dict.fromkeys(m for _, _, m, _ in entries))
+    qi = {q: i for i, q in enumerate(questions)}
+    mi = {m: j for j, m in enumerate(models)}
+    A = np.full((len(questions), len(models)), np.nan)
+    for _, q, m, v in entries:
+        A[qi[q], mi[m]] = v
+    return Matrix(A, questions, models)
+
+
+def estimate(matrix: Matrix, method: str, *, alpha: float = 0.85) -> Ranking:
+    """Run one estimator; raise AnnotateError with the reason when it cannot."""
+    A = matrix.scores
+    notes: list[str] = []
+    extreme_rank: npt.NDArray[np.int64] | None = None
+    try:
+        if method == "eip":
+            r = eip(A, alpha=alpha)
+            model_score, difficulty, iters = r.competency, r.difficulty, r.iterations
+            n_all, n_none = int(r.solved_by_all.sum()), int(r.solved_by_none.sum())
+            if n_all or n_none:
+                notes.append(
+                    f"{n_all} question(s) solved by every model and {n_none} by none were "
+                    "left out of the propagation and ranked easiest / hardest"
+                )
+        elif method == "simple":
+            difficulty = simple_rank(A)
+            w = difficulty / difficulty.sum() if difficulty.sum() > 0 else None
+            if w is None:
+                raise AnnotateError("every model solves every question: Simple Rank is flat")
+            model_score = np.nansum(np.nan_to_num(A) * w[:, None], axis=0)
+            iters = None
+            notes.append("model score: share of the Simple Rank difficulty mass solved")
+        elif method == "accuracy":
+            model_score = accuracy(A)
+            difficulty = 1.0 - np.nanmean(A, axis=1)
+            iters = None
+            notes.append("question difficulty: 1 - mean score over models")
+        elif method in ("irt-1pl", "irt-2pl"):
+            res = (fit_1pl if method == "irt-1pl" else fit_2pl)(A)
+            model_score, difficulty, iters = res.ability, res.difficulty, res.iterations
+            notes.append("joint maximum likelihood, the paper's configuration (H.4)")
+        elif method in ("irt-1pl-mml", "irt-2pl-mml"):
+            observed = ~np.isnan(A)
+            all_right = np.all(np.where(observed, A == 1, True), axis=1)
+            all_wrong = np.all(np.where(observed, A == 0, True), axis=1)
+            keep = ~(all_right | all_wrong)
+            mres = (fit_1pl_mml if method == "irt-1pl-mml" else fit_2pl_mml)(A[keep])
+            model_score, iters = mres.ability, mres.iterations
+            difficulty = np.full(A.shape[0], np.nan)
+            difficulty[keep] = mres.difficulty
+            notes.append("marginal maximum likelihood; model scores are EAP abilities")
+            if (~keep).any():
+                notes.append(
+                    f"{int(all_right.sum())} question(s) solved by every model and "
+                    f"{int(all_wrong.sum())} by none have an infinite MML difficulty: "
+                    "left out of the fit, listed easiest / hardest with no value"
+                )
+                extreme_rank = np.where(all_wrong, 1, np.where(all_right, -1, 0))
+        elif method == "mirt":
+            mr = fit_mirt(A)
+            logits = mr.ability @ mr.loadings.T + mr.intercept[None, :]
+            model_score = (1.0 / (1.0 + np.exp(-logits))).mean(axis=1)
+            difficulty, iters = mr.difficulty, mr.iterations
+            notes.append(f"{mr.dimensions}-dimensional 2PL; model score: expected share solved")
+        else:
+            raise AnnotateError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    except ConvergenceError as err:
+        raise AnnotateError(f"{method} did not converge: {err}", title="No convergence") from err
+    except RankingInputError as err:
+        raise AnnotateError(
+            f"{method} cannot rank this matrix: {err}", title="Cannot rank"
+        ) from err
+    models = sorted(zip(matrix.models, map(float, model_score), strict=True), key=lambda t: -t[1])
+    ext = extreme_rank if extreme_rank is not None else np.zeros(len(matrix.questions), np.int64)
+    finite = np.isfinite(difficulty)
+    order = sorted(
+        range(len(matrix.questions)),
+        key=lambda i: (-int(ext[i]), -float(difficulty[i]) if finite[i] else 0.0),
+    )
+    questions = [(matrix.questions[i], float(difficulty[i]) if finite[i] else None) for i in order]
+    return Ranking(method, models, questions, iters, notes)
+
+
+def write_ranking(r: Ranking, folder: Path) -> list[Path]:
+    """Write ``<method>_models.csv`` and ``<method>_questions.csv`` under ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, header, rows in (
+        (
+            f"{r.method}_models.csv",
+            ["rank", "model", "score"],
+            [[i + 1, m, repr(s)] for i, (m, s) in enumerate(r.models)],
+        ),
+        (
+            f"{r.method}_questions.csv",
+            ["rank", "question", "difficulty"],
+            [[i + 1, q, repr(d)] for i, (q, d) in enumerate(r.questions)],
+        ),
+    ):
+        p = folder / name
+        with p.open("w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            w.writerows(rows)
+        out.append(p)
+    return out
