@@ -59,6 +59,37 @@ class VoteReceipt:
 
 @dataclass(frozen=True)
 class Progress:
+    """How far the annotator is: ``done`` of ``total`` items they will see."""
+
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The annotator's own current votes in the study, in display terms.
+
+    ``counts`` maps a display key (``left``/``right``/``skip`` or
+    ``a``/``b``/``tie``/``both_bad``) to how many current votes used it.
+    Nothing here comes from other annotators.
+    """
+
+    study: str
+    title: str
+    kind: str
+    done: int
+    counts: dict[str, int]
+    fast: int
+
+
+@dataclass(frozen=True)
+class StudyProgress:
+    """A study as listed on the welcome screen, with one annotator's progress."""
+
+    name: str
+    kind: str
+    title: str
+    description: str
     done: int
     total: int
 
@@ -94,6 +125,8 @@ class VotingSession:
         self.min_ms = int(st.settings.get("min_response_ms", 0))
         self.reveal = bool(st.settings.get("reveal_models", False))
         self._queue: list[ItemLoad] = []
+        self._items: dict[int, ItemLoad] = {}
+        self._shown: ShownPair | ShownBattle | None = None
         self._total = 0
         self._done = 0
         self.refresh()
@@ -119,8 +152,10 @@ class VotingSession:
     def refresh(self) -> None:
         """Recompute the queue from the database (other annotators' progress)."""
         with Session(self.engine) as s:
-            items = repo.item_loads(s, self.study.id, self.study.kind)
+            items = _item_loads(s, self.study.id, self.study.kind)
             done = repo.voted_item_ids(s, self.study.id, self.annotator_id)
+        self._items = {it.item_id: it for it in items}
+        self._shown = None
         eligible = [it for it in items if it.subject not in self._excluded]
         self._done = sum(1 for it in eligible if it.item_id in done)
         self._queue = schedule.queue(
@@ -137,14 +172,29 @@ class VotingSession:
     def progress(self) -> Progress:
         return Progress(self._done, self._total)
 
+    @property
+    def can_undo(self) -> bool:
+        """Whether the annotator has a vote in this study that undo would withdraw."""
+        return self._done > 0
+
     def _item_votes(self, s: Session, item_id: int) -> int:
         row = s.execute(
-            text("SELECT count(*) FROM current_vote WHERE item_id = :i"), {"i": item_id}
+            text("SELECT count(*) FROM current_vote WHERE study_id = :s AND item_id = :i"),
+            {"s": self.study.id, "i": item_id},
         ).one()
         return int(row[0])
 
     def current(self) -> ShownPair | ShownBattle | None:
-        """The item to show now, or None when the annotator is finished."""
+        """The item to show now, or None when the annotator is finished.
+
+        The answer is cached until the next vote, undo or refresh, so the item a
+        vote applies to is always the one that was returned (and shown).
+        """
+        if self._shown is None:
+            self._shown = self._load_current()
+        return self._shown
+
+    def _load_current(self) -> ShownPair | ShownBattle | None:
         with Session(self.engine) as s:
             while self._queue:
                 it = self._queue[0]
@@ -199,12 +249,14 @@ class VotingSession:
                         (bv.model_b, bv.model_a) if shown.swapped else (bv.model_a, bv.model_b)
                     )
         except IntegrityError as err:
+            self.refresh()
             raise VoteConflictError(
                 "another session recorded a vote on this item at the same moment; "
                 "the queue was refreshed",
                 title="Vote not recorded",
             ) from err
         self._queue.pop(0)
+        self._shown = None
         self._done += 1
         return VoteReceipt(row.uuid, shown.item_id, choice, fast, revealed)
 
@@ -246,9 +298,91 @@ class VotingSession:
                 fast=False,
                 supersedes=last.uuid,
             )
-            items = {it.item_id: it for it in repo.item_loads(s, self.study.id, self.study.kind)}
-        it = items[last.item_id]
+        it = self._items[last.item_id]
         self._queue = [q for q in self._queue if q.item_id != it.item_id]
         self._queue.insert(0, it)
-        self._done = max(0, self._done - 1)
+        self._shown = None
+        if it.subject in self._excluded:
+            self._total += 1
+        else:
+            self._done = max(0, self._done - 1)
         return True
+
+    def summary(self) -> Summary:
+        """The annotator's own current votes in this study (never anyone else's)."""
+        counts: dict[str, int] = {}
+        fast = 0
+        with Session(self.engine) as s:
+            rows = s.execute(
+                text(
+                    """SELECT choice, swapped, fast FROM current_vote
+                       WHERE study_id = :s AND annotator_id = :a"""
+                ),
+                {"s": self.study.id, "a": self.annotator_id},
+            ).all()
+        for choice, swapped, is_fast in rows:
+            key = _display_key(self.study.kind, choice, bool(swapped))
+            counts[key] = counts.get(key, 0) + 1
+            fast += int(bool(is_fast))
+        return Summary(self.study.name, self.study.title, self.study.kind, len(rows), counts, fast)
+
+
+def _display_key(kind: str, choice: str, swapped: bool) -> str:
+    """The key the annotator pressed for a stored ``choice``."""
+    if choice in ("skip", "tie", "both_bad"):
+        return choice
+    if kind == "difficulty":
+        shown_first = "second" if swapped else "first"
+        return "left" if choice == shown_first else "right"
+    shown_a = "model_b" if swapped else "model_a"
+    return "a" if choice == shown_a else "b"
+
+
+def _item_loads(s: Session, study_id: int, kind: str) -> list[ItemLoad]:
+    """Every item of the study with its current-vote count, in one pass over the votes."""
+    if kind == "difficulty":
+        sql = """SELECT i.id, i.key, i.position, q.subject FROM item i
+                 JOIN questionpair p ON p.item_id = i.id JOIN question q ON q.id = p.first_id
+                 WHERE i.study_id = :s ORDER BY i.position"""
+    else:
+        sql = """SELECT i.id, i.key, i.position, coalesce(pr.category, '') FROM item i
+                 JOIN battle b ON b.item_id = i.id LEFT JOIN prompt pr ON pr.id = b.prompt_id
+                 WHERE i.study_id = :s ORDER BY i.position"""
+    counts = dict(
+        s.execute(
+            text("SELECT item_id, count(*) FROM current_vote WHERE study_id = :s GROUP BY item_id"),
+            {"s": study_id},
+        ).all()
+    )
+    rows = s.execute(text(sql), {"s": study_id}).all()
+    return [ItemLoad(int(a), b, int(c), d, int(counts.get(a, 0))) for a, b, c, d in rows]
+
+
+def study_progress(engine: Engine, annotator: str | None) -> list[StudyProgress]:
+    """Every study with the annotator's progress (``done`` = 0 for a new or no annotator).
+
+    ``total`` is the number of items this annotator would see now: items in
+    subjects they opted out of, and items other annotators already judged
+    ``overlap`` times, are not counted.
+    """
+    out: list[StudyProgress] = []
+    with Session(engine) as s:
+        aid = repo.annotator_id(s, annotator, create=False) if annotator else None
+        for name in repo.study_names(s):
+            st = repo.get_study(s, name)
+            assert st is not None
+            items = _item_loads(s, st.id, st.kind)
+            done = repo.voted_item_ids(s, st.id, aid) if aid is not None else set()
+            excluded = repo.excluded_subjects(s, st.id, aid) if aid is not None else set()
+            overlap = int(st.settings.get("overlap", 0))
+            eligible = [it for it in items if it.subject not in excluded]
+            n_done = sum(1 for it in eligible if it.item_id in done)
+            todo = sum(
+                1
+                for it in eligible
+                if it.item_id not in done and (overlap <= 0 or it.votes < overlap)
+            )
+            out.append(
+                StudyProgress(st.name, st.kind, st.title, st.description, n_done, n_done + todo)
+            )
+    return out

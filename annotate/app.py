@@ -1,0 +1,193 @@
+"""The annotation app: welcome screen, voting screens, summary.
+
+Build it with :func:`make_app`; ``annotate [--db PATH] [--annotator NAME]
+[--study NAME]`` calls it and runs it. Keys are remappable in ``keys.toml``
+(see :mod:`annotate.services.settings`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from sqlalchemy import Engine
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from annotate.commands import StudyCommands
+from annotate.errors import AnnotateError
+from annotate.services.settings import load_keymap
+from annotate.services.voting import StudyProgress, VotingSession, study_progress
+
+
+class AnnotateApp(App[int]):
+    """Blind pairwise annotation of questions (difficulty) and answers (arena).
+
+    Parameters
+    ----------
+    engine : Engine
+        The store, already migrated (see :func:`annotate.services.db.open_store`).
+    annotator : str, optional
+        Annotator name; when given, the name prompt is skipped.
+    study : str, optional
+        Study to open; with ``annotator``, the app opens it directly.
+    keymap : dict, optional
+        Binding id -> keys; ``None`` reads ``keys.toml`` from the config directory.
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "annotate"
+    COMMANDS = App.COMMANDS | {StudyCommands}
+    BINDINGS = [
+        Binding(
+            "q",
+            "quit",
+            "Quit",
+            tooltip="Quit. Every vote is already saved; start again to resume.",
+            id="quit",
+        ),
+        Binding(
+            "question_mark",
+            "help",
+            "Help",
+            key_display="?",
+            tooltip="Show the keys and how voting works.",
+            id="help",
+        ),
+    ]
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        annotator: str | None = None,
+        study: str | None = None,
+        keymap: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self.annotator = annotator
+        """The annotator's name once known (from the command line or the welcome screen)."""
+        self.initial_study = study
+        """The study named on the command line, opened as soon as the name is known."""
+        self._keymap_override = keymap
+
+    def on_mount(self) -> None:
+        keymap = self._keymap_override
+        if keymap is None:
+            try:
+                keymap = load_keymap()
+            except AnnotateError as err:
+                self.notify(str(err), title=err.title, severity="error", markup=False)
+                keymap = {}
+        self.set_keymap(keymap)
+        from annotate.screens.welcome import WelcomeScreen
+
+        self.push_screen(WelcomeScreen(self, self.list_studies))
+        if self.annotator and self.initial_study:
+            self.open_study(self.initial_study)
+
+    # --- opening a study ----------------------------------------------------
+
+    def list_studies(self, annotator: str | None) -> list[StudyProgress]:
+        """Every study with the annotator's progress (called from a worker thread)."""
+        return study_progress(self.engine, annotator)
+
+    def open_study(self, study: str, *, ask_subjects: bool = False) -> None:
+        """Open ``study`` for the current annotator (the session loads in a thread)."""
+        if not self.annotator:
+            self.notify("Type your name first, then press Enter.", severity="warning")
+            return
+        self._load_session(study, self.annotator, ask_subjects)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="open-study")
+    def _load_session(self, study: str, annotator: str, ask_subjects: bool) -> None:
+        session = VotingSession(self.engine, study, annotator)
+        session.current()
+        self.call_from_thread(self._show_session, session, ask_subjects)
+
+    def _show_session(self, session: VotingSession, ask_subjects: bool) -> None:
+        from annotate.screens.subjects import SubjectsScreen
+
+        first_time = session.progress().done == 0 and not session.excluded_subjects
+        if ask_subjects and first_time and len(session.subjects) > 1:
+            # Ask before the first pair is painted, so its response time is honest.
+            self.push_screen(
+                SubjectsScreen(session), lambda known: self._subjects_chosen(session, known)
+            )
+        else:
+            self._push_voting(session)
+
+    def _subjects_chosen(self, session: VotingSession, known: set[str] | None) -> None:
+        if known is None:
+            self._push_voting(session)
+        else:
+            self._exclude_subjects(session, set(session.subjects) - known)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="open-study")
+    def _exclude_subjects(self, session: VotingSession, excluded: set[str]) -> None:
+        session.set_excluded_subjects(excluded)
+        session.current()
+        self.call_from_thread(self._push_voting, session)
+
+    def _push_voting(self, session: VotingSession) -> None:
+        from annotate.screens.battle import BattleScreen
+        from annotate.screens.pair import PairScreen
+
+        self.push_screen(
+            PairScreen(session) if session.kind == "difficulty" else BattleScreen(session)
+        )
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.report_failure(event.worker.error)
+
+    def report_failure(self, err: BaseException) -> None:
+        """Report a failed worker (opening a study, voting, undo); the app goes on.
+
+        Errors meant for people (:class:`AnnotateError`) become a notification;
+        anything else opens an error modal.
+        """
+        if isinstance(err, AnnotateError):
+            self.notify(str(err), title=err.title, severity="error", markup=False)
+            return
+        from annotate.screens.error import ErrorScreen
+
+        self.push_screen(ErrorScreen(f"{type(err).__name__}: {err}"))
+
+    # --- actions and commands -------------------------------------------------
+
+    def action_help(self) -> None:
+        from annotate.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        commands = getattr(screen, "palette_commands", None)
+        if commands is not None:
+            yield from commands()
+        yield SystemCommand("Help: keys", "Show the keys and how voting works", self.action_help)
+
+
+def make_app(
+    db_path: Path | None = None,
+    *,
+    engine: Engine | None = None,
+    annotator: str | None = None,
+    study: str | None = None,
+    keymap: dict[str, str] | None = None,
+) -> AnnotateApp:
+    """Build the app on the database at ``db_path`` (or an open ``engine``).
+
+    A database without studies gets the embedded demo studies.
+    """
+    if engine is None:
+        from annotate.services.db import open_store
+
+        engine = open_store(db_path, seed_demo=True)
+    return AnnotateApp(engine, annotator=annotator, study=study, keymap=keymap)

@@ -1,0 +1,39 @@
+"""Messages shared by several screens (tests watch them with ``message_hook``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from annotate.screens.contracts import ReceiptLike
+
+
+@dataclass
+class VoteRecorded(Message):
+    """A vote was committed to the database (posted after the commit)."""
+
+    study: str
+    receipt: ReceiptLike
+
+
+@dataclass
+class VoteUndone(Message):
+    """The annotator's last vote was withdrawn (a retraction row was committed)."""
+
+    study: str
+
+
+@dataclass
+class StudyOpened(Message):
+    """A voting screen for ``study`` is shown to ``annotator``."""
+
+    study: str
+    annotator: str
+
+
+@dataclass
+class StudyFinished(Message):
+    """The annotator has no items left in ``study``; the summary is shown."""
+
+    study: str

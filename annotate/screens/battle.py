@@ -1,0 +1,59 @@
+"""Arena battle: one prompt, two anonymous responses A and B."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+
+from annotate.screens.vote_base import VoteScreen
+from annotate.widgets.panes import TextPane
+
+if TYPE_CHECKING:
+    from annotate.screens.contracts import ShownBattleLike as ShownBattle
+    from annotate.screens.contracts import ShownPairLike as ShownPair
+
+
+class BattleScreen(VoteScreen):
+    """The prompt on top, responses A and B side by side (stacked when narrow).
+
+    Model names are never shown before the vote is committed; a study with
+    ``reveal_models`` names them in a notification after it.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "a_better", "A better", tooltip="Response A is better.", id="vote-a"),
+        Binding("b", "b_better", "B better", tooltip="Response B is better.", id="vote-b"),
+        Binding("t", "tie", "Tie", tooltip="Both are about as good.", id="vote-tie"),
+        Binding(
+            "x", "both_bad", "Both bad", tooltip="Neither response is good.", id="vote-both-bad"
+        ),
+    ]
+    VOTE_ACTIONS = ("a_better", "b_better", "tie", "both_bad")
+    INSTRUCTION = "Which response answers the prompt better?"
+
+    def compose_item(self) -> ComposeResult:
+        yield TextPane("Prompt", id="prompt")
+        with Horizontal(id="responses", classes="item"):
+            yield TextPane("A", id="response-a")
+            yield TextPane("B", id="response-b")
+
+    def show_item(self, shown: ShownPair | ShownBattle) -> None:
+        battle = cast("ShownBattle", shown)
+        self.query_one("#prompt", TextPane).show_text(battle.prompt, battle.category)
+        self.query_one("#response-a", TextPane).show_text(battle.response_left)
+        self.query_one("#response-b", TextPane).show_text(battle.response_right)
+
+    def action_a_better(self) -> None:
+        self.cast("a")
+
+    def action_b_better(self) -> None:
+        self.cast("b")
+
+    def action_tie(self) -> None:
+        self.cast("tie")
+
+    def action_both_bad(self) -> None:
+        self.cast("both_bad")

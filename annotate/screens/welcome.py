@@ -1,0 +1,154 @@
+"""The first screen: the annotator's name, then the studies with their progress."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, Protocol
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+from annotate.screens.contracts import ListStudies, StudyListingLike
+from annotate.widgets.literal import LiteralText, literal
+
+INTRO = (
+    "Blind comparison of questions and answers. You will see two items at a time and pick "
+    "one with a single key; every vote is saved at once, and you can stop and resume at "
+    "any time."
+)
+KIND_HELP = {
+    "difficulty": "which of two questions is harder",
+    "arena": "which of two answers is better",
+}
+
+
+class WelcomeHost(Protocol):
+    """What the welcome screen asks of the app."""
+
+    annotator: str | None
+    initial_study: str | None
+
+    def open_study(self, study: str, *, ask_subjects: bool = False) -> None: ...
+
+
+def study_option(row: StudyListingLike) -> Option:
+    """One study: its title, then name, kind and the annotator's progress."""
+    text = Text()
+    text.append_text(literal(row.title or row.name, style="bold"))
+    text.append("\n  ")
+    text.append_text(literal(row.name))
+    text.append(f" · {KIND_HELP.get(row.kind, row.kind)} · ")
+    text.append(f"{row.done} / {row.total} done", style="bold" if row.done else "")
+    return Option(text, id=row.name)
+
+
+def valid_name(raw: str) -> str | None:
+    """The annotator name typed, or None when it is unusable."""
+    name = " ".join(raw.split())
+    if not name or len(name) > 64 or not name.isprintable():
+        return None
+    return name
+
+
+class WelcomeScreen(Screen[None]):
+    """Type your name, press Enter, pick a study with the arrows, press Enter."""
+
+    BINDINGS: ClassVar[list[BindingType]] = []
+    AUTO_FOCUS = "#name"
+
+    def __init__(self, host: WelcomeHost, list_studies: ListStudies) -> None:
+        super().__init__()
+        self.host = host
+        self.list_studies = list_studies
+        self.rows: dict[str, StudyListingLike] = {}
+        self.loaded = False
+        """True once the study list has been shown (tests wait on it)."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="welcome"):
+            yield Label("annotate", id="app-title")
+            yield Label(INTRO, id="intro")
+            yield Label("1. Your name (it keeps your votes apart; Enter to continue)")
+            yield Input(
+                value=self.host.annotator or "",
+                placeholder="type your name and press Enter",
+                id="name",
+                max_length=64,
+            )
+            yield Label("2. Choose a study (↑/↓ to move, Enter to start)")
+            yield OptionList(id="studies")
+            yield LiteralText(id="study-description")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.reload(focus_list=bool(self.host.annotator))
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+
+    def reload(self, *, focus_list: bool = False) -> None:
+        """Refresh the study list and progress (in a thread: it counts votes)."""
+        self._load(self.host.annotator, focus_list)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="welcome")
+    def _load(self, annotator: str | None, focus_list: bool) -> None:
+        rows = self.list_studies(annotator)
+        self.app.call_from_thread(self._show, rows, focus_list)
+
+    def _show(self, rows: Sequence[StudyListingLike], focus_list: bool) -> None:
+        self.rows = {r.name: r for r in rows}
+        studies = self.query_one("#studies", OptionList)
+        keep = None
+        if studies.highlighted is not None and studies.option_count:
+            keep = studies.get_option_at_index(studies.highlighted).id
+        studies.clear_options()
+        studies.add_options([study_option(r) for r in rows])
+        names = [r.name for r in rows]
+        if rows:
+            studies.highlighted = names.index(keep) if keep in names else 0
+        else:
+            self.query_one("#study-description", LiteralText).set_text(
+                "No studies yet. Quit and add one with: annotate import STUDY_FOLDER"
+            )
+        if focus_list:
+            studies.focus()
+        self.loaded = True
+
+    @on(Input.Submitted, "#name")
+    def name_entered(self, event: Input.Submitted) -> None:
+        name = valid_name(event.value)
+        if name is None:
+            self.notify(
+                "Type a name of 1 to 64 printable characters, then press Enter.",
+                title="Name needed",
+                severity="warning",
+            )
+            return
+        self.host.annotator = name
+        if self.host.initial_study:
+            study, self.host.initial_study = self.host.initial_study, None
+            self.host.open_study(study)
+            return
+        self.reload(focus_list=True)
+
+    @on(OptionList.OptionHighlighted, "#studies")
+    def study_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        row = self.rows.get(event.option.id or "")
+        text = " ".join(row.description.split()) if row else ""
+        self.query_one("#study-description", LiteralText).set_text(text)
+
+    @on(OptionList.OptionSelected, "#studies")
+    def study_selected(self, event: OptionList.OptionSelected) -> None:
+        name = valid_name(self.query_one("#name", Input).value)
+        if name is None:
+            self.notify("Type your name first, then press Enter.", severity="warning")
+            self.query_one("#name", Input).focus()
+            return
+        self.host.annotator = name
+        self.host.open_study(event.option.id or "", ask_subjects=True)
