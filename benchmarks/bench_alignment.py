@@ -24,11 +24,18 @@ Run::
 
     .venv/bin/python benchmarks/bench_alignment.py            # 100 x 1,000, 1,000 replicates
     .venv/bin/python benchmarks/bench_alignment.py --quick    # small, for a smoke test
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_alignment.py
+
+The matrix products are small (256 replicates x 1,000 pairs x 100
+annotators per chunk); on a loaded machine a multi-threaded BLAS can be
+several times slower than one thread, so the header prints the thread
+setting and the load average.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -170,6 +177,11 @@ def main(argv: list[str] | None = None) -> None:
         ("human_difficulty_scale (am_elo)", scale),
         ("full report (all of the above)", full),
     ]
+    threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    print(
+        f"OPENBLAS_NUM_THREADS={threads}, cpus={os.cpu_count()}, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     print(
         f"synthetic study: {args.annotators} annotators x {args.pairs} pairs, "
         f"{args.questions} questions, {n_votes} votes (coverage {args.coverage}, 10% skips), "

@@ -310,6 +310,10 @@ class _Votes:
     vote: IntArray
     n_pairs: int
     n_annotators: int
+    judged: FloatArray  # (A, P) first + second
+    diff: FloatArray  # (A, P) first - second
+    judged_t: FloatArray  # (P, A) C-contiguous transposes for the matrix products
+    diff_t: FloatArray
 
 
 def _check_pairs(pairs: npt.ArrayLike, n_questions: int | None) -> IntArray:
@@ -385,7 +389,21 @@ def _check_votes(
     first[a[v == FIRST_HARDER], p[v == FIRST_HARDER]] = 1.0
     second[a[v == SECOND_HARDER], p[v == SECOND_HARDER]] = 1.0
     skip[a[v == SKIP], p[v == SKIP]] = 1.0
-    return _Votes(first, second, skip, p, a, v, n_p, n_a)
+    judged, diff = first + second, first - second
+    return _Votes(
+        first,
+        second,
+        skip,
+        p,
+        a,
+        v,
+        n_p,
+        n_a,
+        judged,
+        diff,
+        np.ascontiguousarray(judged.T),
+        np.ascontiguousarray(diff.T),
+    )
 
 
 def _check_options(
@@ -468,40 +486,45 @@ def _predict(d: FloatArray, pairs: IntArray, atol: float) -> IntArray:
 
 def _consensus_batch(
     votes: _Votes,
-    wp: FloatArray,
-    wa: FloatArray,
+    wp: FloatArray | None,
+    wa: FloatArray | None,
     margin: float,
     rule: str,
 ) -> tuple[IntArray, BoolArray, BoolArray, BoolArray, FloatArray, FloatArray, FloatArray]:
     """Consensus for B replicates at once.
 
-    ``wp`` (B, P) and ``wa`` (B, A) are pair and annotator multiplicities.
-    Returns consensus (B, P), decisive, near-tie and resolved masks (B, P),
-    annotator weights (B, A), and first/second counts (B, P).
+    ``wp`` (B, P) and ``wa`` (B, A) are pair and annotator multiplicities;
+    ``None`` means all ones. Returns consensus (B, P), decisive, near-tie and
+    resolved masks (B, P), annotator weights (B, A), and first/second counts
+    (B, P).
     """
-    n1 = wa @ votes.first
-    n2 = wa @ votes.second
-    tot = n1 + n2
+    n_b = max(1 if wp is None else wp.shape[0], 1 if wa is None else wa.shape[0])
+    shape = (n_b, votes.n_pairs)
+    if wa is None:
+        tot = votes.judged.sum(axis=0, keepdims=True)
+        dif = votes.diff.sum(axis=0, keepdims=True)
+    else:
+        tot = wa @ votes.judged
+        dif = wa @ votes.diff
     has = tot > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        m = np.where(has, np.abs(n1 - n2) / np.where(has, tot, 1.0), 0.0)
-    decisive = has & (m > margin + 1e-12)
-    near = has & ~decisive
-    majority = np.where(n1 > n2, FIRST_HARDER, SECOND_HARDER)
-    cons = np.where(decisive, majority, 0)
-    weights = np.zeros_like(wa)
-    resolved = np.zeros_like(near)
+    decisive = np.broadcast_to(has & (np.abs(dif) > (margin + 1e-12) * tot), shape)
+    near = np.broadcast_to(has, shape) & ~decisive
+    first_majority = np.broadcast_to(dif > 0, shape)
+    cons = np.where(decisive, np.where(first_majority, FIRST_HARDER, SECOND_HARDER), 0)
+    weights = np.zeros((n_b, votes.n_annotators))
+    resolved = np.zeros(shape, dtype=bool)
     if rule == "weighted":
-        dec_w = wp * decisive
-        agree = (dec_w * (majority == FIRST_HARDER)) @ votes.first.T
-        agree += (dec_w * (majority == SECOND_HARDER)) @ votes.second.T
-        judged = dec_w @ (votes.first + votes.second).T
+        dec_w = decisive.astype(np.float64) if wp is None else wp * decisive
+        judged = dec_w @ votes.judged_t
+        agree = 0.5 * (judged + (dec_w * np.where(first_majority, 1.0, -1.0)) @ votes.diff_t)
         p = (agree + 1.0) / (judged + 2.0)
         weights = np.maximum(0.0, np.log(p) - np.log1p(-p))
-    if rule == "weighted" and near.any():
-        score = (wa * weights) @ (votes.first - votes.second)
-        resolved = near & (np.abs(score) > _SCORE_EPS)
-        cons = np.where(resolved, np.where(score > 0, FIRST_HARDER, SECOND_HARDER), cons)
+        if near.any():
+            score = (weights if wa is None else wa * weights) @ votes.diff
+            resolved = near & (np.abs(score) > _SCORE_EPS)
+            cons = np.where(resolved, np.where(score > 0, FIRST_HARDER, SECOND_HARDER), cons)
+    n1 = np.broadcast_to(0.5 * (tot + dif), shape)
+    n2 = np.broadcast_to(0.5 * (tot - dif), shape)
     return cons.astype(np.int64), decisive, near, resolved, weights, n1, n2
 
 
@@ -572,9 +595,7 @@ def vote_consensus(
 
 
 def _consensus_result(votes: _Votes, margin: float, rule: str) -> ConsensusResult:
-    cons, dec, near, res, w, n1, n2 = _consensus_batch(
-        votes, np.ones((1, votes.n_pairs)), np.ones((1, votes.n_annotators)), margin, rule
-    )
+    cons, dec, near, res, w, n1, n2 = _consensus_batch(votes, None, None, margin, rule)
     return ConsensusResult(
         consensus=cons[0],
         n_first=np.rint(n1[0]).astype(np.int64),
@@ -607,28 +628,27 @@ def _agreement_tensor(votes: _Votes, pred: IntArray, tie_credit: float) -> Float
 def _batch_consensus_stats(
     votes: _Votes,
     pred: IntArray,
-    wp: FloatArray,
-    wa: FloatArray,
+    wp: FloatArray | None,
+    wa: FloatArray | None,
     margin: float,
     rule: str,
     tie_credit: float,
 ) -> tuple[FloatArray, FloatArray]:
     """Consensus alignment and kappa, shape (B, E) each; NaN where undefined.
 
-    The NaN are internal sentinels for the percentile step and never leave
-    this module.
+    ``None`` weights mean all ones. The NaN are internal sentinels for the
+    percentile step and never leave this module.
     """
     cons = _consensus_batch(votes, wp, wa, margin, rule)[0]
-    in_q = wp * (cons != 0)  # (B, P)
-    den = in_q.sum(axis=1)  # (B,)
-    # tables[b, e, i, j]: predictions i in (1, 2, tie) x consensus j in (1, 2, -)
-    cats = (FIRST_HARDER, SECOND_HARDER, TIE)
-    n_b, n_e = wp.shape[0], pred.shape[0]
+    n_b, n_e = cons.shape[0], pred.shape[0]
+    pred_onehot = np.stack([(pred == c).T for c in (FIRST_HARDER, SECOND_HARDER, TIE)], axis=1)
+    pred_onehot = pred_onehot.reshape(votes.n_pairs, 3 * n_e).astype(np.float64)  # (P, 3E)
+    # tables[b, e, i, j]: predictions i in (1, 2, tie) x consensus j in (1, 2, none)
     tables = np.zeros((n_b, n_e, 3, 3))
-    for j, cj in enumerate(cats[:2]):
-        wj = wp * (cons == cj)
-        for i, ci in enumerate(cats):
-            tables[:, :, i, j] = wj @ (pred == ci).T.astype(np.float64)
+    for j, cj in enumerate((FIRST_HARDER, SECOND_HARDER)):
+        wj = (cons == cj).astype(np.float64) if wp is None else wp * (cons == cj)
+        tables[:, :, :, j] = (wj @ pred_onehot).reshape(n_b, 3, n_e).transpose(0, 2, 1)
+    den = tables.sum(axis=(2, 3))[:, 0]  # (B,): weight of the consensus pairs
     agree = tables[:, :, 0, 0] + tables[:, :, 1, 1]
     if tie_credit:
         agree = agree + tie_credit * (tables[:, :, 2, 0] + tables[:, :, 2, 1])
@@ -647,18 +667,28 @@ def _boot_counts(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
 
 
 def _interval(samples: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray, IntArray]:
-    """Percentiles over axis 0 ignoring internal NaN sentinels."""
-    valid = ~np.isnan(samples)
-    n_valid = valid.sum(axis=0)
+    """Percentiles over axis 0 ignoring internal NaN sentinels.
+
+    Vectorised numpy "linear" quantiles: each column uses only its valid
+    replicates. Columns without a valid replicate get 0 and ``n_valid = 0``.
+    """
+    n_valid = (~np.isnan(samples)).sum(axis=0)
+    cols = samples.shape[1:]
+    if samples.shape[0] == 0:
+        return np.zeros(cols), np.zeros(cols), n_valid.astype(np.int64)
+    srt = np.sort(samples, axis=0)  # NaN sort last
     alpha = (1.0 - confidence) / 2.0
-    lo = np.zeros(samples.shape[1:])
-    hi = np.zeros(samples.shape[1:])
-    if samples.shape[0]:
-        with np.errstate(all="ignore"), _quiet():
-            q = np.nanquantile(samples, [alpha, 1.0 - alpha], axis=0)
-        lo = np.where(n_valid > 0, q[0], 0.0)
-        hi = np.where(n_valid > 0, q[1], 0.0)
-    return lo, hi, n_valid.astype(np.int64)
+    bounds = []
+    for q in (alpha, 1.0 - alpha):
+        h = np.maximum(n_valid - 1, 0) * q
+        lo = np.floor(h).astype(np.int64)
+        hi = np.minimum(lo + 1, np.maximum(n_valid - 1, 0))
+        v_lo = np.take_along_axis(srt, lo[None], axis=0)[0]
+        v_hi = np.take_along_axis(srt, hi[None], axis=0)[0]
+        with np.errstate(invalid="ignore"):
+            val = v_lo + (h - lo) * (v_hi - v_lo)
+        bounds.append(np.where(n_valid > 0, val, 0.0))
+    return bounds[0], bounds[1], n_valid.astype(np.int64)
 
 
 @contextmanager
@@ -803,7 +833,7 @@ def alignment_report(
 
     # consensus alignment and kappa, point estimate
     share, kap = _batch_consensus_stats(
-        votes, pred, np.ones((1, n_p)), np.ones((1, n_a)), margin, near_tie, float(tie_credit)
+        votes, pred, None, None, margin, near_tie, float(tie_credit)
     )
     kappa_detail = tuple(_kappa_point(pred[e], consensus.consensus) for e in range(n_e))
 
@@ -818,7 +848,6 @@ def alignment_report(
     bp_kap = np.full((bp_ind.shape[0], n_e), np.nan)
     if do_pairs:
         agree_pa = agree.transpose(2, 0, 1).reshape(n_p, n_e * n_a)
-        ones_a = np.ones((1, n_a))
         for start in range(0, n_boot, _CHUNK):
             b = min(_CHUNK, n_boot - start)
             wp = _boot_counts(gen, b, n_p)
@@ -829,9 +858,7 @@ def alignment_report(
             bp_ind[start : start + b] = vals
             with _quiet():
                 bp_mean[start : start + b] = np.nanmean(vals, axis=2)
-            s, k = _batch_consensus_stats(
-                votes, pred, wp, np.repeat(ones_a, b, axis=0), margin, near_tie, tie_credit
-            )
+            s, k = _batch_consensus_stats(votes, pred, wp, None, margin, near_tie, tie_credit)
             bp_share[start : start + b] = s
             bp_kap[start : start + b] = k
 
@@ -840,7 +867,6 @@ def alignment_report(
     ba_share = np.full_like(ba_mean, np.nan)
     ba_kap = np.full_like(ba_mean, np.nan)
     if do_annot:
-        ones_p = np.ones((1, n_p))
         ind_def = np.where(has_votes, 1.0, 0.0)  # (A,)
         for start in range(0, n_boot, _CHUNK):
             b = min(_CHUNK, n_boot - start)
@@ -851,9 +877,7 @@ def alignment_report(
                 ba_mean[start : start + b] = np.where(
                     cnt[:, None] > 0, (wdef @ ind.T) / np.where(cnt > 0, cnt, 1.0)[:, None], np.nan
                 )
-            s, k = _batch_consensus_stats(
-                votes, pred, np.repeat(ones_p, b, axis=0), wa, margin, near_tie, tie_credit
-            )
+            s, k = _batch_consensus_stats(votes, pred, None, wa, margin, near_tie, tie_credit)
             ba_share[start : start + b] = s
             ba_kap[start : start + b] = k
 
