@@ -51,6 +51,26 @@ _LEVELS = ("nominal", "ordinal", "interval", "ratio")
 _EPS = 1e-12
 
 
+def _masked(values: npt.ArrayLike, mask: npt.ArrayLike) -> MaskedFloatArray:
+    """A float masked array (numpy.ma is untyped; keep the ignore in one place)."""
+    out: MaskedFloatArray = np.ma.MaskedArray(  # type: ignore[no-untyped-call]
+        np.asarray(values, dtype=np.float64), mask=np.asarray(mask, dtype=bool)
+    )
+    return out
+
+
+def _mask_of(arr: Any) -> BoolArray:
+    """The boolean mask of a masked array, full shape."""
+    m: BoolArray = np.asarray(np.ma.getmaskarray(arr), dtype=np.bool_)  # type: ignore[no-untyped-call]
+    return m
+
+
+def _data_of(arr: Any) -> FloatArray:
+    """The data under a masked array."""
+    d: FloatArray = np.asarray(np.ma.getdata(arr), dtype=np.float64)  # type: ignore[no-untyped-call]
+    return d
+
+
 @dataclass(frozen=True)
 class AgreementResult:
     """A chance-corrected agreement statistic, or the reason it is undefined.
@@ -110,13 +130,13 @@ class PairwiseKappaResult:
     @property
     def defined(self) -> BoolArray:
         """Boolean array of shape (n_raters, n_raters): True where kappa is defined."""
-        return np.asarray(~np.ma.getmaskarray(self.values), dtype=np.bool_)
+        return ~_mask_of(self.values)
 
     def mean(self) -> AgreementResult:
         """Mean kappa over the defined pairs of distinct raters (Light's kappa)."""
         iu = np.triu_indices(self.values.shape[0], k=1)
         vals = self.values[iu]
-        ok = ~np.ma.getmaskarray(vals)
+        ok = ~_mask_of(vals)
         n_raters = int(self.values.shape[0])
         if not ok.any():
             return AgreementResult(
@@ -131,7 +151,7 @@ class PairwiseKappaResult:
             )
         used = np.unique(np.concatenate([iu[0][ok], iu[1][ok]]))
         return AgreementResult(
-            float(np.ma.getdata(vals)[ok].mean()),
+            float(_data_of(vals)[ok].mean()),
             None,
             "mean_pairwise_cohen_kappa",
             int(ok.sum()),
@@ -512,7 +532,7 @@ def pairwise_cohen_matrix(
     value, _, _, n, defined = _kappa_from_tables(tables, w)
     overlap = np.rint(n).astype(np.int64)
     ok = defined & (overlap >= min_overlap)
-    values = np.ma.MaskedArray(np.where(ok, value, 0.0), mask=~ok)
+    values = _masked(np.where(ok, value, 0.0), mask=~ok)
     return PairwiseKappaResult(values, overlap, lab, wname, int(min_overlap))
 
 
@@ -586,7 +606,7 @@ def leave_one_out_agreement(
     n_units = np.rint(n).astype(np.int64)
     agree = np.einsum("rkk->r", tables)
     pct_ok = n_units > 0
-    pct = np.ma.MaskedArray(np.where(pct_ok, agree / np.maximum(n, 1.0), 0.0), mask=~pct_ok)
+    pct = _masked(np.where(pct_ok, agree / np.maximum(n, 1.0), 0.0), mask=~pct_ok)
     reasons: list[str | None] = []
     for r in range(n_raters):
         if defined[r]:
@@ -599,7 +619,7 @@ def leave_one_out_agreement(
             )
         else:
             reasons.append(_kappa_reason(tables[r], lab))
-    kappa = np.ma.MaskedArray(np.where(defined, value, 0.0), mask=~defined)
+    kappa = _masked(np.where(defined, value, 0.0), mask=~defined)
     return RaterConsensusResult(kappa, pct, n_units, tuple(reasons), lab)
 
 
@@ -880,5 +900,5 @@ def _delta(values: FloatArray, n_c: FloatArray, level: str) -> FloatArray:
     # ratio
     s = values[:, None] + values[None, :]
     diff = values[:, None] - values[None, :]
-    ratio = np.divide(diff, s, out=np.zeros_like(diff), where=s != 0)
+    ratio: FloatArray = np.divide(diff, s, out=np.zeros_like(diff), where=s != 0)
     return ratio * ratio

@@ -65,7 +65,7 @@ from scipy import sparse, stats
 from scipy.sparse import csgraph
 
 from ranking._validation import as_index_array, check_in_range, check_same_length, make_rng
-from ranking.agreement import AgreementResult, _kappa_from_tables, cohen_kappa_table
+from ranking.agreement import AgreementResult, _kappa_from_tables, _masked, cohen_kappa_table
 from ranking.errors import DegenerateDataError, InvalidParameterError, ShapeError
 from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
 
@@ -828,7 +828,7 @@ def alignment_report(
     n_judged = judged.sum(axis=1)  # (A,)
     has_votes = n_judged > 0
     ind = np.where(has_votes, agree.sum(axis=2) / np.maximum(n_judged, 1.0), 0.0)  # (E, A)
-    individual = np.ma.MaskedArray(ind, mask=np.broadcast_to(~has_votes, ind.shape).copy())
+    individual = _masked(ind, mask=np.broadcast_to(~has_votes, ind.shape).copy())
     mean_ind = ind[:, has_votes].mean(axis=1)
 
     # consensus alignment and kappa, point estimate
@@ -883,8 +883,8 @@ def alignment_report(
 
     lo_i, hi_i, nv_i = _interval(bp_ind, confidence)
     ci_mask = ~has_votes[None, :] | (nv_i == 0)
-    individual_low = np.ma.MaskedArray(np.where(ci_mask, 0.0, lo_i), mask=ci_mask)
-    individual_high = np.ma.MaskedArray(np.where(ci_mask, 0.0, hi_i), mask=ci_mask)
+    individual_low = _masked(np.where(ci_mask, 0.0, lo_i), mask=ci_mask)
+    individual_high = _masked(np.where(ci_mask, 0.0, hi_i), mask=ci_mask)
 
     no_q = (
         "no pair has a consensus: every pair lacks a non-skipped vote or is an unresolved near-tie"
@@ -1168,14 +1168,14 @@ def human_difficulty_scale(
         out[used_q] = values
         mask = np.ones(n_q, dtype=bool)
         mask[used_q] = False
-        return np.ma.MaskedArray(out, mask=mask)
+        return _masked(out, mask=mask)
 
     def a_masked(values: FloatArray) -> MaskedFloatArray:
         out = np.zeros(votes.n_annotators)
         out[used_a] = values
         mask = np.ones(votes.n_annotators, dtype=bool)
         mask[used_a] = False
-        return np.ma.MaskedArray(out, mask=mask)
+        return _masked(out, mask=mask)
 
     m = used_a.size
     spear: list[Correlation] = []
@@ -1218,7 +1218,8 @@ def _virtual_ties(pair: IntArray, annotator: IntArray, n_ties: int) -> IntArray:
     counts = np.diff(np.r_[first, ks.size])
     annot = ks[first]
     rows = [order[first + (annot + j) % counts] for j in range(n_ties)]
-    return np.concatenate(rows).astype(np.int64)
+    out: IntArray = np.concatenate(rows).astype(np.int64)
+    return out
 
 
 def _drop_extremes(
