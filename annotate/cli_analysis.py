@@ -1,4 +1,4 @@
-"""Analysis commands registered on the command line: rank, rate."""
+"""Analysis commands registered on the command line: rank, rate, simulate."""
 
 from __future__ import annotations
 
@@ -24,6 +24,12 @@ def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.Argu
     r.add_argument("method", choices=RANK_METHODS)
     r.add_argument("matrix", metavar="MATRIX", help="response matrix CSV")
     r.add_argument("--alpha", type=float, default=0.85, help="EIP damping (default 0.85)")
+    r.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="IRT: a partial-credit score counts as correct from this value (0.5)",
+    )
     r.add_argument("--top", type=int, default=20, help="rows of each table to print")
     r.add_argument(
         "--out",
@@ -70,15 +76,114 @@ def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.Argu
         help="how 'both bad' votes count (default: as ties, like LMArena)",
     )
 
+    m = sub.add_parser(
+        "simulate",
+        parents=[common, jsonp],
+        help="the am-ELO paper's perturbation simulation",
+        description="Reproduce sec. 5.5 of the am-ELO paper on simulated arena data: Random, "
+        "Equal, Flip and Mixed perturbations of a share of the annotators; ranking consistency "
+        "of Elo, m-ELO and am-ELO with and without perturbation, and precision, recall and F1 "
+        "of the anomaly flags (epsilon = 0 and the dynamic epsilon).",
+    )
+    m.add_argument("what", choices=["arena"], help="what to simulate")
+    m.add_argument(
+        "--ratios",
+        default="0,0.1,0.2,0.3,0.4,0.5",
+        help="comma-separated shares of perturbed annotators",
+    )
+    m.add_argument("--strategies", default="random,equal,flip,mixed")
+    m.add_argument("--repeats", type=int, default=3)
+    m.add_argument("--models", type=int, default=20)
+    m.add_argument("--annotators", type=int, default=42)
+    m.add_argument("--records", type=int, default=100, help="votes per annotator")
+    m.add_argument("--seed", type=int, default=0)
+
 
 EXTRA_PARSERS.append(_add_parsers)
+
+
+@command("simulate")
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from annotate.errors import AnnotateError
+    from ranking.errors import RankingInputError
+    from ranking.simulation import perturbation_study
+
+    try:
+        ratios = tuple(float(x) for x in args.ratios.split(","))
+        strategies = tuple(x.strip().lower() for x in args.strategies.split(","))
+        study = perturbation_study(
+            strategies=strategies,
+            ratios=ratios,
+            n_repeats=args.repeats,
+            n_models=args.models,
+            n_annotators=args.annotators,
+            records_per_annotator=args.records,
+            rng=args.seed,
+        )
+    except (ValueError, RankingInputError) as err:
+        raise AnnotateError(f"cannot simulate: {err}") from err
+    if args.json:
+        from dataclasses import asdict
+
+        _print_json(
+            {
+                "n_models": study.n_models,
+                "n_annotators": study.n_annotators,
+                "records_per_annotator": study.records_per_annotator,
+                "n_repeats": study.n_repeats,
+                "summary": [asdict(r) for r in study.summary],
+            }
+        )
+        return 0
+    print(
+        f"{study.n_models} models, {study.n_annotators} annotators x "
+        f"{study.records_per_annotator} votes, {study.n_repeats} repeats per cell"
+    )
+    print("consistency: share of model pairs ordered the same with and without perturbation")
+    print()
+    print(
+        _table(
+            [
+                (
+                    r.strategy,
+                    f"{r.ratio:.0%}",
+                    f"{r.consistency_elo:.3f}",
+                    f"{r.consistency_m_elo:.3f}",
+                    f"{r.consistency_am_elo:.3f}",
+                    f"{r.consistency_stable_arena:.3f}",
+                    f"{r.f1_eps0:.3f}",
+                    f"{r.f1_dynamic:.3f}",
+                    f"{r.precision_dynamic:.3f}",
+                    f"{r.recall_dynamic:.3f}",
+                    f"{r.flagged_share_dynamic:.3f}",
+                )
+                for r in study.summary
+            ],
+            [
+                "perturbation",
+                "share",
+                "Elo",
+                "m-ELO",
+                "am-ELO",
+                "stable",
+                "F1 eps=0",
+                "F1 dyn",
+                "P dyn",
+                "R dyn",
+                "flagged dyn",
+            ],
+        )
+    )
+    return 0
 
 
 @command("rank")
 def cmd_rank(args: argparse.Namespace) -> int:
     from annotate.services.estimators import estimate, read_matrix, write_ranking
 
-    r = estimate(read_matrix(Path(args.matrix)), args.method, alpha=args.alpha)
+    r = estimate(
+        read_matrix(Path(args.matrix)), args.method, alpha=args.alpha, threshold=args.threshold
+    )
     files = write_ranking(r, Path(args.out)) if args.out else []
     if args.json:
         doc = r.as_dict()

@@ -81,10 +81,27 @@ def read_matrix(path: Path) -> Matrix:
     return Matrix(A, questions, models)
 
 
-def estimate(matrix: Matrix, method: str, *, alpha: float = 0.85) -> Ranking:
-    """Run one estimator; raise AnnotateError with the reason when it cannot."""
+IRT_METHODS = ("irt-1pl", "irt-2pl", "irt-1pl-mml", "irt-2pl-mml", "mirt")
+
+
+def estimate(
+    matrix: Matrix, method: str, *, alpha: float = 0.85, threshold: float = 0.5
+) -> Ranking:
+    """Run one estimator; raise AnnotateError with the reason when it cannot.
+
+    IRT methods need right/wrong answers: a partial-credit score counts as
+    correct when it is at least ``threshold`` (said in the notes).
+    """
     A = matrix.scores
     notes: list[str] = []
+    if method in IRT_METHODS:
+        fractional = ~np.isnan(A) & (A != 0) & (A != 1)
+        if fractional.any():
+            A = np.where(np.isnan(A), np.nan, (A >= threshold).astype(np.float64))
+            notes.append(
+                f"{int(fractional.sum())} partial-credit score(s) counted as correct when "
+                f">= {threshold} (IRT needs right/wrong answers)"
+            )
     extreme_rank: npt.NDArray[np.int64] | None = None
     try:
         if method == "eip":

@@ -1,0 +1,113 @@
+"""rank, rate and simulate on the command line: JSON interfaces that scripts rely on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from annotate.__main__ import main
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+DEMO = Path(__file__).resolve().parent.parent.parent / "question_pairs" / "demo"
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize(
+    "method",
+    ["eip", "simple", "accuracy", "irt-1pl", "irt-2pl", "irt-1pl-mml", "irt-2pl-mml", "mirt"],
+)
+def test_rank_every_method_on_the_demo_matrix(capsys, method: str) -> None:
+    doc = run_json(capsys, "rank", method, str(DEMO / "difficulty" / "responses.csv"))
+    assert len(doc["models"]) == 12
+    assert len(doc["questions"]) == 48
+    assert {"model", "score"} <= set(doc["models"][0])
+    assert {"question", "difficulty"} <= set(doc["questions"][0])
+    scores = [m["score"] for m in doc["models"]]
+    assert scores == sorted(scores, reverse=True)
+    # The demo matrix is simulated from known abilities (question_pairs/demo/make_responses.py):
+    # every method must order the models broadly like plain accuracy does.
+    acc = run_json(capsys, "rank", "accuracy", str(DEMO / "difficulty" / "responses.csv"))
+    acc_score = {m["model"]: m["score"] for m in acc["models"]}
+    rho = spearmanr([acc_score[m["model"]] for m in doc["models"]], scores).statistic
+    assert rho > 0.8, rho
+
+
+def test_rank_eip_json_interface(capsys, tmp_path: Path) -> None:
+    doc = run_json(
+        capsys, "rank", "eip", str(DEMO / "difficulty" / "responses.csv"), "--out", str(tmp_path)
+    )
+    assert set(doc) >= {"models", "questions", "iterations"}
+    assert isinstance(doc["iterations"], int)
+    assert (tmp_path / "eip_models.csv").exists() and (tmp_path / "eip_questions.csv").exists()
+
+
+def test_rank_bad_matrix_is_one_clear_line(capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "m.csv"
+    bad.write_text("question_id,model,score\nq1,m1,2\n", encoding="utf-8")
+    code = main(["rank", "eip", str(bad)])
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert "m.csv:2: field 'score': '2' is outside [0, 1]" in err
+
+
+def test_rate_am_elo_json_interface(capsys) -> None:
+    doc = run_json(capsys, "rate", str(DATA / "formats" / "arena_battles.csv"), "--method", "m-elo")
+    assert [set(m) >= {"model", "rating"} for m in doc["models"]] == [True] * 3
+
+
+def test_rate_reports_a_disconnected_graph(capsys, tmp_path: Path) -> None:
+    f = tmp_path / "b.csv"
+    f.write_text("model_a,model_b,winner,judge\na,b,model_a,j1\nc,d,model_b,j1\n", encoding="utf-8")
+    code = main(["rate", str(f), "--method", "m-elo"])
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert "connected" in err and "nan" not in err.lower()
+
+
+@pytest.mark.shared_data
+def test_rate_llmfao_crowd_votes_with_stable_arena(capsys, shared_data: Path) -> None:
+    """The whole pipeline on the LLMFAO crowd votes (124 real workers)."""
+    path = shared_data / "llmfao_pairwise_crowd" / "crowd-comparisons.csv"
+    doc = run_json(capsys, "rate", str(path), "--method", "am-elo")
+    assert len(doc["models"]) == 59
+    assert len(doc["annotators"]) == 124
+    statuses = {a["status"] for a in doc["annotators"]}
+    assert statuses <= {"pending", "reliable", "flagged"}
+    for a in doc["annotators"]:
+        assert set(a) >= {"annotator", "ability", "status"}
+    ratings = [m["rating"] for m in doc["models"]]
+    assert all(np.isfinite(ratings))
+    # evalica's golden Bradley-Terry (SOURCE.md): GPT 4 is first.
+    assert doc["models"][0]["model"] == "GPT 4"
+    flagged = [a["annotator"] for a in doc["annotators"] if a["status"] == "flagged"]
+    print(f"LLMFAO: {len(flagged)} flagged workers: {flagged}")
+    print("top 5:", [m["model"] for m in doc["models"][:5]])
+
+
+def test_simulate_arena_small(capsys) -> None:
+    doc = run_json(
+        capsys,
+        "simulate",
+        "arena",
+        "--repeats",
+        "1",
+        "--ratios",
+        "0,0.3",
+        "--strategies",
+        "flip",
+        "--annotators",
+        "30",
+    )
+    rows = {(r["strategy"], r["ratio"]): r for r in doc["summary"]}
+    assert rows[("flip", 0.3)]["f1_dynamic"] >= 0.9
+    assert rows[("flip", 0.0)]["flagged_share_dynamic"] <= 0.05
