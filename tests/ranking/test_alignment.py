@@ -34,6 +34,7 @@ from ranking.errors import (
     DegenerateDataError,
     InvalidParameterError,
     LengthMismatchError,
+    RankingInputError,
     ShapeError,
 )
 from ranking.pairwise import am_elo
@@ -244,6 +245,41 @@ def studies(draw: st.DrawFn, *, min_annot: int = 1):
     vote = rng.choice([SKIP, FIRST_HARDER, SECOND_HARDER], size=len(cells), p=[0.2, 0.4, 0.4])
     if (vote == SKIP).all():
         vote[0] = FIRST_HARDER
+    return difficulty, pairs, pair, annotator, vote, n_annot
+
+
+@st.composite
+def malformed_studies(draw: st.DrawFn):
+    """A well-formed study broken in one way; every variant must raise a named error."""
+    difficulty, pairs, pair, annotator, vote, n_annot = draw(studies())
+    pair, annotator, vote = np.array(pair), np.array(annotator), np.array(vote)
+    kind = draw(
+        st.sampled_from(
+            ["code", "duplicate", "length", "pair_range", "nan", "self_pair", "pairs_shape", "neg"]
+        )
+    )
+    if kind == "code":
+        vote[draw(st.integers(0, len(vote) - 1))] = draw(st.sampled_from([-1, 3, 7]))
+    elif kind == "duplicate":
+        pair, annotator, vote = (
+            np.r_[pair, pair[:1]],
+            np.r_[annotator, annotator[:1]],
+            np.r_[vote, vote[:1]],
+        )
+    elif kind == "length":
+        vote = vote[:-1] if len(vote) > 1 else np.r_[vote, vote]
+    elif kind == "pair_range":
+        pair[0] = len(pairs) + draw(st.integers(0, 3))
+    elif kind == "nan":
+        difficulty = difficulty.copy()
+        difficulty[0, pairs[0, 0]] = np.nan
+    elif kind == "self_pair":
+        pairs = pairs.copy()
+        pairs[0, 1] = pairs[0, 0]
+    elif kind == "pairs_shape":
+        pairs = pairs[:, :1]
+    else:
+        annotator[0] = -1
     return difficulty, pairs, pair, annotator, vote, n_annot
 
 
@@ -496,6 +532,17 @@ class TestAgainstReference:
 
 
 class TestDegenerate:
+    @HYP
+    @given(malformed_studies())
+    def test_malformed_studies_raise(self, study) -> None:
+        """Evalica-style bad data: each malformed variant raises a RankingInputError."""
+        difficulty, pairs, pair, annotator, vote, _ = study
+        with pytest.raises(RankingInputError):
+            alignment_report(difficulty, pairs, pair, annotator, vote, n_boot=0)
+        if np.isfinite(difficulty).all():
+            with pytest.raises(RankingInputError):
+                human_difficulty_scale(pairs, pair, annotator, vote, virtual_ties=0)
+
     def test_no_votes(self) -> None:
         with pytest.raises(DegenerateDataError, match="no votes"):
             alignment_report([0.0, 1.0], [[0, 1]], [], [], [])
