@@ -282,9 +282,7 @@ def _prepare(
         if bb.ndim != 1:
             raise ShapeError(f"both_bad must be 1-D, got {bb.ndim} dimension(s)")
         if bb.size and bb.dtype != np.bool_ and not np.all(np.isin(bb, (0, 1))):
-            raise InvalidParameterError(
-                "both_bad must hold booleans (True marks a both-bad vote)"
-            )
+            raise InvalidParameterError("both_bad must hold booleans (True marks a both-bad vote)")
         bb = bb.astype(bool)
         arrays["both_bad"] = bb
     check_same_length(**arrays)

@@ -12,8 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize_scalar
-from scipy.special import expit, log_expit
+from scipy.special import expit
 
 from ranking.arena import (
     ANNOTATOR_STATUSES,
@@ -103,29 +102,27 @@ def test_exclude_refits_without_flagged(sim):
 
 
 def test_dynamic_delta_rule_recomputed_independently(sim):
-    """Expected: delta = ceil(1 / (se_bound^2 * mean(eta^2 p (1 - p)))) with eta = g x, x the
-    m-ELO logit difference and g the median |a_k| of per-annotator 1-D MLEs (here by
-    scipy.optimize.minimize_scalar)."""
+    """Expected: delta = ceil(1 / (se_bound^2 * mean(eta^2 p (1 - p)))) with eta = g x, where
+    x and g (the median positive discrimination) come from am-ELO over the annotators with at
+    least the median vote count; and, without annotators, g = 1 and x from m-ELO."""
     a, b, k, w = sim.model_a, sim.model_b, sim.annotator, sim.outcome
-    s = m_elo(a, b, w).log_strengths
-    x = s[a] - s[b]
-    g = []
-    for j in range(sim.n_annotators):
-        xs, ws = x[k == j], w[k == j]
-
-        def nll(t, xs=xs, ws=ws):
-            return -np.sum(ws * log_expit(t * xs) + (1 - ws) * log_expit(-t * xs))
-
-        g.append(
-            abs(
-                minimize_scalar(nll, bounds=(-50, 50), method="bounded", options={"xatol": 1e-10}).x
-            )
-        )
-    eta = np.median(g) * x
+    counts = np.bincount(k)
+    big = np.flatnonzero(counts >= np.median(counts))
+    sel = np.isin(k, big)
+    fit = am_elo(a[sel], b[sel], np.searchsorted(big, k[sel]), w[sel], n_models=sim.n_models)
+    s = fit.log_strengths
+    g = np.median(fit.discriminations[fit.discriminations > 0])
+    eta = g * (s[a] - s[b])
     p = expit(eta)
     expected = math.ceil(1 / (0.5**2 * np.mean(eta**2 * p * (1 - p))))
     assert dynamic_delta(a, b, w, annotator=k) == expected
     assert stable_arena(a, b, k, w).delta == expected
+    s = m_elo(a, b, w).log_strengths
+    x = s[a] - s[b]
+    p = expit(x)
+    assert dynamic_delta(a, b, w, se_bound=0.3) == math.ceil(
+        1 / (0.3**2 * np.mean(x**2 * p * (1 - p)))
+    )
 
 
 def test_null_threshold_matches_monte_carlo_null(sim):
@@ -135,7 +132,9 @@ def test_null_threshold_matches_monte_carlo_null(sim):
     sel = sim.annotator == 4
     x = (s[sim.model_a] - s[sim.model_b])[sel]
     w = sim.outcome[sel]
-    thr = null_ability_threshold(x, w, np.zeros(x.size, dtype=int), n_annotators=1)[0]
+    thr = null_ability_threshold(x, w, np.zeros(x.size, dtype=int), n_annotators=1, quantile=0.95)[
+        0
+    ]
     rng = np.random.default_rng(0)
     draws = []
     for _ in range(2000):
