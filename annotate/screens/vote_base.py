@@ -185,6 +185,8 @@ class VoteScreen(Screen[None]):
         """Commands for the palette: every enabled binding of this screen."""
         seen: set[str] = set()
         for cls in type(self).__mro__:
+            if not issubclass(cls, VoteScreen):
+                break
             for binding in cls.__dict__.get("BINDINGS", ()):
                 if not isinstance(binding, Binding) or binding.action in seen:
                     continue
