@@ -7,9 +7,10 @@ on this graph has a unique stationary distribution whose question part is the
 *difficulty* and whose model part is the *competency*.
 
 The response matrix has one row per question and one column per model. It may
-be a compact ``bool``/``uint8`` (or any integer) array of 0/1, which is
-processed in row blocks and never converted to float64 as a whole, or a float
-array holding continuous scores in ``[0, 1]`` and ``NaN`` for missing answers.
+be a compact ``bool``/``uint8`` (or any integer) array of 0/1, which when large
+is processed in row blocks and never converted to float64 as a whole, or a
+float array holding continuous scores in ``[0, 1]`` and ``NaN`` for missing
+answers.
 """
 
 from __future__ import annotations
@@ -397,10 +398,12 @@ def eip(
     ----------
     A : array-like of shape (n_questions, n_models)
         Responses, one row per question and one column per model. Either a
-        ``bool`` or integer array of 0 (failed) / 1 (solved), which is read in
-        row blocks of about 4 MiB of float64 and never upcast whole, or a
-        float array of scores in ``[0, 1]`` (sec. 2.4) where ``NaN`` marks a
-        missing answer. A missing answer is neither a success nor a failure:
+        ``bool`` or integer array of 0 (failed) / 1 (solved), or a float array
+        of scores in ``[0, 1]`` (sec. 2.4) where ``NaN`` marks a missing
+        answer. A matrix whose float64 copy would exceed 64 MiB is processed
+        in row blocks of about 4 MiB (one pass per iteration), so a large
+        ``bool``/``uint8`` matrix is never upcast whole; smaller matrices are
+        converted to float64 once. A missing answer is neither a success nor a failure:
         it adds no competency edge and no difficulty edge, and the row sums
         ``S(q)`` and column sums ``F(m)`` run over observed entries only.
     alpha : float, default=0.85
