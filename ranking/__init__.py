@@ -35,8 +35,28 @@ from ranking.errors import (
     RankingInputError,
     ShapeError,
 )
+from ranking.irt import (
+    IRTResult,
+    MMLResult,
+    fit_1pl,
+    fit_1pl_mml,
+    fit_2pl,
+    fit_2pl_mml,
+    marginal_log_likelihood,
+)
+from ranking.mirt import MIRTResult, fit_mirt
+
 
 __all__ = [
+    "IRTResult",
+    "MMLResult",
+    "fit_1pl",
+    "fit_1pl_mml",
+    "fit_2pl",
+    "fit_2pl_mml",
+    "marginal_log_likelihood",
+    "MIRTResult",
+    "fit_mirt",
     "AgreementResult",
     "AlignmentReport",
     "ConsensusResult",
