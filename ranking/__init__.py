@@ -27,6 +27,9 @@ from ranking.alignment import (
     predict_harder,
     vote_consensus,
 )
+from ranking.baselines import accuracy, simple_rank, weighted_accuracy
+from ranking.compare import kendall_tau, rank_displacement, spearman_rho
+from ranking.eip import EIPResult, eip
 from ranking.errors import (
     ConvergenceError,
     DegenerateDataError,
@@ -35,28 +38,16 @@ from ranking.errors import (
     RankingInputError,
     ShapeError,
 )
-from ranking.irt import (
-    IRTResult,
-    MMLResult,
-    fit_1pl,
-    fit_1pl_mml,
-    fit_2pl,
-    fit_2pl_mml,
-    marginal_log_likelihood,
+from ranking.robustness import (
+    AlphaSensitivityResult,
+    AnchorSamplingResult,
+    LeaveModelsOutResult,
+    alpha_sensitivity,
+    anchor_sampling,
+    leave_models_out,
 )
-from ranking.mirt import MIRTResult, fit_mirt
-
 
 __all__ = [
-    "IRTResult",
-    "MMLResult",
-    "fit_1pl",
-    "fit_1pl_mml",
-    "fit_2pl",
-    "fit_2pl_mml",
-    "marginal_log_likelihood",
-    "MIRTResult",
-    "fit_mirt",
     "AgreementResult",
     "AlignmentReport",
     "ConsensusResult",
@@ -74,6 +65,20 @@ __all__ = [
     "predict_harder",
     "rating_counts",
     "vote_consensus",
+    "AlphaSensitivityResult",
+    "AnchorSamplingResult",
+    "EIPResult",
+    "LeaveModelsOutResult",
+    "accuracy",
+    "alpha_sensitivity",
+    "anchor_sampling",
+    "eip",
+    "kendall_tau",
+    "leave_models_out",
+    "rank_displacement",
+    "simple_rank",
+    "spearman_rho",
+    "weighted_accuracy",
     "ConvergenceError",
     "DegenerateDataError",
     "InvalidParameterError",
