@@ -27,6 +27,13 @@ from ranking.alignment import (
     predict_harder,
     vote_consensus,
 )
+from ranking.arena import (
+    ANNOTATOR_STATUSES,
+    StableArenaResult,
+    dynamic_delta,
+    null_ability_threshold,
+    stable_arena,
+)
 from ranking.baselines import accuracy, simple_rank, weighted_accuracy
 from ranking.compare import kendall_tau, rank_displacement, spearman_rho
 from ranking.eip import EIPResult, eip
@@ -38,6 +45,32 @@ from ranking.errors import (
     RankingInputError,
     ShapeError,
 )
+from ranking.pairwise import (
+    ELO_C,
+    AmEloResult,
+    EloBootstrapResult,
+    EloResult,
+    MEloResult,
+    am_elo,
+    am_elo_gradient,
+    am_elo_log_likelihood,
+    elo,
+    elo_bootstrap,
+    m_elo,
+    ranks_from_intervals,
+)
+from ranking.reliability import (
+    AnnotatorSignals,
+    MajorityAgreement,
+    PositionBias,
+    TooFastVotes,
+    VoteRates,
+    annotator_signals,
+    majority_agreement,
+    position_bias,
+    too_fast_votes,
+    vote_rates,
+)
 from ranking.robustness import (
     AlphaSensitivityResult,
     AnchorSamplingResult,
@@ -45,6 +78,18 @@ from ranking.robustness import (
     alpha_sensitivity,
     anchor_sampling,
     leave_models_out,
+)
+from ranking.simulation import (
+    PERTURBATIONS,
+    PerturbationStudy,
+    PerturbationSummary,
+    PerturbationTrial,
+    SimulatedArena,
+    detection_scores,
+    perturb_outcomes,
+    perturbation_study,
+    ranking_consistency,
+    simulate_arena,
 )
 
 __all__ = [
@@ -85,4 +130,41 @@ __all__ = [
     "LengthMismatchError",
     "RankingInputError",
     "ShapeError",
+    "ANNOTATOR_STATUSES",
+    "StableArenaResult",
+    "dynamic_delta",
+    "null_ability_threshold",
+    "stable_arena",
+    "ELO_C",
+    "AmEloResult",
+    "EloBootstrapResult",
+    "EloResult",
+    "MEloResult",
+    "am_elo",
+    "am_elo_gradient",
+    "am_elo_log_likelihood",
+    "elo",
+    "elo_bootstrap",
+    "m_elo",
+    "ranks_from_intervals",
+    "AnnotatorSignals",
+    "MajorityAgreement",
+    "PositionBias",
+    "TooFastVotes",
+    "VoteRates",
+    "annotator_signals",
+    "majority_agreement",
+    "position_bias",
+    "too_fast_votes",
+    "vote_rates",
+    "PERTURBATIONS",
+    "PerturbationStudy",
+    "PerturbationSummary",
+    "PerturbationTrial",
+    "SimulatedArena",
+    "detection_scores",
+    "perturb_outcomes",
+    "perturbation_study",
+    "ranking_consistency",
+    "simulate_arena",
 ]
