@@ -388,6 +388,11 @@ def _check_options(*, tol: float, max_iter: int, confidence: float) -> None:
 # --------------------------------------------------------------------------- helpers
 
 
+def _bincount(idx: IntArray, weights: Any, n: int) -> FloatArray:
+    """Weighted ``np.bincount`` typed as float64."""
+    return np.asarray(np.bincount(idx, weights=weights, minlength=n), dtype=np.float64)
+
+
 def ranks_from_intervals(lower: Any, upper: Any) -> IntArray:
     """Ranks that respect confidence intervals.
 
@@ -448,7 +453,7 @@ def _aggregate_pairs(
     wl = np.where(swap, 1.0 - w, w)
     key = lo * n + hi
     uniq, inv = np.unique(key, return_inverse=True)
-    wins = np.bincount(inv, weights=wl, minlength=uniq.size)
+    wins = _bincount(inv, wl, uniq.size)
     cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
     return (uniq // n).astype(np.int64), (uniq % n).astype(np.int64), wins, cnt
 
@@ -459,7 +464,7 @@ def _bt_loglik(d: FloatArray, wins: FloatArray, cnt: FloatArray) -> float:
 
 
 def _laplacian_dense(lo: IntArray, hi: IntArray, h: FloatArray, n: int) -> FloatArray:
-    off = np.bincount(lo * n + hi, weights=h, minlength=n * n).reshape(n, n)
+    off = _bincount(lo * n + hi, h, n * n).reshape(n, n)
     off = off + off.T
     deg = off.sum(axis=1)
     lap = -off
@@ -482,7 +487,8 @@ def _solve_laplacian(
         lap = sparse.coo_matrix((vals, (rows, cols)), shape=(n, n)).tocsc()
         x = np.zeros(n)
         x[:-1] = spsolve(lap[:-1, :-1], g[:-1])  # ground the last item
-    return x - x.mean()
+    out: FloatArray = x - x.mean()
+    return out
 
 
 def _bt_newton(
@@ -503,7 +509,7 @@ def _bt_newton(
     for it in range(1, max_iter + 1):
         p = expit(d)
         r = wins - cnt * p
-        g = np.bincount(lo, weights=r, minlength=n) - np.bincount(hi, weights=r, minlength=n)
+        g = _bincount(lo, r, n) - _bincount(hi, r, n)
         h = cnt * p * (1.0 - p)
         step = _solve_laplacian(lo, hi, h, g, n)
         dec = float(g @ step)  # Newton decrement squared
@@ -529,7 +535,8 @@ def _bt_newton(
 def _laplacian_pinv(lo: IntArray, hi: IntArray, h: FloatArray, n: int) -> FloatArray:
     lap = _laplacian_dense(lo, hi, h, n)
     c = 1.0 / n
-    return np.linalg.inv(lap + c) - c
+    inv = np.asarray(np.linalg.inv(lap + c) - c, dtype=np.float64)
+    return inv
 
 
 # --------------------------------------------------------------------------- Elo
@@ -906,7 +913,7 @@ def _aggregate_triples(
     wl = np.where(swap, 1.0 - w, w)
     key = (lo * n + hi) * m + k
     uniq, inv = np.unique(key, return_inverse=True)
-    wins = np.bincount(inv, weights=wl, minlength=uniq.size)
+    wins = _bincount(inv, wl, uniq.size)
     cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
     pkey = uniq // m
     ann = (uniq % m).astype(np.int64)
@@ -934,10 +941,8 @@ def _am_grad(
     d = s[tr.lo] - s[tr.hi]
     ak = a[tr.ann]
     r = tr.wins - tr.cnt * expit(ak * d)
-    gs = np.bincount(tr.lo, weights=ak * r, minlength=n) - np.bincount(
-        tr.hi, weights=ak * r, minlength=n
-    )
-    ga = np.bincount(tr.ann, weights=d * r, minlength=m)
+    gs = _bincount(tr.lo, ak * r, n) - _bincount(tr.hi, ak * r, n)
+    ga = _bincount(tr.ann, d * r, m)
     return gs, ga
 
 
@@ -959,16 +964,16 @@ class _FisherSystem:
         ak = a[tr.ann]
         p = expit(ak * d)
         v = tr.cnt * p * (1.0 - p)
-        hp = np.bincount(tr.pair, weights=ak * ak * v, minlength=tr.pair_lo.size)
+        hp = _bincount(tr.pair, ak * ak * v, tr.pair_lo.size)
         jss = _laplacian_dense(tr.pair_lo, tr.pair_hi, hp, n)
-        dg = np.bincount(tr.ann, weights=d * d * v, minlength=m)
+        dg = _bincount(tr.ann, d * d * v, m)
         dg = np.maximum(dg, 1e-12 * max(1.0, float(dg.max())))
         cross = ak * d * v
         if observed:  # the observed Hessian adds the residual to the cross block
             cross = cross - (tr.wins - tr.cnt * p)
         jsa = (
-            np.bincount(tr.lo * m + tr.ann, weights=cross, minlength=n * m)
-            - np.bincount(tr.hi * m + tr.ann, weights=cross, minlength=n * m)
+            _bincount(tr.lo * m + tr.ann, cross, n * m)
+            - _bincount(tr.hi * m + tr.ann, cross, n * m)
         ).reshape(n, m)
         self.n, self.m = n, m
         self.rho_s = float(np.mean(np.diag(jss))) / n
@@ -985,11 +990,12 @@ class _FisherSystem:
     def _dp_inv(self, y: FloatArray) -> FloatArray:
         """(D + rho_a 1 1^T)^-1 y for y of shape (m,) or (m, r)."""
         dy = self.dinv * y if y.ndim == 1 else self.dinv[:, None] * y
-        return dy - self.coef * np.multiply.outer(self.dinv, dy.sum(axis=0))
+        out: FloatArray = dy - self.coef * np.multiply.outer(self.dinv, dy.sum(axis=0))
+        return out
 
     def solve(self, gs: FloatArray, ga: FloatArray) -> tuple[FloatArray, FloatArray]:
         rhs = gs - self.jsa @ self._dp_inv(ga)
-        xs = np.linalg.solve(self.schur, rhs)
+        xs = np.asarray(np.linalg.solve(self.schur, rhs), dtype=np.float64)
         xa = self._dp_inv(ga - self.jsa.T @ xs)
         return xs, xa
 
@@ -1035,7 +1041,7 @@ def _annotator_checks(d: _Battles, s_init: FloatArray) -> None:
             f"annotator(s) {_fmt(empty)} have no votes, so their abilities are not identified; "
             "drop them from the index (n_annotators) first"
         )
-    nontie = np.bincount(d.k, weights=(d.w != 0.5).astype(float), minlength=m)
+    nontie = _bincount(d.k, (d.w != 0.5).astype(float), m)
     all_tie = np.flatnonzero(nontie == 0)
     if all_tie.size:
         err = DegenerateDataError(
@@ -1062,8 +1068,8 @@ def _separated(d: _Battles, s: FloatArray) -> IntArray:
     m = d.n_annotators
     cnt = np.bincount(d.k, minlength=m)
     agree = np.sign(d.w - 0.5) * np.sign(s[d.a] - s[d.b])
-    n_agree = np.bincount(d.k, weights=(agree > 0).astype(float), minlength=m)
-    n_dis = np.bincount(d.k, weights=(agree < 0).astype(float), minlength=m)
+    n_agree = _bincount(d.k, (agree > 0).astype(float), m)
+    n_dis = _bincount(d.k, (agree < 0).astype(float), m)
     return np.flatnonzero((cnt > 0) & ((n_agree == cnt) | (n_dis == cnt))).astype(np.int64)
 
 
@@ -1201,10 +1207,8 @@ def am_elo_gradient(
     assert d.k is not None
     diff = r[d.a] - r[d.b]
     res = d.w - expit(c * th[d.k] * diff)
-    gr = np.bincount(d.a, weights=c * th[d.k] * res, minlength=r.size) - np.bincount(
-        d.b, weights=c * th[d.k] * res, minlength=r.size
-    )
-    ga = np.bincount(d.k, weights=c * diff * res, minlength=th.size)
+    gr = _bincount(d.a, c * th[d.k] * res, r.size) - _bincount(d.b, c * th[d.k] * res, r.size)
+    ga = _bincount(d.k, c * diff * res, th.size)
     return gr, ga
 
 

@@ -444,7 +444,8 @@ def _elo_shuffled(
 ) -> FloatArray:
     d = _prepare(sim.model_a, sim.model_b, w, n_models=sim.n_models)
     idx = np.argsort(gen.random((rounds, d.a.size)), axis=1)
-    return _elo_rounds(d, idx, 4.0, 400.0, 10.0, 1000.0).mean(axis=0)
+    out: FloatArray = _elo_rounds(d, idx, 4.0, 400.0, 10.0, 1000.0).mean(axis=0)
+    return out
 
 
 def perturbation_study(
