@@ -139,7 +139,12 @@ class VoteScreen(Screen[None]):
         self.post_message(VoteRecorded(self.session.study.name, receipt))
         if receipt.revealed is not None:
             left, right = receipt.revealed
-            self.notify(f"A was {left}, B was {right}", title="Models", timeout=4, markup=False)
+            self.notify(
+                f"Your last vote: A was {left}, B was {right}",
+                title="Models",
+                timeout=4,
+                markup=False,
+            )
         self.show_current()
 
     def action_undo(self) -> None:

@@ -66,7 +66,7 @@ async def test_every_vote_key_and_blind_reveal(engine: Engine, db_path: Path) ->
     # reveal_models = true: after the vote, a notification names A and B as shown
     model_a, model_b = battles[k_a]
     left, right = (model_b, model_a) if sw_a else (model_a, model_b)
-    assert f"A was {left}, B was {right}" in notes
+    assert any(n.endswith(f"A was {left}, B was {right}") for n in notes)
 
 
 async def test_overlap_caps_judgments_per_battle(engine: Engine, db_path: Path) -> None:
