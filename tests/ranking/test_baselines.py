@@ -7,6 +7,7 @@ an independent pairwise count.
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 from pathlib import Path
@@ -176,3 +177,18 @@ def test_correlations_reject_degenerate(fn) -> None:  # type: ignore[no-untyped-
         fn([1, 1, 1], [1, 2, 3])
     with pytest.raises(InvalidParameterError):
         fn([1, np.nan, 3], [1, 2, 3])
+
+
+@pytest.mark.shared_data
+def test_accuracy_matches_chembench_published_scores(shared_data: Path) -> None:
+    """SOURCE.md: column means of binary_matrix.csv equal model_score_allcorrect.csv exactly."""
+    folder = shared_data / "chembench_llm_binary"
+    with (folder / "binary_matrix.csv").open(newline="") as f:
+        reader = csv.reader(f)
+        names = next(reader)[1:]
+        A = np.array([[float(v) for v in row[1:]] for row in reader])
+    with (folder / "model_score_allcorrect.csv").open(newline="") as f:
+        published = {row[""]: float(row["score"]) for row in csv.DictReader(f)}
+    acc = accuracy(A)
+    np.testing.assert_allclose(acc, [published[n] for n in names], rtol=1e-12)
+    assert acc[names.index("o1")] == pytest.approx(0.6286, abs=5e-5)  # SOURCE.md value
