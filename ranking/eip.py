@@ -190,6 +190,7 @@ class _Dense:
         n_m, n_q = xt.shape
         n_keep = int(keep.sum())
         keepf = keep.astype(np.float64)
+        alpha_keep = alpha * keepf
         tele_q = keepf * ((1.0 - alpha) / n_keep)
         tele_m = (1.0 - alpha) / n_m
         pi_m = np.full(n_m, 1.0 / n_m)
@@ -200,8 +201,7 @@ class _Dense:
             w = pi_m / F
             y = w @ xt
             np.subtract(w.sum() if ot is None else w @ ot, y, out=y)
-            y *= keepf
-            y *= alpha
+            y *= alpha_keep
             y += tele_q
             np.subtract(y, pi_q, out=diff)
             dq = float(np.abs(diff, out=diff).sum())
