@@ -680,3 +680,73 @@ def item_text_lengths(session: Session, study_id: int, kind: str) -> dict[int, i
                  LEFT JOIN modelresponse rb ON rb.prompt_id = b.prompt_id AND rb.model = b.model_b
                  WHERE i.study_id = :s"""
     return {int(i): int(n) for i, n in session.execute(text(sql), {"s": study_id}).all()}
+
+
+# --- the live monitor ----------------------------------------------------------
+
+
+def max_vote_id(session: Session, study_id: int) -> int:
+    """The id of the study's newest vote row (0 without votes); a cheap change marker.
+
+    Every vote, change of mind and undo appends a row, so the marker grows
+    whenever the study's current votes change.
+    """
+    row = session.execute(
+        text("SELECT coalesce(max(id), 0) FROM vote WHERE study_id = :s"), {"s": study_id}
+    ).one()
+    return int(row[0])
+
+
+def vote_rows_after(session: Session, study_id: int, after_id: int) -> list[tuple[int, ...]]:
+    """Vote rows of a study with ``id > after_id``, oldest first, as integer tuples.
+
+    Each tuple is ``(id, item_id, annotator_id, choice code, swapped,
+    response_ms or -1, fast, id of the superseded row or 0)`` with the choice
+    codes of :data:`annotate.services.arrays.CHOICE_CODES` and -1 for a
+    retraction. Appending these rows to the earlier ones and dropping every
+    superseded row and every retraction gives the ``current_vote`` view.
+    """
+    conn = session.connection().connection.dbapi_connection
+    assert conn is not None
+    cur = conn.cursor()
+    try:
+        cur.execute(
+            """SELECT v.id, v.item_id, v.annotator_id,
+                      CASE v.choice WHEN 'first' THEN 1 WHEN 'model_a' THEN 1
+                                    WHEN 'second' THEN 2 WHEN 'model_b' THEN 2
+                                    WHEN 'skip' THEN 0 WHEN 'tie' THEN 3
+                                    WHEN 'both_bad' THEN 4 ELSE -1 END,
+                      v.swapped, coalesce(v.response_ms, -1), v.fast,
+                      coalesce((SELECT w.id FROM vote w WHERE w.uuid = v.supersedes), 0)
+               FROM vote v WHERE v.study_id = ? AND v.id > ? ORDER BY v.id""",
+            (study_id, after_id),
+        )
+        return cur.fetchall()
+    finally:
+        cur.close()
+
+
+def pair_questions(session: Session, study_id: int) -> dict[int, tuple[str, str, str]]:
+    """Item id -> ``(first question key, second question key, subject)`` of a difficulty study."""
+    rows = session.execute(
+        text(
+            """SELECT p.item_id, q1.key, q2.key, q1.subject FROM questionpair p
+               JOIN item i ON i.id = p.item_id JOIN question q1 ON q1.id = p.first_id
+               JOIN question q2 ON q2.id = p.second_id WHERE i.study_id = :s"""
+        ),
+        {"s": study_id},
+    ).all()
+    return {int(i): (a, b, subj) for i, a, b, subj in rows}
+
+
+def battle_pairs(session: Session, study_id: int) -> dict[int, tuple[str, str, str]]:
+    """Item id -> ``(model_a, model_b, prompt category)`` of an arena study."""
+    rows = session.execute(
+        text(
+            """SELECT b.item_id, b.model_a, b.model_b, coalesce(p.category, '') FROM battle b
+               JOIN item i ON i.id = b.item_id LEFT JOIN prompt p ON p.id = b.prompt_id
+               WHERE i.study_id = :s"""
+        ),
+        {"s": study_id},
+    ).all()
+    return {int(i): (a, b, c) for i, a, b, c in rows}

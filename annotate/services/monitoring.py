@@ -1,0 +1,660 @@
+"""The live reliability monitor: votes -> annotator status, signals and leaderboard.
+
+``annotate monitor`` shows, for one study, every annotator's status (pending,
+reliable or flagged, with the reason) and ability from the Stable Arena loop
+(:func:`ranking.arena.stable_arena`), the model-free reliability signals of
+:mod:`ranking.reliability`, and the leaderboard of the compared items. It
+refreshes while annotators vote from other processes.
+
+Both study kinds go through the same Bradley-Terry model with annotator
+abilities: in an arena the items are models (model_a wins, model_b wins, tie or
+both bad); in a difficulty study the items are questions and a vote "the first
+question is harder" is a win of the first question. Skips carry no comparison,
+so they are left out of the fit but counted in the skip rate. The difficulty
+"leaderboard" is therefore the questions ordered from hardest to easiest on
+the scale the annotators define.
+
+:class:`StudyMonitor` keeps the study's votes as arrays and on each refresh
+reads only the vote rows appended since the last one (votes are append-only:
+a change of mind or an undo is a new row that supersedes an old one), so a
+refresh costs the fit and the signals, not a full query.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from annotate.errors import StudyNotFoundError
+from annotate.store import repo
+from annotate.store.engine import make_engine
+from ranking.arena import stable_arena
+from ranking.errors import ConvergenceError, RankingInputError
+from ranking.pairwise import m_elo
+from ranking.reliability import majority_agreement, position_bias, too_fast_votes, vote_rates
+
+STATUS_ORDER = ("flagged", "pending", "reliable")
+"""Display order of the statuses (most urgent first)."""
+
+POLL_SECONDS = 0.5
+"""How often the monitor checks for new votes."""
+
+FAST_ALERT = 0.5
+"""Alert when at least this share of an annotator's timed votes is too fast..."""
+LEFT_ALERT_P = 0.01
+"""...when the left-side win share differs from 1/2 at this level..."""
+RATE_ALERT = 0.5
+"""...when at least this share of the votes are ties, both bad or skips..."""
+MIN_ALERT_VOTES = 10
+"""...and only once the signal rests on at least this many votes."""
+
+
+@dataclass(frozen=True)
+class AnnotatorStatus:
+    """One annotator as the monitor shows it. Shares are in [0, 1]; None when undefined."""
+
+    annotator: str
+    votes: int
+    """Current votes, skips included."""
+    status: str
+    """``pending``, ``reliable`` or ``flagged``."""
+    reason: str
+    """Why, in one sentence (from the Stable Arena loop, or why there is no fit)."""
+    theta: float | None
+    """Ability on the am-ELO scale (``sum(theta) = 1`` over the fitted annotators)."""
+    theta_lower: float | None
+    theta_upper: float | None
+    epsilon: float | None
+    """The flagging threshold on ``theta`` (flagged when ``theta <= epsilon``)."""
+    ability: float | None
+    """``theta`` times the number of fitted annotators: 1 = an average annotator,
+    0 = random voting, negative = voting against the others."""
+    ability_lower: float | None
+    ability_upper: float | None
+    fast_share: float | None
+    """Share of timed votes faster than the reading-time floor for the text shown."""
+    left_share: float | None
+    """Share of decisive votes won by the side shown first."""
+    left_p_value: float | None
+    """Exact binomial p-value of ``left_share`` against 1/2."""
+    tie_rate: float | None
+    both_bad_rate: float | None
+    skip_rate: float | None
+    majority_agreement: float | None
+    """Agreement with the other annotators' majority on shared items."""
+    majority_chance: float | None
+    """The agreement a random voter with the same label mix would reach."""
+    alerts: tuple[str, ...] = ()
+    """Signals past their alert level, as short phrases (``"fast 62%"``)."""
+
+
+@dataclass(frozen=True)
+class ItemRating:
+    """One row of the leaderboard: a model (arena) or a question (difficulty)."""
+
+    rank: int
+    name: str
+    detail: str
+    """The question's subject (difficulty); empty for a model."""
+    rating: float
+    """Elo scale, mean 1000; higher = better model or harder question."""
+    lower: float
+    upper: float
+    comparisons: int
+
+
+@dataclass(frozen=True)
+class RefreshTimings:
+    """Milliseconds spent in one refresh."""
+
+    query_ms: float
+    fit_ms: float
+    signals_ms: float
+
+    @property
+    def total_ms(self) -> float:
+        return self.query_ms + self.fit_ms + self.signals_ms
+
+
+@dataclass(frozen=True)
+class MonitorSnapshot:
+    """Everything the monitor shows for one study at one moment."""
+
+    study: str
+    kind: str
+    """``arena`` or ``difficulty``."""
+    title: str
+    last_vote_id: int
+    """Newest vote row seen (the change marker)."""
+    n_votes: int
+    """Current votes, skips included."""
+    n_compared: int
+    """Votes used in the fit (skips left out)."""
+    annotators: tuple[AnnotatorStatus, ...]
+    """Flagged first, then pending, then reliable; by name within a status."""
+    leaderboard: tuple[ItemRating, ...]
+    """Best model (or hardest question) first; empty without a fit."""
+    problem: str | None = None
+    """Why there is no fit (or no status) yet, for the screen; None when all is well."""
+    notes: tuple[str, ...] = ()
+    """Thresholds used and other remarks."""
+    delta: int | None = None
+    """Vote count above which an annotator is rated (dynamic rule)."""
+    n_fitted: int = 0
+    """Annotators whose ability was estimated."""
+    timings: RefreshTimings = field(default_factory=lambda: RefreshTimings(0.0, 0.0, 0.0))
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Annotators per status."""
+        out = dict.fromkeys(STATUS_ORDER, 0)
+        for a in self.annotators:
+            out[a.status] = out.get(a.status, 0) + 1
+        return out
+
+    @property
+    def item_noun(self) -> str:
+        return "question" if self.kind == "difficulty" else "model"
+
+
+@dataclass(frozen=True)
+class StudyChoice:
+    """A study in the monitor's study picker."""
+
+    name: str
+    kind: str
+    title: str
+    votes: int
+    annotators: int
+
+
+def reader_engine(engine: Engine) -> Engine:
+    """An engine on the same SQLite file whose transactions never take the write lock.
+
+    The monitor only reads; with ``BEGIN IMMEDIATE`` each refresh would make
+    the annotators' votes wait.
+    """
+    path = engine.url.database
+    if engine.url.get_backend_name() != "sqlite" or not path or path == ":memory:":
+        return engine
+    return make_engine(path, immediate=False)
+
+
+def list_studies(engine: Engine) -> list[StudyChoice]:
+    """Every study with its current votes and annotators."""
+    with Session(engine) as s:
+        return [
+            StudyChoice(r.name, r.kind, r.title, r.votes, r.annotators)
+            for r in repo.list_studies(s)
+        ]
+
+
+def default_study(studies: list[StudyChoice]) -> str | None:
+    """The study to open without ``--study``: the first with votes, else the first."""
+    for st in studies:
+        if st.votes:
+            return st.name
+    return studies[0].name if studies else None
+
+
+def _f(x: Any) -> float | None:
+    if x is None or x is np.ma.masked:
+        return None
+    v = float(x)
+    return v if math.isfinite(v) else None
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _alerts(
+    fast: float | None,
+    n_timed: int,
+    left: float | None,
+    p: float | None,
+    n_decisive: int,
+    rates: dict[str, tuple[float | None, int]],
+) -> tuple[str, ...]:
+    out: list[str] = []
+    if fast is not None and n_timed >= MIN_ALERT_VOTES and fast >= FAST_ALERT:
+        out.append(f"fast {_pct(fast)}")
+    if left is not None and p is not None and n_decisive >= MIN_ALERT_VOTES and p < LEFT_ALERT_P:
+        out.append(f"{'left' if left > 0.5 else 'right'} side {_pct(max(left, 1 - left))}")
+    for name, (rate, n) in rates.items():
+        if rate is not None and n >= MIN_ALERT_VOTES and rate >= RATE_ALERT:
+            out.append(f"{name} {_pct(rate)}")
+    return tuple(out)
+
+
+class StudyMonitor:
+    """Builds :class:`MonitorSnapshot` s of one study, reading only new vote rows.
+
+    Parameters
+    ----------
+    engine : Engine
+        The store (use :func:`reader_engine` so refreshes never block voters).
+    study : str
+        Study name.
+
+    Raises
+    ------
+    StudyNotFoundError
+        If there is no such study.
+    """
+
+    def __init__(self, engine: Engine, study: str) -> None:
+        self.engine = engine
+        self._lock = threading.Lock()
+        with Session(engine) as s:
+            st = repo.get_study(s, study)
+            if st is None:
+                raise StudyNotFoundError(study, repo.study_names(s))
+        self.study = st
+        self._load_items()
+        self._last = 0
+        self._cols = np.zeros((0, 8), dtype=np.int64)
+        self._alive = np.zeros(0, dtype=bool)
+        self._ann_index: dict[int, int] = {}
+        self._ann_names: list[str] = []
+
+    @property
+    def kind(self) -> str:
+        return self.study.kind
+
+    def _load_items(self) -> None:
+        with Session(self.engine) as s:
+            if self.study.kind == "difficulty":
+                items = repo.pair_questions(s, self.study.id)
+            else:
+                items = repo.battle_pairs(s, self.study.id)
+            lengths = repo.item_text_lengths(s, self.study.id, self.study.kind)
+        ids = sorted(items)
+        entities: dict[str, str] = {}
+        for a, b, detail in items.values():
+            entities.setdefault(a, detail if self.study.kind == "difficulty" else "")
+            entities.setdefault(b, detail if self.study.kind == "difficulty" else "")
+        names = sorted(entities)
+        ei = {e: j for j, e in enumerate(names)}
+        size = (max(ids) + 1) if ids else 1
+        self._item_pos = np.full(size, -1, dtype=np.int64)
+        self._item_pos[ids] = np.arange(len(ids))
+        self._ent_a = np.array([ei[items[i][0]] for i in ids], dtype=np.int64)
+        self._ent_b = np.array([ei[items[i][1]] for i in ids], dtype=np.int64)
+        self._text_len = np.array([lengths.get(i, 0) for i in ids], dtype=np.float64)
+        self._entities = names
+        self._entity_detail = [entities[e] for e in names]
+
+    # --- reading ------------------------------------------------------------------
+
+    def changed(self) -> bool:
+        """Whether vote rows were added since the last snapshot (one indexed lookup)."""
+        with Session(self.engine) as s:
+            return repo.max_vote_id(s, self.study.id) != self._last
+
+    def _read_new(self) -> None:
+        with Session(self.engine) as s:
+            rows = repo.vote_rows_after(s, self.study.id, self._last)
+            if not rows:
+                return
+            new = np.array(rows, dtype=np.int64).reshape(-1, 8)
+            fresh = [int(a) for a in np.unique(new[:, 2]) if int(a) not in self._ann_index]
+            names = repo.annotator_names(s, fresh)
+        for a in fresh:
+            self._ann_index[a] = len(self._ann_names)
+            self._ann_names.append(names.get(a, f"#{a}"))
+        if new[:, 1].max() >= self._item_pos.size or (self._item_pos[new[:, 1]] < 0).any():
+            self._load_items()  # items imported after the monitor started
+        cols = np.concatenate([self._cols, new])
+        alive = np.concatenate([self._alive, new[:, 3] >= 0])
+        sup = new[:, 7]
+        sup = sup[sup > 0]
+        if sup.size:
+            pos = np.searchsorted(cols[:, 0], sup)
+            ok = (pos < len(cols)) & (cols[np.minimum(pos, len(cols) - 1), 0] == sup)
+            alive[pos[ok]] = False
+        self._cols, self._alive = cols, alive
+        self._last = int(new[-1, 0])
+
+    # --- the snapshot --------------------------------------------------------------
+
+    def snapshot(self) -> MonitorSnapshot:
+        """Read the new votes, refit and recompute every signal."""
+        with self._lock:
+            t0 = time.perf_counter()
+            self._read_new()
+            v = self._cols[self._alive]
+            present = np.unique(v[:, 2])
+            names = [self._ann_names[self._ann_index[int(a)]] for a in present]
+            order = np.argsort(np.array(names, dtype=object), kind="stable")
+            rank = np.empty(present.size, dtype=np.int64)
+            rank[order] = np.arange(present.size)
+            names = [names[i] for i in order]
+            k = rank[np.searchsorted(present, v[:, 2])]
+            votes = _Votes(
+                item=self._item_pos[v[:, 1]],
+                annotator=k,
+                choice=v[:, 3],
+                swapped=v[:, 4].astype(bool),
+                response_ms=v[:, 5],
+                names=names,
+            )
+            t1 = time.perf_counter()
+            fit = _fit(votes, self._ent_a, self._ent_b, self._entities, self.study.kind)
+            t2 = time.perf_counter()
+            sig = _signals(votes, self._ent_a, self._text_len)
+            t3 = time.perf_counter()
+        rows = _rows(votes, fit, sig, self.study.kind)
+        board = tuple(
+            ItemRating(r, self._entities[e], self._entity_detail[e], rt, lo, hi, c)
+            for r, e, rt, lo, hi, c in fit.board
+        )
+        return MonitorSnapshot(
+            study=self.study.name,
+            kind=self.study.kind,
+            title=self.study.title,
+            last_vote_id=self._last,
+            n_votes=len(v),
+            n_compared=fit.n_compared,
+            annotators=rows,
+            leaderboard=board,
+            problem=fit.problem,
+            notes=fit.notes,
+            delta=fit.delta,
+            n_fitted=fit.n_fitted,
+            timings=RefreshTimings(1000 * (t1 - t0), 1000 * (t2 - t1), 1000 * (t3 - t2)),
+        )
+
+
+@dataclass(frozen=True)
+class _Votes:
+    item: npt.NDArray[np.int64]
+    annotator: npt.NDArray[np.int64]
+    choice: npt.NDArray[np.int64]
+    swapped: npt.NDArray[np.bool_]
+    response_ms: npt.NDArray[np.int64]
+    names: list[str]
+
+
+@dataclass(frozen=True)
+class _Fit:
+    status: list[str]
+    reason: list[str]
+    theta: list[float | None]
+    theta_se: list[float | None]
+    epsilon: list[float | None]
+    n_fitted: int
+    board: list[tuple[int, int, float, float, float, int]]
+    n_compared: int
+    problem: str | None
+    notes: tuple[str, ...]
+    delta: int | None
+
+
+def _fit(
+    votes: _Votes,
+    ent_a: npt.NDArray[np.int64],
+    ent_b: npt.NDArray[np.int64],
+    entities: list[str],
+    kind: str,
+) -> _Fit:
+    m = len(votes.names)
+    noun = "question" if kind == "difficulty" else "model"
+    decided = votes.choice != 0
+    it = votes.item[decided]
+    k = votes.annotator[decided]
+    ch = votes.choice[decided]
+    outcome = np.select([ch == 1, ch == 2], [1.0, 0.0], default=0.5)
+    both_bad = ch == 4
+    a_glob, b_glob = ent_a[it], ent_b[it]
+    used = np.unique(np.concatenate([a_glob, b_glob]))
+    a, b = np.searchsorted(used, a_glob), np.searchsorted(used, b_glob)
+    n_dec = np.bincount(k, minlength=m)
+    status = ["pending"] * m
+    reason = [
+        f"all {c} votes are skips: nothing to compare yet" if c == 0 else "" for c in n_dec.tolist()
+    ]
+    none: list[float | None] = [None] * m
+    notes: list[str] = []
+    unseen = len(entities) - used.size
+    if unseen > 0 and used.size:
+        notes.append(f"{unseen} {noun}(s) have no decided vote yet and are not rated")
+
+    def empty(problem: str, why: str) -> _Fit:
+        rs = [r or why for r in reason]
+        return _Fit(status, rs, none, none, none, 0, [], int(decided.sum()), problem, (), None)
+
+    if m == 0:
+        return empty("No votes yet: the table fills in as annotators vote.", "")
+    if int((n_dec > 0).sum()) < 2:
+        only = votes.names[int(np.argmax(n_dec))]
+        board = _m_elo_board(a, b, outcome, both_bad, used)
+        why = "abilities compare annotators with each other; waiting for a second annotator"
+        problem = (
+            f"Only one annotator ({only}) has compared {noun}s so far. Abilities and statuses "
+            "are relative to the other annotators, so they wait for a second annotator."
+        )
+        f = empty(problem, why)
+        return _Fit(**{**f.__dict__, "board": board})
+    try:
+        res = stable_arena(
+            a, b, k, outcome, n_models=int(used.size), n_annotators=m, both_bad=both_bad
+        )
+    except (RankingInputError, ConvergenceError) as err:
+        why = "not rated until the fit above is possible"
+        text = _named(str(err), [entities[int(i)] for i in used], noun)
+        return empty(f"Cannot fit the {noun} ratings yet: {text}", why)
+    st = list(res.status)
+    rs = [r if n_dec[j] > 0 else reason[j] for j, r in enumerate(res.reasons)]
+    theta = [_f(x) for x in res.abilities]
+    eps = [_f(x) for x in res.epsilon]
+    se: list[float | None] = [None] * m
+    nontie = np.bincount(k, weights=(outcome != 0.5).astype(np.float64), minlength=m)
+    fitted = np.flatnonzero(res.in_ratings & (nontie > 0))
+    fse = res.fit.ability_standard_errors
+    if fitted.size == fse.size:
+        for j, s_ in zip(fitted.tolist(), fse.tolist(), strict=True):
+            se[j] = _f(s_)
+    order = sorted(range(used.size), key=lambda i: (int(res.ranks[i]), -float(res.ratings[i])))
+    if kind == "difficulty":
+        order = sorted(range(used.size), key=lambda i: -float(res.ratings[i]))
+    cnt = np.bincount(np.concatenate([a, b]), minlength=used.size)
+    board = [
+        (
+            rank,
+            int(used[i]),
+            float(res.ratings[i]),
+            float(res.lower[i]),
+            float(res.upper[i]),
+            int(cnt[i]),
+        )
+        for rank, i in enumerate(order, start=1)
+    ]
+    if kind != "difficulty":
+        board = [(int(res.ranks[i]), *row[1:]) for i, row in zip(order, board, strict=True)]
+    notes += [
+        f"delta = {res.delta} votes ({res.delta_rule}): annotators with at most this many "
+        "votes are pending",
+        f"epsilon: {res.epsilon_rule}, the {res.null_quantile:.0%} quantile of a random "
+        "voter's ability",
+    ]
+    return _Fit(
+        st, rs, theta, se, eps, int(fitted.size), board, int(decided.sum()), None,
+        tuple(notes), int(res.delta),
+    )  # fmt: skip
+
+
+_INDEX_LIST = re.compile(r"\[(\d+(?:, \d+)*)((?:, \.\.\. \(\d+ in all\))?)\]")
+
+
+def _named(message: str, names: list[str], noun: str) -> str:
+    """A ranking error message with item indices replaced by names (``[0, 2]`` -> ``[a, c]``)."""
+
+    def swap(m: re.Match[str]) -> str:
+        idx = [int(x) for x in m.group(1).split(", ")]
+        if any(i >= len(names) for i in idx):
+            return m.group(0)
+        return "[" + ", ".join(names[i] for i in idx) + m.group(2) + "]"
+
+    out = _INDEX_LIST.sub(swap, message)
+    if noun != "model":
+        out = out.replace("model_a", "first").replace("model_b", "second")
+        out = out.replace("battles", "pairs").replace("battle", "pair")
+        out = re.sub(r"\bmodel(s?)\b", rf"{noun}\1", out)
+    return out
+
+
+def _m_elo_board(
+    a: npt.NDArray[np.int64],
+    b: npt.NDArray[np.int64],
+    outcome: npt.NDArray[np.float64],
+    both_bad: npt.NDArray[np.bool_],
+    used: npt.NDArray[np.int64],
+) -> list[tuple[int, int, float, float, float, int]]:
+    try:
+        r = m_elo(a, b, outcome, n_models=int(used.size), both_bad=both_bad)
+    except (RankingInputError, ConvergenceError):
+        return []
+    cnt = np.bincount(np.concatenate([a, b]), minlength=used.size)
+    order = sorted(range(used.size), key=lambda i: -float(r.ratings[i]))
+    return [
+        (int(r.ranks[i]), int(used[i]), float(r.ratings[i]), float(r.lower[i]),
+         float(r.upper[i]), int(cnt[i]))
+        for i in order
+    ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Signals:
+    fast: Any
+    n_timed: Any
+    position: Any
+    rates: Any
+    majority: Any
+
+
+def _signals(
+    votes: _Votes, ent_a: npt.NDArray[np.int64], text_len: npt.NDArray[np.float64]
+) -> _Signals:
+    m = len(votes.names)
+    ch = votes.choice
+    skipped = ch == 0
+    both_bad = ch == 4
+    outcome = np.select([ch == 1, ch == 2], [1.0, 0.0], default=0.5)
+    left = np.where(votes.swapped, 1.0 - outcome, outcome)
+    k = votes.annotator
+    rates = vote_rates(k, outcome, both_bad=both_bad, skipped=skipped, n_annotators=m)
+    pos = position_bias(k, left, both_bad=both_bad, skipped=skipped, n_annotators=m)
+    timed = votes.response_ms >= 0
+    fast = None
+    if timed.any():
+        seconds = np.where(timed, votes.response_ms / 1000.0, np.nan)
+        fast = too_fast_votes(k, seconds, text_len[votes.item], n_annotators=m)
+    # Majority labels in the item's own orientation (not the side shown), so that
+    # annotators who saw the item swapped are compared on the same terms.
+    label = np.where(both_bad, 3, np.select([ch == 1, ch == 2], [2, 0], default=1))
+    keep = ~skipped
+    maj = majority_agreement(votes.item[keep], k[keep], label[keep], n_annotators=m)
+    return _Signals(
+        fast=fast.share if fast is not None else None,
+        n_timed=fast.n_timed if fast is not None else np.zeros(m, np.int64),
+        position=pos,
+        rates=rates,
+        majority=maj,
+    )
+
+
+def _rows(votes: _Votes, fit: _Fit, sig: _Signals, kind: str) -> tuple[AnnotatorStatus, ...]:
+    rows: list[AnnotatorStatus] = []
+    scale = fit.n_fitted
+    for j, name in enumerate(votes.names):
+        th, se = fit.theta[j], fit.theta_se[j]
+        lo = hi = None
+        if th is not None and se is not None:
+            lo, hi = th - 1.96 * se, th + 1.96 * se
+        fast = _f(sig.fast[j]) if sig.fast is not None else None
+        left, p = _f(sig.position.left_share[j]), _f(sig.position.p_value[j])
+        tie, bad, skip = (
+            _f(sig.rates.tie_rate[j]),
+            _f(sig.rates.both_bad_rate[j]),
+            _f(sig.rates.skip_rate[j]),
+        )
+        n_all = int(sig.rates.n_votes[j])
+
+        def rel(x: float | None) -> float | None:
+            return None if x is None or scale == 0 else x * scale
+
+        rates = {"skips": (skip, n_all)}
+        if kind != "difficulty":
+            rates = {"ties": (tie, n_all), "both bad": (bad, n_all)}
+        rows.append(
+            AnnotatorStatus(
+                annotator=name,
+                votes=n_all,
+                status=fit.status[j],
+                reason=fit.reason[j],
+                theta=th,
+                theta_lower=lo,
+                theta_upper=hi,
+                epsilon=fit.epsilon[j],
+                ability=rel(th),
+                ability_lower=rel(lo),
+                ability_upper=rel(hi),
+                fast_share=fast,
+                left_share=left,
+                left_p_value=p,
+                tie_rate=tie,
+                both_bad_rate=bad,
+                skip_rate=skip,
+                majority_agreement=_f(sig.majority.agreement[j]),
+                majority_chance=_f(sig.majority.chance[j]),
+                alerts=_alerts(
+                    fast,
+                    int(sig.n_timed[j]),
+                    left,
+                    p,
+                    int(sig.position.n_decisive[j]),
+                    rates,
+                ),
+            )
+        )
+    rows.sort(key=lambda r: (STATUS_ORDER.index(r.status), r.annotator))
+    return tuple(rows)
+
+
+def monitor_snapshot(engine: Engine, study: str) -> MonitorSnapshot:
+    """One snapshot of ``study`` (reads every vote; the monitor keeps a :class:`StudyMonitor`)."""
+    return StudyMonitor(engine, study).snapshot()
+
+
+class MonitorSource:
+    """What the monitor screen asks for: the studies, and a :class:`StudyMonitor` per study.
+
+    Parameters
+    ----------
+    engine : Engine
+        The store; the monitor reads through :func:`reader_engine` of it.
+    """
+
+    poll_seconds = POLL_SECONDS
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = reader_engine(engine)
+
+    def studies(self) -> list[StudyChoice]:
+        return list_studies(self.engine)
+
+    def default_study(self) -> str | None:
+        return default_study(self.studies())
+
+    def open(self, study: str) -> StudyMonitor:
+        return StudyMonitor(self.engine, study)
