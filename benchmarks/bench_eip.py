@@ -129,6 +129,7 @@ def main() -> None:
         f"{'questions':>10} {'models':>6} {'Q x M':>9} {'iter':>4} {'median s':>9} "
         f"{'paper s':>8} {'ratio':>6} {'peak RSS':>10} {'input':>10} {'EIP extra':>10}  source"
     )
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(header)
     print("-" * len(header))
     for n_q, n_m, paper_s, _paper_it, source in cases:
@@ -153,6 +154,7 @@ def main() -> None:
             f"{source}",
             flush=True,
         )
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":
