@@ -677,7 +677,8 @@ def test_metabench_gsm8k_real_matrix(shared_data: Path) -> None:
 
     SOURCE.md gives no EIP reference; we report the rank correlation of competency with
     accuracy over 5,041 models (observed here: Kendall tau 0.84, Spearman 0.96) and with the
-    shipped mirt 2PL abilities theta.
+    shipped mirt 2PL abilities theta. Those are EAP-sum scores, a monotone function of the
+    number correct, so their rank correlation with competency equals accuracy's (up to ties).
     """
     A, _ = _read_matrix(shared_data / "metabench_openllm_2pl" / "gsm8k_responses.csv")
     A = A.T
