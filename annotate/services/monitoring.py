@@ -26,6 +26,7 @@ import math
 import re
 import threading
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ from sqlmodel import Session
 from annotate.errors import StudyNotFoundError
 from annotate.store import repo
 from annotate.store.engine import make_engine
-from ranking.arena import stable_arena
+from ranking.arena import dynamic_delta, stable_arena
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import m_elo
 from ranking.reliability import majority_agreement, position_bias, too_fast_votes, vote_rates
@@ -236,6 +237,14 @@ def _alerts(
     return tuple(out)
 
 
+def _one_blas_thread() -> AbstractContextManager[object]:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional: without it BLAS keeps its default threads
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")  # type: ignore[no-any-return]
+
+
 class StudyMonitor:
     """Builds :class:`MonitorSnapshot` s of one study, reading only new vote rows.
 
@@ -266,6 +275,7 @@ class StudyMonitor:
         self._alive = np.zeros(0, dtype=bool)
         self._ann_index: dict[int, int] = {}
         self._ann_names: list[str] = []
+        self._delta = DeltaCache()
 
     @property
     def kind(self) -> str:
@@ -328,18 +338,27 @@ class StudyMonitor:
     # --- the snapshot --------------------------------------------------------------
 
     def snapshot(self) -> MonitorSnapshot:
-        """Read the new votes, refit and recompute every signal."""
-        with self._lock:
+        """Read the new votes, refit and recompute every signal.
+
+        BLAS runs single-threaded meanwhile: the fit's vector products are
+        small, and on a machine busy with other work (the annotators' own
+        sessions, say) OpenBLAS threads waiting for cores make them several
+        times slower.
+        """
+        with self._lock, _one_blas_thread():
             t0 = time.perf_counter()
             self._read_new()
             v = self._cols[self._alive]
-            present = np.unique(v[:, 2])
+            seen = np.bincount(v[:, 2], minlength=1) > 0 if len(v) else np.zeros(1, bool)
+            present = np.flatnonzero(seen)
             names = [self._ann_names[self._ann_index[int(a)]] for a in present]
             order = np.argsort(np.array(names, dtype=object), kind="stable")
             rank = np.empty(present.size, dtype=np.int64)
             rank[order] = np.arange(present.size)
             names = [names[i] for i in order]
-            k = rank[np.searchsorted(present, v[:, 2])]
+            pos = np.zeros(seen.size, dtype=np.int64)
+            pos[present] = rank
+            k = pos[v[:, 2]]
             votes = _Votes(
                 item=self._item_pos[v[:, 1]],
                 annotator=k,
@@ -349,7 +368,9 @@ class StudyMonitor:
                 names=names,
             )
             t1 = time.perf_counter()
-            fit = _fit(votes, self._ent_a, self._ent_b, self._entities, self.study.kind)
+            fit = _fit(
+                votes, self._ent_a, self._ent_b, self._entities, self.study.kind, self._delta
+            )
             t2 = time.perf_counter()
             sig = _signals(votes, self._ent_a, self._text_len)
             t3 = time.perf_counter()
@@ -373,6 +394,46 @@ class StudyMonitor:
             n_fitted=fit.n_fitted,
             timings=RefreshTimings(1000 * (t1 - t0), 1000 * (t2 - t1), 1000 * (t3 - t2)),
         )
+
+
+class DeltaCache:
+    """The dynamic ``delta`` of :func:`ranking.arena.dynamic_delta`, recomputed only when needed.
+
+    ``delta`` (the vote count above which an annotator is rated) changes slowly
+    with the data, and computing it costs a preliminary am-ELO fit as large as
+    the main one. It is recomputed when the annotators change, below
+    ``always_below`` compared votes, or once the compared votes have grown or
+    shrunk by ``tolerance`` since it was last computed.
+    """
+
+    def __init__(self, *, tolerance: float = 0.02, always_below: int = 5000) -> None:
+        self.tolerance = tolerance
+        self.always_below = always_below
+        self.value: int | None = None
+        self.at_votes = 0
+        self.at_annotators = 0
+
+    def delta(
+        self,
+        a: npt.NDArray[np.int64],
+        b: npt.NDArray[np.int64],
+        k: npt.NDArray[np.int64],
+        outcome: npt.NDArray[np.float64],
+        n_items: int,
+        n_annotators: int,
+    ) -> int:
+        n = int(a.size)
+        stale = (
+            self.value is None
+            or n < self.always_below
+            or n_annotators != self.at_annotators
+            or abs(n - self.at_votes) > self.tolerance * self.at_votes
+        )
+        if stale:
+            self.value = dynamic_delta(a, b, outcome, annotator=k, n_models=n_items)
+            self.at_votes, self.at_annotators = n, n_annotators
+        assert self.value is not None
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -406,6 +467,7 @@ def _fit(
     ent_b: npt.NDArray[np.int64],
     entities: list[str],
     kind: str,
+    cache: DeltaCache,
 ) -> _Fit:
     m = len(votes.names)
     noun = "question" if kind == "difficulty" else "model"
@@ -416,8 +478,12 @@ def _fit(
     outcome = np.select([ch == 1, ch == 2], [1.0, 0.0], default=0.5)
     both_bad = ch == 4
     a_glob, b_glob = ent_a[it], ent_b[it]
-    used = np.unique(np.concatenate([a_glob, b_glob]))
-    a, b = np.searchsorted(used, a_glob), np.searchsorted(used, b_glob)
+    hit = np.bincount(a_glob, minlength=len(entities)) + np.bincount(
+        b_glob, minlength=len(entities)
+    )
+    used = np.flatnonzero(hit)
+    local = np.cumsum(hit > 0) - 1
+    a, b = local[a_glob], local[b_glob]
     n_dec = np.bincount(k, minlength=m)
     status = ["pending"] * m
     reason = [
@@ -446,9 +512,11 @@ def _fit(
         f = empty(problem, why)
         return _Fit(**{**f.__dict__, "board": board})
     try:
+        dlt = cache.delta(a, b, k, outcome, int(used.size), m)
         res = stable_arena(
-            a, b, k, outcome, n_models=int(used.size), n_annotators=m, both_bad=both_bad
-        )
+            a, b, k, outcome, n_models=int(used.size), n_annotators=m, both_bad=both_bad,
+            delta=dlt,
+        )  # fmt: skip
     except (RankingInputError, ConvergenceError) as err:
         why = "not rated until the fit above is possible"
         text = _named(str(err), [entities[int(i)] for i in used], noun)
@@ -482,8 +550,8 @@ def _fit(
     if kind != "difficulty":
         board = [(int(res.ranks[i]), *row[1:]) for i, row in zip(order, board, strict=True)]
     notes += [
-        f"delta = {res.delta} votes ({res.delta_rule}): annotators with at most this many "
-        "votes are pending",
+        f"delta = {res.delta} votes (dynamic, set at {cache.at_votes:,} votes): annotators "
+        "with at most this many votes are pending",
         f"epsilon: {res.epsilon_rule}, the {res.null_quantile:.0%} quantile of a random "
         "voter's ability",
     ]
@@ -535,11 +603,23 @@ def _m_elo_board(
 
 @dataclass(frozen=True)
 class _Signals:
-    fast: Any
-    n_timed: Any
-    position: Any
-    rates: Any
-    majority: Any
+    """Per-annotator signals as float arrays, NaN where undefined."""
+
+    fast: npt.NDArray[np.float64]
+    n_timed: npt.NDArray[np.int64]
+    left: npt.NDArray[np.float64]
+    left_p: npt.NDArray[np.float64]
+    n_decisive: npt.NDArray[np.int64]
+    tie: npt.NDArray[np.float64]
+    both_bad: npt.NDArray[np.float64]
+    skip: npt.NDArray[np.float64]
+    n_votes: npt.NDArray[np.int64]
+    majority: npt.NDArray[np.float64]
+    chance: npt.NDArray[np.float64]
+
+
+def _filled(x: Any) -> npt.NDArray[np.float64]:
+    return np.asarray(np.ma.filled(np.ma.asarray(x, dtype=np.float64), np.nan), np.float64)
 
 
 def _signals(
@@ -555,51 +635,58 @@ def _signals(
     rates = vote_rates(k, outcome, both_bad=both_bad, skipped=skipped, n_annotators=m)
     pos = position_bias(k, left, both_bad=both_bad, skipped=skipped, n_annotators=m)
     timed = votes.response_ms >= 0
-    fast = None
+    fast_share = np.full(m, np.nan)
+    n_timed = np.zeros(m, np.int64)
     if timed.any():
         seconds = np.where(timed, votes.response_ms / 1000.0, np.nan)
         fast = too_fast_votes(k, seconds, text_len[votes.item], n_annotators=m)
+        fast_share, n_timed = _filled(fast.share), fast.n_timed
     # Majority labels in the item's own orientation (not the side shown), so that
     # annotators who saw the item swapped are compared on the same terms.
     label = np.where(both_bad, 3, np.select([ch == 1, ch == 2], [2, 0], default=1))
     keep = ~skipped
     maj = majority_agreement(votes.item[keep], k[keep], label[keep], n_annotators=m)
     return _Signals(
-        fast=fast.share if fast is not None else None,
-        n_timed=fast.n_timed if fast is not None else np.zeros(m, np.int64),
-        position=pos,
-        rates=rates,
-        majority=maj,
+        fast=fast_share,
+        n_timed=n_timed,
+        left=_filled(pos.left_share),
+        left_p=_filled(pos.p_value),
+        n_decisive=pos.n_decisive,
+        tie=_filled(rates.tie_rate),
+        both_bad=_filled(rates.both_bad_rate),
+        skip=_filled(rates.skip_rate),
+        n_votes=rates.n_votes,
+        majority=_filled(maj.agreement),
+        chance=_filled(maj.chance),
     )
 
 
 def _rows(votes: _Votes, fit: _Fit, sig: _Signals, kind: str) -> tuple[AnnotatorStatus, ...]:
     rows: list[AnnotatorStatus] = []
     scale = fit.n_fitted
+
+    def rel(x: float | None) -> float | None:
+        return None if x is None or scale == 0 else x * scale
+
+    cols = {
+        name: [_f(x) for x in getattr(sig, name).tolist()]
+        for name in ("fast", "left", "left_p", "tie", "both_bad", "skip", "majority", "chance")
+    }
+    n_timed, n_dec, n_all = sig.n_timed.tolist(), sig.n_decisive.tolist(), sig.n_votes.tolist()
     for j, name in enumerate(votes.names):
         th, se = fit.theta[j], fit.theta_se[j]
         lo = hi = None
         if th is not None and se is not None:
             lo, hi = th - 1.96 * se, th + 1.96 * se
-        fast = _f(sig.fast[j]) if sig.fast is not None else None
-        left, p = _f(sig.position.left_share[j]), _f(sig.position.p_value[j])
-        tie, bad, skip = (
-            _f(sig.rates.tie_rate[j]),
-            _f(sig.rates.both_bad_rate[j]),
-            _f(sig.rates.skip_rate[j]),
-        )
-        n_all = int(sig.rates.n_votes[j])
-
-        def rel(x: float | None) -> float | None:
-            return None if x is None or scale == 0 else x * scale
-
-        rates = {"skips": (skip, n_all)}
+        fast, left, p = cols["fast"][j], cols["left"][j], cols["left_p"][j]
+        tie, bad, skip = cols["tie"][j], cols["both_bad"][j], cols["skip"][j]
+        rates = {"skips": (skip, n_all[j])}
         if kind != "difficulty":
-            rates = {"ties": (tie, n_all), "both bad": (bad, n_all)}
+            rates = {"ties": (tie, n_all[j]), "both bad": (bad, n_all[j])}
         rows.append(
             AnnotatorStatus(
                 annotator=name,
-                votes=n_all,
+                votes=int(n_all[j]),
                 status=fit.status[j],
                 reason=fit.reason[j],
                 theta=th,
@@ -615,16 +702,9 @@ def _rows(votes: _Votes, fit: _Fit, sig: _Signals, kind: str) -> tuple[Annotator
                 tie_rate=tie,
                 both_bad_rate=bad,
                 skip_rate=skip,
-                majority_agreement=_f(sig.majority.agreement[j]),
-                majority_chance=_f(sig.majority.chance[j]),
-                alerts=_alerts(
-                    fast,
-                    int(sig.n_timed[j]),
-                    left,
-                    p,
-                    int(sig.position.n_decisive[j]),
-                    rates,
-                ),
+                majority_agreement=cols["majority"][j],
+                majority_chance=cols["chance"][j],
+                alerts=_alerts(fast, int(n_timed[j]), left, p, int(n_dec[j]), rates),
             )
         )
     rows.sort(key=lambda r: (STATUS_ORDER.index(r.status), r.annotator))

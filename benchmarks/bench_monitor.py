@@ -1,0 +1,180 @@
+"""Monitor benchmark: one refresh (query + fit + signals) of an arena with 100,000 votes.
+
+Run: .venv/bin/python benchmarks/bench_monitor.py [--votes N] [--repeat R]
+
+The database is filled with bulk SQL (``repo.bulk_insert_votes``): 20 models,
+300 annotators (270 honest with varied discrimination, 15 random, 15 inverted),
+each voting on distinct battles drawn from 6,000 model pairs, with ties,
+both-bad votes, left/right swaps and response times. Cases:
+
+* ``cold``: a new :class:`StudyMonitor` builds the snapshot (reads every vote);
+* ``live``: the monitor already holds the votes, one new vote arrives, refresh
+  (what the running monitor does after each vote: reads one row, refits);
+* ``poll``: the change check run every 0.5 s when nothing happened.
+
+Each case runs in a fresh subprocess, so its peak memory (ru_maxrss) is its own.
+Target (issue "monitor"): a refresh under 200 ms at 100,000 votes. Prints a
+table; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+N_MODELS = 20
+N_ANNOTATORS = 300
+N_ITEMS = 6000
+
+
+def build(db: Path, n_votes: int, seed: int = 0) -> None:
+    """An arena study with ``n_votes`` current votes, written with bulk SQL."""
+    import numpy as np
+    from sqlmodel import Session
+
+    from annotate.services.db import open_store
+    from annotate.store import repo
+
+    rng = np.random.default_rng(seed)
+    engine = open_store(db)
+    strength = np.sort(rng.normal(0.0, 1.0, N_MODELS))[::-1]
+    models = [f"model-{i:02d}" for i in range(N_MODELS)]
+    with Session(engine) as s, s.begin():
+        sid = repo.insert_study(
+            s, name="bench", kind="arena", title="bench arena", description="",
+            settings={}, fingerprint="bench",
+        )  # fmt: skip
+        pairs = []
+        for i in range(N_ITEMS):
+            a, b = rng.choice(N_MODELS, size=2, replace=False)
+            item = repo.insert_item(s, sid, f"b{i:05d}", i)
+            repo.insert_battle(s, item, None, models[a], models[b])
+            pairs.append((item, int(a), int(b)))
+        ann = [repo.annotator_id(s, f"ann{k:03d}") for k in range(N_ANNOTATORS)]
+        per = n_votes // N_ANNOTATORS
+        extra = n_votes - per * N_ANNOTATORS
+        disc = rng.uniform(0.5, 2.0, N_ANNOTATORS)
+        disc[:15] = 0.0  # random voters
+        disc[15:30] = -1.0  # inverted voters
+        rows: list[tuple[Any, ...]] = []
+        for k in range(N_ANNOTATORS):
+            n = per + (1 if k < extra else 0)
+            for j in rng.choice(N_ITEMS, size=n, replace=False):
+                item, a, b = pairs[int(j)]
+                p = 1.0 / (1.0 + np.exp(-disc[k] * (strength[a] - strength[b])))
+                u = rng.random()
+                choice = (
+                    "tie" if u < 0.08 else "both_bad" if u < 0.11
+                    else "model_a" if rng.random() < p else "model_b"
+                )  # fmt: skip
+                ms = int(rng.lognormal(9.5, 0.6))
+                rows.append(
+                    (str(uuid.uuid4()), sid, ann[k], item, choice, bool(rng.random() < 0.5),
+                     ms, False, "2026-01-01 00:00:00", None)
+                )  # fmt: skip
+        repo.bulk_insert_votes(s, rows)
+
+
+def child(case: str, db: Path, repeat: int) -> dict[str, Any]:
+    sys.path.insert(0, str(ROOT))
+    from annotate.services.monitoring import MonitorSource
+    from annotate.services.voting import VotingSession
+
+    source = MonitorSource(__import__("annotate.services.db", fromlist=["x"]).open_store(db))
+    times: list[float] = []
+    parts: list[tuple[float, float, float]] = []
+    n = 0
+    if case == "cold":
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            snap = source.open("bench").snapshot()
+            times.append(time.perf_counter() - t0)
+            parts.append((snap.timings.query_ms, snap.timings.fit_ms, snap.timings.signals_ms))
+            n = snap.n_votes
+    else:
+        mon = source.open("bench")
+        snap = mon.snapshot()
+        voter = VotingSession(source.engine, "bench", "live-annotator")
+        for _ in range(repeat):
+            if case == "live":
+                voter.vote("a", 9000)
+                t0 = time.perf_counter()
+                assert mon.changed()
+                snap = mon.snapshot()
+                times.append(time.perf_counter() - t0)
+                parts.append((snap.timings.query_ms, snap.timings.fit_ms, snap.timings.signals_ms))
+            else:
+                t0 = time.perf_counter()
+                assert not mon.changed()
+                times.append(time.perf_counter() - t0)
+                parts.append((0.0, 0.0, 0.0))
+        n = snap.n_votes
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "case": case,
+        "votes": n,
+        "median_ms": 1000 * statistics.median(times),
+        "query_ms": statistics.median(p[0] for p in parts),
+        "fit_ms": statistics.median(p[1] for p in parts),
+        "signals_ms": statistics.median(p[2] for p in parts),
+        "peak_mb": peak,
+        "flagged": snap.counts["flagged"],
+        "pending": snap.counts["pending"],
+        "reliable": snap.counts["reliable"],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--votes", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--db", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.db, args.repeat)))
+        return
+    sys.path.insert(0, str(ROOT))
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        t0 = time.perf_counter()
+        build(db, args.votes)
+        print(
+            f"built {args.votes:,} votes ({N_MODELS} models, {N_ANNOTATORS} annotators, "
+            f"{N_ITEMS:,} battles) in {time.perf_counter() - t0:.1f} s"
+        )
+        results = []
+        for case in ("cold", "live", "poll"):
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", case, "--db", str(db),
+                 "--repeat", str(args.repeat)],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    head = (
+        f"| {'case':<5} | {'votes':>7} | {'median ms':>9} | {'query ms':>8} | {'fit ms':>7} "
+        f"| {'signals ms':>10} | {'peak MB':>7} | flagged/pending/reliable |"
+    )
+    print(head)
+    print("|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|")
+    for r in results:
+        print(
+            f"| {r['case']:<5} | {r['votes']:>7,} | {r['median_ms']:>9.1f} | {r['query_ms']:>8.1f} "
+            f"| {r['fit_ms']:>7.1f} | {r['signals_ms']:>10.1f} | {r['peak_mb']:>7.0f} "
+            f"| {r['flagged']}/{r['pending']}/{r['reliable']:<18} |"
+        )
+    print(f"target: a refresh under 200 ms at 100,000 votes ({args.repeat} runs per case, median)")
+
+
+if __name__ == "__main__":
+    main()
