@@ -24,7 +24,10 @@ __all__ = ["accuracy", "simple_rank", "weighted_accuracy"]
 
 
 def _responses(A: Any) -> FloatArray:
-    arr = np.asarray(A)
+    try:
+        arr = np.asarray(A)
+    except ValueError as err:  # ragged nested sequences
+        raise ShapeError(f"A must be a rectangular 2-D array: {err}") from err
     if arr.dtype == object or not (
         arr.dtype == np.bool_
         or np.issubdtype(arr.dtype, np.integer)

@@ -357,7 +357,12 @@ def _check_float_values(x: FloatArray, start: int) -> None:
 
 
 def _as_response_matrix(A: Any) -> npt.NDArray[Any]:
-    arr = np.asarray(A)
+    try:
+        arr = np.asarray(A)
+    except ValueError as err:  # ragged nested sequences
+        raise ShapeError(
+            f"A must be a rectangular 2-D array of shape (n_questions, n_models): {err}"
+        ) from err
     if arr.dtype == object or not (
         arr.dtype == np.bool_
         or np.issubdtype(arr.dtype, np.integer)

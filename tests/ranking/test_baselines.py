@@ -102,6 +102,8 @@ def test_baselines_reject_malformed(fn) -> None:  # type: ignore[no-untyped-def]
         fn(np.zeros((0, 3)))
     with pytest.raises(InvalidParameterError):
         fn(np.array([["a", "b"]]))
+    with pytest.raises(ShapeError, match="rectangular"):
+        fn([[1, 0], [1]])
 
 
 def test_weighted_accuracy_errors() -> None:
