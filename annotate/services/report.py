@@ -1,0 +1,1738 @@
+"""Human-alignment report of a difficulty study (EIP paper, sec. 3.3, App. H.3, Table 2, Fig. 7).
+
+The report answers: how well does each difficulty estimator (EIP, Simple Rank,
+1PL, 2PL, MIRT, and difficulty columns a user supplies) agree with the people
+who judged "which of these two questions is harder"?
+
+Pipeline (store -> arrays -> :mod:`ranking` -> frozen dataclasses):
+
+1. the study's pairs, current votes and response matrix come from the store
+   (:func:`annotate.services.arrays.vote_arrays`,
+   :func:`annotate.services.arrays.response_matrix`, ``repo.study_contents``);
+2. each estimator is run on the response matrix
+   (:func:`annotate.services.estimators.estimate`), and again on each model pool
+   named in the study's ``models.csv`` (column ``pool``) for the subgroup
+   analysis of Figure 7;
+3. :func:`ranking.alignment.alignment_report` gives predictions, individual and
+   consensus alignment (eq. 9, with its near-tie rule) and Cohen's kappa with
+   bootstrap intervals over pairs and over annotators;
+4. :mod:`ranking.agreement` gives the agreement among people (Fleiss' kappa,
+   Krippendorff's alpha with skips as missing, pairwise Cohen's kappa,
+   leave-one-out agreement);
+5. :func:`ranking.alignment.human_difficulty_scale` fits a human difficulty per
+   question and correlates every estimator with it.
+
+Undefined statistics carry ``None`` and a reason, never NaN or 0. An estimator
+that cannot be computed, or a human scale that cannot be fitted, is reported
+with its reason and the rest of the report goes on.
+
+The numerical work runs with BLAS limited to one thread (``blas_threads``): on a
+small loaded machine the bootstrap matrix products are several times faster
+that way than with OpenBLAS's default thread pool.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
+from annotate.services.arrays import response_matrix, vote_arrays
+from annotate.services.estimators import Matrix, estimate
+from annotate.store import repo
+from ranking.agreement import (
+    fleiss_kappa,
+    krippendorff_alpha,
+    leave_one_out_agreement,
+    pairwise_cohen_matrix,
+    rating_counts,
+)
+from ranking.alignment import (
+    FIRST_HARDER,
+    SECOND_HARDER,
+    SKIP,
+    AlignmentReport,
+    Estimate,
+    Interval,
+    alignment_report,
+    human_difficulty_scale,
+    vote_consensus,
+)
+from ranking.errors import ConvergenceError, RankingInputError
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+ESTIMATORS = ("eip", "simple", "irt-1pl", "irt-2pl", "mirt")
+"""Estimators computed from the study's response matrix, in report order."""
+LABELS = {
+    "eip": "EIP",
+    "simple": "Simple Rank",
+    "irt-1pl": "1PL-IRT",
+    "irt-2pl": "2PL-IRT",
+    "mirt": "MIRT",
+}
+"""Display names (Table 2 of the paper)."""
+SUBGROUP_METHODS = ("eip", "simple")
+"""Estimators recomputed on each model pool (Figure 7 shows EIP)."""
+POOL_ORDER = ("small", "medium", "large")
+WHOLE = "whole"
+PRED_WORDS = {FIRST_HARDER: "first", SECOND_HARDER: "second", 0: "tie"}
+
+
+# ---------------------------------------------------------------------------
+# result types
+
+
+@dataclass(frozen=True)
+class AnnotatorAlignment:
+    """One annotator's individual alignment with one method (a Table 2 cell)."""
+
+    annotator: str
+    value: float | None
+    """Share of the annotator's non-skipped votes equal to the prediction; None without any."""
+    low: float | None
+    """Bootstrap (over pairs) lower bound."""
+    high: float | None
+    judged: int
+    """Non-skipped votes of the annotator on the pairs this method predicts."""
+
+
+@dataclass(frozen=True)
+class MethodAlignment:
+    """Alignment of one difficulty column with the votes."""
+
+    method: str
+    """Identifier: ``eip``, ``simple``, ``irt-1pl``, ``irt-2pl``, ``mirt`` or a file column."""
+    label: str
+    source: str
+    """``response matrix`` or the difficulty file's name."""
+    consensus: Estimate
+    """Eq. 9: share of the consensus pairs whose consensus equals the prediction."""
+    kappa: Estimate
+    """Cohen's kappa between predictions (first, second, tie) and the consensus."""
+    mean_individual: Estimate
+    pairs: int
+    """Consensus pairs counted (the set Q of eq. 9)."""
+    pairs_predicted: int
+    """Pairs for which the method gives both questions a difficulty."""
+    tied_predictions: int
+    """Pairs whose two questions have the same difficulty (reported as a tie, a miss)."""
+    individual: tuple[AnnotatorAlignment, ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NearTies:
+    """What the consensus near-tie rule did (see :func:`ranking.alignment.vote_consensus`)."""
+
+    margin: float
+    rule: str
+    consensus_pairs: int
+    near_ties: int
+    resolved: int
+    excluded: int
+    without_votes: int
+    pairs: tuple[str, ...]
+    """Keys of the pairs the rule touched."""
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One pair: votes, consensus and every method's prediction."""
+
+    key: str
+    first: str
+    second: str
+    subject: str
+    n_first: int
+    n_second: int
+    n_skip: int
+    consensus: str
+    """``first``, ``second`` or ``none``."""
+    near_tie: bool
+    resolved: bool
+    predictions: tuple[str, ...]
+    """Per method (report order): ``first``, ``second``, ``tie`` or ``n/a``."""
+
+
+@dataclass(frozen=True)
+class Subgroup:
+    """A method recomputed on one model pool (Figure 7)."""
+
+    pool: str
+    models: tuple[str, ...]
+    method: str
+    label: str
+    consensus: Estimate
+    kappa: Estimate
+    pairs: int
+    tied_predictions: int
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AnnotatorAgreement:
+    """One annotator's agreement with the leave-one-out consensus of the others."""
+
+    annotator: str
+    judged: int
+    skipped: int
+    kappa: float | None
+    kappa_reason: str | None
+    agreement: float | None
+    """Raw share of compared pairs where the annotator matches the others' plurality."""
+    pairs: int
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement among the annotators."""
+
+    fleiss_kappa: Estimate
+    """On the pairs judged (not skipped) by every annotator; categories first/second."""
+    fleiss_pairs: int
+    fleiss_raters: int
+    fleiss_kappa_with_skips: Estimate
+    """On the pairs every annotator voted on, skip counted as a third category."""
+    fleiss_with_skips_pairs: int
+    krippendorff_alpha: Estimate
+    """Nominal alpha over all pairs, skips (and pairs not voted) as missing."""
+    alpha_pairs: int
+    annotators: tuple[str, ...]
+    pairwise_kappa: tuple[tuple[float | None, ...], ...]
+    """Cohen's kappa of annotator i with j on the pairs both judged (None: undefined)."""
+    pairwise_overlap: tuple[tuple[int, ...], ...]
+    mean_pairwise_kappa: float | None
+    mean_pairwise_reason: str | None
+    leave_one_out: tuple[AnnotatorAgreement, ...]
+
+
+@dataclass(frozen=True)
+class QuestionScale:
+    key: str
+    subject: str
+    difficulty: float | None
+    """Human difficulty in Elo points (higher = harder); None when not fitted."""
+    lower: float | None
+    upper: float | None
+    excluded: str | None
+    """``always harder`` / ``always easier`` when excluded as an extreme."""
+
+
+@dataclass(frozen=True)
+class Correlation:
+    method: str
+    label: str
+    spearman: float | None
+    spearman_p: float | None
+    kendall: float | None
+    kendall_p: float | None
+    n: int
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class HumanScale:
+    """Human difficulty scale (am-ELO fit of the votes), or why it could not be fitted."""
+
+    fitted: bool
+    reason: str | None
+    questions: tuple[QuestionScale, ...]
+    reliability: tuple[tuple[str, float | None, float | None], ...]
+    """(annotator, discrimination relative to the mean annotator, standard error)."""
+    correlations: tuple[Correlation, ...]
+    n_votes: int
+    iterations: int
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """A table ready to show: every cell is already text."""
+
+    key: str
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """What the report screen and the Markdown show: a heading, lines and tables."""
+
+    title: str
+    summary: tuple[str, ...]
+    tables: tuple[ReportTable, ...]
+
+
+@dataclass(frozen=True)
+class HumanAlignmentReport:
+    """Everything in the human-alignment report of one difficulty study."""
+
+    study: str
+    title: str
+    n_questions: int
+    n_pairs: int
+    n_votes: int
+    n_skips: int
+    annotators: tuple[str, ...]
+    methods: tuple[str, ...]
+    """Method ids in report order (estimators, then file columns)."""
+    labels: tuple[str, ...]
+    question_keys: tuple[str, ...]
+    question_subjects: tuple[str, ...]
+    difficulty: tuple[tuple[float | None, ...], ...]
+    """Per method, per question (``question_keys`` order); None where unavailable."""
+    alignment: tuple[MethodAlignment, ...]
+    near_ties: NearTies
+    pairs: tuple[PairRow, ...]
+    subgroups: tuple[Subgroup, ...]
+    agreement: Agreement
+    human_scale: HumanScale
+    n_boot: int
+    seed: int
+    confidence: float
+    notes: tuple[str, ...]
+    timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
+    """(stage, seconds) of the computation, for the benchmark."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON document of ``annotate report --json``."""
+        return _report_dict(self)
+
+    def view(self) -> ReportView:
+        """Text tables for the terminal, the Markdown file and the report screen."""
+        return _report_view(self)
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+@contextmanager
+def blas_threads(n: int | None) -> Iterator[None]:
+    """Limit BLAS threads to ``n`` inside the block (no-op for None or without threadpoolctl)."""
+    if n is None:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn/scipy stacks
+        yield
+        return
+    with threadpool_limits(limits=n, user_api="blas"):
+        yield
+
+
+def _undefined(reason: str) -> Estimate:
+    return Estimate(None, reason, None, None)
+
+
+def _none(x: Any) -> float | None:
+    if x is None or x is np.ma.masked:
+        return None
+    v = float(x)
+    return v if math.isfinite(v) else None
+
+
+def default_study(engine: Engine) -> str:
+    """The only difficulty study with votes; AnnotateError listing them otherwise."""
+    with Session(engine) as s:
+        rows = [r for r in repo.list_studies(s) if r.kind == "difficulty"]
+    voted = [r for r in rows if r.votes > 0]
+    if len(voted) == 1:
+        return voted[0].name
+    if not voted:
+        names = ", ".join(r.name for r in rows) or "none"
+        raise AnnotateError(
+            f"no difficulty study has votes yet (difficulty studies: {names}); "
+            "collect votes first or name one with --study NAME",
+            title="No votes",
+        )
+    listing = ", ".join(f"{r.name} ({r.votes} votes)" for r in voted)
+    raise AnnotateError(
+        f"several difficulty studies have votes: {listing}; choose one with --study NAME",
+        title="Which study?",
+    )
+
+
+def read_difficulty_file(path: Path) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """Read ``question_id,<name>,...``: one difficulty column per method, higher = harder.
+
+    Empty cells and ``NA`` are missing. Returns the column names and
+    ``{column: {question_id: value}}``.
+    """
+    import pandas as pd
+
+    if not path.is_file():
+        raise InputFileError(path, "no such file", expected="a CSV file question_id,<name>,...")
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise InputFileError(path, f"cannot read as CSV: {err}") from err
+    if "question_id" not in df.columns:
+        raise InputFileError(
+            path, f"header {list(df.columns)!r}", line=1, expected="a question_id column"
+        )
+    names = [c for c in df.columns if c != "question_id"]
+    if not names:
+        raise InputFileError(
+            path, "only a question_id column", line=1, expected="question_id,<name>,..."
+        )
+    dup = df["question_id"][df["question_id"].duplicated()]
+    if len(dup):
+        line = int(dup.index[0]) + 2
+        raise InputFileError(path, f"{dup.iloc[0]!r} repeated", line=line, field="question_id")
+    out: dict[str, dict[str, float]] = {}
+    for name in names:
+        col: dict[str, float] = {}
+        for i, (q, raw) in enumerate(zip(df["question_id"], df[name], strict=True)):
+            cell = raw.strip()
+            if cell in ("", "NA", "NaN", "nan"):
+                continue
+            try:
+                v = float(cell)
+            except ValueError as err:
+                raise InputFileError(
+                    path, f"{cell!r}", line=i + 2, field=name, expected="a number"
+                ) from err
+            if math.isnan(v):
+                continue
+            col[str(q)] = v
+        out[str(name)] = col
+    return names, out
+
+
+# ---------------------------------------------------------------------------
+# loading
+
+
+@dataclass(frozen=True)
+class _StudyData:
+    name: str
+    title: str
+    question_keys: list[str]
+    subjects: list[str]
+    pair_keys: list[str]
+    pairs: IntArray  # (P, 2) question indices
+    vote_pair: IntArray
+    vote_annotator: IntArray
+    vote_code: IntArray
+    annotators: list[str]
+    matrix: Matrix | None  # rows aligned with question_keys (NaN rows for unscored)
+    pools: dict[str, list[str]]
+
+
+def _load(engine: Engine, study: str) -> _StudyData:
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+        if st is None:
+            raise StudyNotFoundError(study, repo.study_names(s))
+        if st.kind != "difficulty":
+            raise AnnotateError(
+                f"study {study!r} is an {st.kind} study; the human-alignment report needs a "
+                "difficulty study (question pairs)",
+                title="Not a difficulty study",
+            )
+        contents = repo.study_contents(s, st.id)
+    va = vote_arrays(engine, study)
+    rm = response_matrix(engine, study)
+    qkeys = [q[0] for q in contents.questions]
+    qsubj = [q[1] for q in contents.questions]
+    qi = {k: i for i, k in enumerate(qkeys)}
+    pair_keys = [p[0] for p in contents.pairs]
+    pairs = np.array([[qi[a], qi[b]] for _, a, b in contents.pairs], dtype=np.int64).reshape(-1, 2)
+    pi = {k: i for i, k in enumerate(pair_keys)}
+    item_to_pair = np.array([pi.get(k, -1) for k in va.item_keys], dtype=np.int64)
+    vp = item_to_pair[va.item] if len(va) else np.zeros(0, np.int64)
+    keep = vp >= 0
+    codes = va.choice.astype(np.int64)
+    keep &= np.isin(codes, (SKIP, FIRST_HARDER, SECOND_HARDER))
+    matrix = None
+    if rm.models and np.isfinite(rm.scores).any():
+        rows = {k: i for i, k in enumerate(rm.questions)}
+        A = np.full((len(qkeys), len(rm.models)), np.nan)
+        for k, i in qi.items():
+            if k in rows:
+                A[i] = rm.scores[rows[k]]
+        matrix = Matrix(A, qkeys, list(rm.models))
+    pools: dict[str, list[str]] = {}
+    for model, meta_json in contents.models:
+        try:
+            meta = json.loads(meta_json)
+        except json.JSONDecodeError:
+            continue
+        pool = meta.get("pool") if isinstance(meta, dict) else None
+        if pool not in (None, "") and matrix is not None and model in matrix.models:
+            pools.setdefault(str(pool), []).append(model)
+    return _StudyData(
+        name=st.name,
+        title=st.title,
+        question_keys=qkeys,
+        subjects=qsubj,
+        pair_keys=pair_keys,
+        pairs=pairs,
+        vote_pair=vp[keep],
+        vote_annotator=va.annotator[keep],
+        vote_code=codes[keep],
+        annotators=list(va.annotators),
+        matrix=matrix,
+        pools=pools,
+    )
+
+
+# ---------------------------------------------------------------------------
+# difficulty columns
+
+
+@dataclass(frozen=True)
+class _Column:
+    method: str
+    label: str
+    source: str
+    values: FloatArray  # (n_questions,), NaN where unavailable
+    reason: str | None  # why the whole column is unavailable
+    notes: tuple[str, ...] = ()
+    pool: str | None = None
+    models: tuple[str, ...] = ()
+
+
+def _estimate_column(matrix: Matrix, method: str, models: Sequence[str] | None = None) -> _Column:
+    label = LABELS.get(method, method)
+    n_q = matrix.scores.shape[0]
+    A = matrix.scores
+    names = list(matrix.models)
+    if models is not None:
+        idx = [names.index(m) for m in models]
+        A = A[:, idx]
+        names = [names[i] for i in idx]
+    answered = np.isfinite(A).any(axis=1)
+    values = np.full(n_q, np.nan)
+    notes: list[str] = []
+    if not answered.any():
+        return _Column(method, label, "response matrix", values, "the matrix has no scores")
+    if (~answered).any():
+        notes.append(f"{int((~answered).sum())} question(s) without scores have no difficulty")
+    kept = [q for q, a in zip(matrix.questions, answered, strict=True) if a]
+    sub = Matrix(A[answered], kept, names)
+    try:
+        r = estimate(sub, method)
+    except AnnotateError as err:
+        return _Column(method, label, "response matrix", values, f"{label} failed: {err}")
+    except (RankingInputError, ConvergenceError, ValueError, FloatingPointError) as err:
+        return _Column(method, label, "response matrix", values, f"{label} failed: {err}")
+    pos = {q: i for i, q in enumerate(matrix.questions)}
+    missing = 0
+    for q, d in r.questions:
+        if d is None:
+            missing += 1
+        else:
+            values[pos[q]] = d
+    if missing:
+        notes.append(f"{missing} question(s) got no finite {label} difficulty")
+    notes.extend(r.notes)
+    return _Column(method, label, "response matrix", values, None, tuple(notes))
+
+
+def _columns(
+    data: _StudyData,
+    methods: Sequence[str],
+    difficulty_file: Path | None,
+) -> tuple[list[_Column], list[str]]:
+    cols: list[_Column] = []
+    notes: list[str] = []
+    n_q = len(data.question_keys)
+    for m in methods:
+        if data.matrix is None:
+            cols.append(
+                _Column(
+                    m,
+                    LABELS.get(m, m),
+                    "response matrix",
+                    np.full(n_q, np.nan),
+                    "the study has no response matrix (responses.csv), so no estimator can run",
+                )
+            )
+        else:
+            cols.append(_estimate_column(data.matrix, m))
+    if difficulty_file is not None:
+        names, values = read_difficulty_file(difficulty_file)
+        qi = {k: i for i, k in enumerate(data.question_keys)}
+        taken = {c.method for c in cols}
+        for name in names:
+            arr = np.full(n_q, np.nan)
+            unknown = 0
+            for q, v in values[name].items():
+                if q in qi:
+                    arr[qi[q]] = v
+                else:
+                    unknown += 1
+            method = name if name not in taken else f"{name} ({difficulty_file.name})"
+            col_notes = []
+            if unknown:
+                col_notes.append(f"{unknown} question id(s) in the file are not in the study")
+            if np.isinf(arr).any():
+                col_notes.append("infinite values count as hardest/easiest")
+            reason = None if np.isfinite(arr).any() or np.isinf(arr).any() else "no values"
+            cols.append(_Column(method, name, difficulty_file.name, arr, reason, tuple(col_notes)))
+    return cols, notes
+
+
+def _subgroup_columns(data: _StudyData, methods: Sequence[str]) -> list[_Column]:
+    if data.matrix is None or not data.pools:
+        return []
+    ordered = sorted(data.pools, key=lambda p: (POOL_ORDER.index(p) if p in POOL_ORDER else 99, p))
+    groups = [(p, data.pools[p]) for p in ordered] + [(WHOLE, list(data.matrix.models))]
+    out = []
+    for pool, models in groups:
+        for m in methods:
+            c = _estimate_column(data.matrix, m, models)
+            out.append(
+                _Column(
+                    f"{m}@{pool}",
+                    c.label,
+                    "response matrix",
+                    c.values,
+                    c.reason,
+                    c.notes,
+                    pool,
+                    tuple(models),
+                )
+            )
+    return out
+
+
+# ---------------------------------------------------------------------------
+# alignment
+
+
+@dataclass(frozen=True)
+class _Aligned:
+    consensus: Estimate
+    kappa: Estimate
+    mean_individual: Estimate
+    pairs: int
+    pairs_predicted: int
+    tied: int
+    individual: tuple[AnnotatorAlignment, ...]
+    predictions: list[str]  # per pair of the study
+    notes: tuple[str, ...]
+
+
+def _align(
+    data: _StudyData,
+    cols: list[_Column],
+    *,
+    n_boot: int,
+    rng: np.random.Generator,
+    confidence: float,
+    near_tie_margin: float,
+) -> tuple[list[_Aligned], AlignmentReport | None]:
+    """Alignment of every column; columns defined on every pair share one call."""
+    n_p, n_a = len(data.pair_keys), len(data.annotators)
+    results: list[_Aligned | None] = [None] * len(cols)
+    judged_any = bool((data.vote_code != SKIP).any())
+    if data.vote_code.size == 0:
+        why = "there are no votes in this study yet"
+    elif not judged_any:
+        why = f"all {data.vote_code.size} votes are skips, so no pair has a human judgement"
+    elif n_p == 0:
+        why = "the study has no pairs"
+    else:
+        why = ""
+    main: AlignmentReport | None = None
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for j, c in enumerate(cols):
+        if c.reason is not None:
+            results[j] = _failed(c.reason, n_p, data.annotators)
+            continue
+        if why:
+            results[j] = _failed(why, n_p, data.annotators)
+            continue
+        d = c.values
+        ok = ~np.isnan(d[data.pairs[:, 0]]) & ~np.isnan(d[data.pairs[:, 1]]) if n_p else []
+        key = tuple(np.flatnonzero(ok).tolist())
+        if not key:
+            results[j] = _failed(
+                "no pair has a difficulty for both of its questions", n_p, data.annotators
+            )
+            continue
+        groups.setdefault(key, []).append(j)
+    full = tuple(range(n_p))
+    for key, members in sorted(groups.items(), key=lambda kv: kv[0] != full):
+        sel = np.array(key, dtype=np.int64)
+        pos = np.full(n_p, -1, dtype=np.int64)
+        pos[sel] = np.arange(sel.size)
+        vmask = pos[data.vote_pair] >= 0
+        vp, va, vc = pos[data.vote_pair[vmask]], data.vote_annotator[vmask], data.vote_code[vmask]
+        D = np.vstack([np.nan_to_num(cols[j].values, nan=0.0) for j in members])
+        subset_note = (
+            ()
+            if key == full
+            else (f"computed on the {sel.size} of {n_p} pairs where both questions have a value",)
+        )
+        if not (vc != SKIP).any():
+            for j in members:
+                results[j] = _failed(
+                    "no non-skipped vote on the pairs this method predicts", n_p, data.annotators
+                )
+            continue
+        rep = alignment_report(
+            D,
+            data.pairs[sel],
+            vp,
+            va,
+            vc,
+            n_annotators=n_a,
+            estimator_names=[cols[j].method for j in members],
+            near_tie_margin=near_tie_margin,
+            n_boot=n_boot,
+            confidence=confidence,
+            rng=rng,
+        )
+        if key == full:
+            main = rep
+        judged = np.zeros(n_a, dtype=np.int64)
+        np.add.at(judged, va[vc != SKIP], 1)
+        for e, j in enumerate(members):
+            preds = ["n/a"] * n_p
+            for i, pr in zip(sel.tolist(), rep.predictions[e].tolist(), strict=True):
+                preds[i] = PRED_WORDS[int(pr)]
+            ind = []
+            for a, name in enumerate(data.annotators):
+                masked = bool(np.ma.getmaskarray(rep.individual)[e, a])
+                lo_m = bool(np.ma.getmaskarray(rep.individual_low)[e, a])
+                ind.append(
+                    AnnotatorAlignment(
+                        name,
+                        None if masked else float(rep.individual.data[e, a]),
+                        None if lo_m else float(rep.individual_low.data[e, a]),
+                        None if lo_m else float(rep.individual_high.data[e, a]),
+                        int(judged[a]),
+                    )
+                )
+            results[j] = _Aligned(
+                rep.consensus_alignment[e],
+                rep.kappa[e],
+                rep.mean_individual[e],
+                rep.consensus.n_consensus,
+                int(sel.size),
+                int(rep.n_tied_predictions[e]),
+                tuple(ind),
+                preds,
+                subset_note,
+            )
+    return [r for r in results if r is not None], main
+
+
+def _failed(reason: str, n_p: int, annotators: list[str]) -> _Aligned:
+    u = _undefined(reason)
+    return _Aligned(
+        u,
+        u,
+        u,
+        0,
+        0,
+        0,
+        tuple(AnnotatorAlignment(a, None, None, None, 0) for a in annotators),
+        ["n/a"] * n_p,
+        (),
+    )
+
+
+# ---------------------------------------------------------------------------
+# agreement among people
+
+
+def _ratings(data: _StudyData, *, with_skips: bool) -> FloatArray:
+    """(annotators, pairs): 1/2 (and 0 for skip when ``with_skips``); NaN = missing."""
+    R = np.full((len(data.annotators), len(data.pair_keys)), np.nan)
+    code = data.vote_code.astype(np.float64)
+    keep = np.ones(code.size, dtype=bool) if with_skips else code != SKIP
+    R[data.vote_annotator[keep], data.vote_pair[keep]] = code[keep]
+    return R
+
+
+def _onehot(R: FloatArray, labels: Sequence[float]) -> FloatArray:
+    """(K, A, U) indicators of each label."""
+    return np.stack([(lab == R).astype(np.float64) for lab in labels])
+
+
+def _complete(R: FloatArray) -> tuple[npt.NDArray[np.bool_], int]:
+    """Units rated by every rater who rated anything, and that number of raters."""
+    rated = ~np.isnan(R)
+    raters = rated.any(axis=1)
+    if not raters.any():
+        return np.zeros(R.shape[1], dtype=bool), 0
+    return rated[raters].all(axis=0), int(raters.sum())
+
+
+def _fleiss_point(R: FloatArray, labels: Sequence[float], what: str) -> tuple[Estimate, int, int]:
+    complete, m = _complete(R)
+    if m == 0:
+        return _undefined(f"there are no {what}"), 0, 0
+    if not complete.any():
+        return (
+            _undefined(
+                f"no pair has {what} from all {m} annotators, and Fleiss' kappa needs the same "
+                "raters on every pair; see Krippendorff's alpha, which allows missing votes"
+            ),
+            0,
+            m,
+        )
+    raters = ~np.isnan(R).all(axis=1)
+    counts, _ = rating_counts(R[raters][:, complete], labels=list(labels))
+    res = fleiss_kappa(counts)
+    if res.value is None:
+        return _undefined(res.reason or "undefined"), int(complete.sum()), m
+    return Estimate(res.value, None, None, None), int(complete.sum()), m
+
+
+def _alpha_point(R: FloatArray) -> tuple[Estimate, int]:
+    if R.size == 0 or np.isnan(R).all():
+        return _undefined("there are no non-skipped votes"), 0
+    res = krippendorff_alpha(R)
+    if res.value is None:
+        return _undefined(res.reason or "undefined"), res.n_units
+    return Estimate(res.value, None, None, None), res.n_units
+
+
+def _boot_weights(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
+    idx = rng.integers(0, n, size=(n_rep, n))
+    flat = idx + (np.arange(n_rep) * n)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=n_rep * n).reshape(n_rep, n)
+    return counts.astype(np.float64)
+
+
+def alpha_fleiss_replicates(
+    F: FloatArray,
+    *,
+    unit_weights: FloatArray | None = None,
+    rater_weights: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """Nominal Krippendorff's alpha and Fleiss' kappa for many bootstrap replicates at once.
+
+    ``F`` has shape (K, A, U): indicator of rater ``a`` giving unit ``u`` category
+    ``k`` (all zero when missing). A replicate either repeats units
+    (``unit_weights`` of shape (B, U)) or raters (``rater_weights`` (B, A)), each
+    weight being how many times the unit or rater was drawn. Fleiss' kappa uses
+    the units rated by every drawn rater who rated anything. Returns two arrays of
+    shape (B,) with NaN where the statistic is undefined (internal sentinel,
+    turned into ``None`` before it leaves this module).
+
+    A rater drawn twice is two raters, but the copies are never paired with
+    each other: only pairs of values from different original raters count as
+    agreement (otherwise every duplicate would add perfect self-agreement and
+    bias the interval upwards). With every weight 0 or 1, and for unit
+    resampling, each replicate equals
+    :func:`ranking.agreement.krippendorff_alpha` / :func:`ranking.agreement.fleiss_kappa`
+    on the explicitly resampled data (tested).
+    """
+    rated = F.sum(axis=0)  # (A, U)
+    if unit_weights is not None:
+        n = F.sum(axis=1).T  # (U, K)
+        m = n.sum(axis=1)
+        pairable = m >= 2
+        s = np.where(pairable, (n * (n - 1.0)).sum(axis=1) / np.maximum(m - 1.0, 1.0), 0.0)
+        W = unit_weights
+        N = W @ np.where(pairable, m, 0.0)
+        o = W @ s
+        nc = W @ (n * pairable[:, None])  # (B, K)
+        alpha = _alpha_from_sums(N, o, nc)
+        raters = rated.any(axis=1)
+        n_r = int(raters.sum())
+        complete = rated[raters].all(axis=0) if n_r else np.zeros(F.shape[2], dtype=bool)
+        if n_r >= 2 and complete.any():
+            nu = n[complete]
+            p_u = ((nu * nu).sum(axis=1) - n_r) / (n_r * (n_r - 1.0))
+            Wc = W[:, complete]
+            tot = Wc.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                p_bar = (Wc @ p_u) / tot
+                p_j = (Wc @ nu) / (tot * n_r)[:, None]
+            kappa = _fleiss_from(p_bar, p_j, tot > 0)
+        else:
+            kappa = np.full(W.shape[0], np.nan)
+        return alpha, kappa
+    assert rater_weights is not None
+    W = rater_weights
+    W2 = W * W
+    n = np.stack([W @ F[k] for k in range(F.shape[0])], axis=-1)  # (B, U, K)
+    s2k = np.stack([W2 @ F[k] for k in range(F.shape[0])], axis=-1)  # same-rater copies
+    m = n.sum(axis=-1)
+    s2 = s2k.sum(axis=-1)
+    pairs_u = m * m - s2  # ordered pairs of values from different raters
+    pairable = pairs_u > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        same = np.where(pairable, (n * n - s2k).sum(axis=-1) * m / pairs_u, 0.0)
+    N = np.where(pairable, m, 0.0).sum(axis=1)
+    o = same.sum(axis=1)
+    nc = (n * pairable[..., None]).sum(axis=1)
+    alpha = _alpha_from_sums(N, o, nc)
+    has_any = rated.any(axis=1).astype(np.float64)  # (A,)
+    drawn = (W > 0) * has_any[None, :]
+    m_b = (W * has_any[None, :]).sum(axis=1)  # ratings per complete unit in the replicate
+    missing = drawn @ (1.0 - np.minimum(rated, 1.0))  # (B, U): drawn raters missing the unit
+    complete = (missing == 0) & (drawn.sum(axis=1) >= 2)[:, None]
+    cnt = complete.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_u = ((n * n).sum(axis=-1) - s2) / pairs_u
+        p_bar = np.where(complete, p_u, 0.0).sum(axis=1) / cnt
+        p_j = (n * complete[..., None]).sum(axis=1) / (cnt * m_b)[:, None]
+    kappa = _fleiss_from(p_bar, p_j, cnt > 0)
+    return alpha, kappa
+
+
+def _alpha_from_sums(N: FloatArray, o: FloatArray, nc: FloatArray) -> FloatArray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d_o = (N - o) / N
+        d_e = (N * N - (nc * nc).sum(axis=1)) / (N * (N - 1.0))
+        out = 1.0 - d_o / d_e
+    ok = (N > 1) & (d_e > 1e-12)
+    return np.where(ok, out, np.nan)
+
+
+def _fleiss_from(p_bar: FloatArray, p_j: FloatArray, ok: npt.NDArray[np.bool_]) -> FloatArray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_e = (p_j * p_j).sum(axis=1)
+        out = (p_bar - p_e) / (1.0 - p_e)
+    return np.where(ok & (1.0 - p_e > 1e-12), out, np.nan)
+
+
+def _percentile(x: FloatArray, confidence: float) -> Interval | None:
+    v = x[~np.isnan(x)]
+    if v.size == 0:
+        return None
+    a = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(v, [a, 1.0 - a])
+    return Interval(float(lo), float(hi), int(v.size))
+
+
+def _with_intervals(
+    est: Estimate, reps_p: FloatArray | None, reps_a: FloatArray | None, confidence: float
+) -> Estimate:
+    if est.value is None:
+        return est
+    ip = _percentile(reps_p, confidence) if reps_p is not None else None
+    ia = _percentile(reps_a, confidence) if reps_a is not None else None
+    return Estimate(est.value, None, ip, ia)
+
+
+def _agreement(
+    data: _StudyData, *, n_boot: int, rng: np.random.Generator, confidence: float
+) -> Agreement:
+    names = tuple(data.annotators)
+    R = _ratings(data, with_skips=False)
+    R3 = _ratings(data, with_skips=True)
+    fleiss, f_units, f_raters = _fleiss_point(R, (1.0, 2.0), "non-skipped votes")
+    fleiss3, f3_units, _ = _fleiss_point(R3, (0.0, 1.0, 2.0), "votes")
+    alpha, a_units = _alpha_point(R)
+    n_a, n_p = R.shape
+    judged = (~np.isnan(R)).sum(axis=1)
+    skipped = (R3 == SKIP).sum(axis=1)
+    if n_boot > 0 and n_a > 0 and n_p > 0:
+        F2, F3 = _onehot(R, (1.0, 2.0)), _onehot(R3, (0.0, 1.0, 2.0))
+        reps: dict[str, FloatArray | None] = {}
+        if int((~np.isnan(R3)).any(axis=0).sum()) >= 2:
+            wp = _boot_weights(rng, n_boot, n_p)
+            reps["alpha_p"], reps["fleiss_p"] = alpha_fleiss_replicates(F2, unit_weights=wp)
+            reps["fleiss3_p"] = alpha_fleiss_replicates(F3, unit_weights=wp)[1]
+        if n_a >= 2:
+            wa = _boot_weights(rng, n_boot, n_a)
+            reps["alpha_a"], reps["fleiss_a"] = alpha_fleiss_replicates(F2, rater_weights=wa)
+            reps["fleiss3_a"] = alpha_fleiss_replicates(F3, rater_weights=wa)[1]
+        alpha = _with_intervals(alpha, reps.get("alpha_p"), reps.get("alpha_a"), confidence)
+        fleiss = _with_intervals(fleiss, reps.get("fleiss_p"), reps.get("fleiss_a"), confidence)
+        fleiss3 = _with_intervals(fleiss3, reps.get("fleiss3_p"), reps.get("fleiss3_a"), confidence)
+    if n_a == 0 or np.isnan(R).all():
+        pk: tuple[tuple[float | None, ...], ...] = tuple(tuple(None for _ in names) for _ in names)
+        po: tuple[tuple[int, ...], ...] = tuple(tuple(0 for _ in names) for _ in names)
+        mean_k, mean_r = None, "there are no non-skipped votes"
+        loo = tuple(
+            AnnotatorAgreement(
+                a, int(judged[i]), int(skipped[i]), None, "there are no non-skipped votes", None, 0
+            )
+            for i, a in enumerate(names)
+        )
+    else:
+        pc = pairwise_cohen_matrix(R, labels=[1.0, 2.0])
+        mask = np.ma.getmaskarray(pc.values)
+        pk = tuple(
+            tuple(None if mask[i, j] else float(pc.values.data[i, j]) for j in range(n_a))
+            for i in range(n_a)
+        )
+        po = tuple(tuple(int(x) for x in row) for row in pc.overlap)
+        mean = pc.mean()
+        mean_k, mean_r = mean.value, mean.reason
+        lo = leave_one_out_agreement(R, labels=[1.0, 2.0])
+        km = np.ma.getmaskarray(lo.kappa)
+        pm = np.ma.getmaskarray(lo.percent_agreement)
+        loo = tuple(
+            AnnotatorAgreement(
+                a,
+                int(judged[i]),
+                int(skipped[i]),
+                None if km[i] else float(lo.kappa.data[i]),
+                lo.reasons[i],
+                None if pm[i] else float(lo.percent_agreement.data[i]),
+                int(lo.n_units[i]),
+            )
+            for i, a in enumerate(names)
+        )
+    return Agreement(
+        fleiss,
+        f_units,
+        f_raters,
+        fleiss3,
+        f3_units,
+        alpha,
+        a_units,
+        names,
+        pk,
+        po,
+        mean_k,
+        mean_r,
+        loo,
+    )
+
+
+# ---------------------------------------------------------------------------
+# human scale
+
+
+def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> HumanScale:
+    n_q = len(data.question_keys)
+    in_pairs = np.zeros(n_q, dtype=bool)
+    in_pairs[data.pairs.ravel()] = True
+    usable = [c for c in cols if c.reason is None and not np.isnan(c.values[in_pairs]).any()]
+    D = (
+        np.vstack([np.where(in_pairs, np.nan_to_num(c.values, nan=0.0), 0.0) for c in usable])
+        if usable
+        else None
+    )
+
+    def empty(reason: str) -> HumanScale:
+        return HumanScale(
+            False,
+            reason,
+            tuple(
+                QuestionScale(k, s, None, None, None, None)
+                for k, s in zip(data.question_keys, data.subjects, strict=True)
+            ),
+            tuple((a, None, None) for a in data.annotators),
+            tuple(
+                Correlation(
+                    c.method, c.label, None, None, None, None, 0, "the human scale was not fitted"
+                )
+                for c in cols
+            ),
+            0,
+            0,
+        )
+
+    if len(data.pair_keys) == 0:
+        return empty("the study has no pairs")
+    try:
+        h = human_difficulty_scale(
+            data.pairs,
+            data.vote_pair,
+            data.vote_annotator,
+            data.vote_code,
+            difficulty=D,
+            estimator_names=[c.method for c in usable] if usable else None,
+            n_questions=n_q,
+            n_annotators=len(data.annotators),
+            confidence=confidence,
+        )
+    except (RankingInputError, ConvergenceError) as err:
+        return empty(f"the human difficulty scale cannot be fitted: {err}")
+    qmask = np.ma.getmaskarray(h.difficulty)
+    questions = []
+    for i, (k, s) in enumerate(zip(data.question_keys, data.subjects, strict=True)):
+        ex = (
+            "always harder"
+            if h.always_harder[i]
+            else "always easier"
+            if h.always_easier[i]
+            else None
+        )
+        if qmask[i]:
+            questions.append(QuestionScale(k, s, None, None, None, ex))
+        else:
+            questions.append(
+                QuestionScale(
+                    k,
+                    s,
+                    float(h.difficulty.data[i]),
+                    float(h.lower.data[i]),
+                    float(h.upper.data[i]),
+                    ex,
+                )
+            )
+    rmask = np.ma.getmaskarray(h.reliability)
+    reliability = tuple(
+        (
+            a,
+            None if rmask[i] else float(h.reliability.data[i]),
+            None if rmask[i] else _none(h.reliability_standard_errors.data[i]),
+        )
+        for i, a in enumerate(data.annotators)
+    )
+    by_method = {name: e for e, name in enumerate(h.estimator_names)}
+    corr = []
+    for c in cols:
+        if c.method in by_method:
+            e = by_method[c.method]
+            sp, kd = h.spearman[e], h.kendall[e]
+            corr.append(
+                Correlation(
+                    c.method,
+                    c.label,
+                    sp.value,
+                    sp.p_value,
+                    kd.value,
+                    kd.p_value,
+                    sp.n,
+                    sp.reason or kd.reason,
+                )
+            )
+        else:
+            why = c.reason or "the method has no difficulty for some questions on the human scale"
+            corr.append(Correlation(c.method, c.label, None, None, None, None, 0, why))
+    return HumanScale(
+        True, None, tuple(questions), reliability, tuple(corr), h.n_votes, h.iterations
+    )
+
+
+# ---------------------------------------------------------------------------
+# the report
+
+
+def human_alignment_report(
+    engine: Engine,
+    study: str | None = None,
+    *,
+    difficulty_file: Path | None = None,
+    methods: Sequence[str] = ESTIMATORS,
+    subgroup_methods: Sequence[str] = SUBGROUP_METHODS,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    near_tie_margin: float = 0.0,
+    threads: int | None = 1,
+) -> HumanAlignmentReport:
+    """Build the human-alignment report of a difficulty study.
+
+    Parameters
+    ----------
+    engine : Engine
+        The store.
+    study : str, optional
+        Study name; default: the only difficulty study with votes (see :func:`default_study`).
+    difficulty_file : Path, optional
+        CSV ``question_id,<name>,...`` of extra difficulty columns (higher = harder).
+    methods : sequence of str
+        Estimators run on the study's response matrix.
+    subgroup_methods : sequence of str
+        Estimators rerun on each model pool (``models.csv`` column ``pool``).
+    n_boot : int
+        Bootstrap replicates per resampling scheme (pairs, annotators); 0 = no intervals.
+    seed : int
+        Seed of the bootstrap.
+    confidence : float
+        Coverage of the intervals.
+    near_tie_margin : float
+        Consensus margin at or below which a pair is a near-tie (0: exact ties only).
+    threads : int or None
+        BLAS threads during the computation (None: leave the library default).
+
+    Raises
+    ------
+    AnnotateError
+        Unknown study, not a difficulty study, several candidate studies, or a bad
+        difficulty file. Statistical degeneracies never raise: they are reported.
+    """
+    if n_boot < 0:
+        raise AnnotateError(f"--boot must be >= 0, got {n_boot}")
+    timings: list[tuple[str, float]] = []
+    t0 = time.perf_counter()
+    name = study or default_study(engine)
+    data = _load(engine, name)
+    timings.append(("load", time.perf_counter() - t0))
+    ss = np.random.SeedSequence(seed)
+    rng_align, rng_agree = (np.random.default_rng(s) for s in ss.spawn(2))
+    with blas_threads(threads):
+        t = time.perf_counter()
+        cols, notes = _columns(data, methods, difficulty_file)
+        sub_cols = _subgroup_columns(data, subgroup_methods)
+        timings.append(("estimators", time.perf_counter() - t))
+        t = time.perf_counter()
+        aligned, main = _align(
+            data,
+            cols + sub_cols,
+            n_boot=n_boot,
+            rng=rng_align,
+            confidence=confidence,
+            near_tie_margin=near_tie_margin,
+        )
+        timings.append(("alignment", time.perf_counter() - t))
+        t = time.perf_counter()
+        agreement = _agreement(data, n_boot=n_boot, rng=rng_agree, confidence=confidence)
+        timings.append(("agreement", time.perf_counter() - t))
+        t = time.perf_counter()
+        scale = _human_scale(data, cols, confidence)
+        timings.append(("human scale", time.perf_counter() - t))
+    n_p = len(data.pair_keys)
+    if main is not None:
+        cons = main.consensus
+    else:
+        cons = vote_consensus(
+            data.vote_pair,
+            data.vote_annotator,
+            data.vote_code,
+            n_pairs=n_p,
+            n_annotators=len(data.annotators),
+            near_tie_margin=near_tie_margin,
+        )
+    touched = np.flatnonzero(cons.near_tie)
+    near = NearTies(
+        cons.near_tie_margin,
+        cons.near_tie_rule,
+        cons.n_consensus,
+        cons.n_near_ties,
+        cons.n_resolved,
+        cons.n_excluded,
+        cons.n_without_votes,
+        tuple(data.pair_keys[i] for i in touched),
+    )
+    main_aligned = aligned[: len(cols)]
+    alignment = tuple(
+        MethodAlignment(
+            c.method,
+            c.label,
+            c.source,
+            r.consensus,
+            r.kappa,
+            r.mean_individual,
+            r.pairs,
+            r.pairs_predicted,
+            r.tied,
+            r.individual,
+            c.notes + r.notes,
+        )
+        for c, r in zip(cols, main_aligned, strict=True)
+    )
+    subgroups = tuple(
+        Subgroup(
+            c.pool or "",
+            c.models,
+            c.method.split("@")[0],
+            c.label,
+            r.consensus,
+            r.kappa,
+            r.pairs,
+            r.tied,
+            c.notes + r.notes,
+        )
+        for c, r in zip(sub_cols, aligned[len(cols) :], strict=True)
+    )
+    if data.matrix is not None and not data.pools:
+        notes.append("no subgroup analysis: the study's models have no 'pool' metadata")
+    pair_rows = tuple(
+        PairRow(
+            data.pair_keys[i],
+            data.question_keys[int(data.pairs[i, 0])],
+            data.question_keys[int(data.pairs[i, 1])],
+            data.subjects[int(data.pairs[i, 0])],
+            int(cons.n_first[i]),
+            int(cons.n_second[i]),
+            int(cons.n_skip[i]),
+            {1: "first", 2: "second"}.get(int(cons.consensus[i]), "none"),
+            bool(cons.near_tie[i]),
+            bool(cons.resolved[i]),
+            tuple(r.predictions[i] for r in main_aligned),
+        )
+        for i in range(n_p)
+    )
+    return HumanAlignmentReport(
+        study=data.name,
+        title=data.title,
+        n_questions=len(data.question_keys),
+        n_pairs=n_p,
+        n_votes=int(data.vote_code.size),
+        n_skips=int((data.vote_code == SKIP).sum()),
+        annotators=tuple(data.annotators),
+        methods=tuple(c.method for c in cols),
+        labels=tuple(c.label for c in cols),
+        question_keys=tuple(data.question_keys),
+        question_subjects=tuple(data.subjects),
+        difficulty=tuple(tuple(_none(x) for x in c.values) for c in cols),
+        alignment=alignment,
+        near_ties=near,
+        pairs=pair_rows,
+        subgroups=subgroups,
+        agreement=agreement,
+        human_scale=scale,
+        n_boot=int(n_boot),
+        seed=int(seed),
+        confidence=float(confidence),
+        notes=tuple(notes),
+        timings=tuple(timings),
+    )
+
+
+# ---------------------------------------------------------------------------
+# JSON
+
+
+def _ci(i: Interval | None) -> list[float] | None:
+    return None if i is None else [i.low, i.high]
+
+
+def _est(name: str, e: Estimate) -> dict[str, Any]:
+    return {
+        name: e.value,
+        f"{name}_reason": e.reason,
+        f"{name}_ci": {"pairs": _ci(e.pairs_interval), "annotators": _ci(e.annotators_interval)},
+    }
+
+
+def _report_dict(r: HumanAlignmentReport) -> dict[str, Any]:
+    alignment = []
+    for m in r.alignment:
+        d: dict[str, Any] = {"method": m.method, "label": m.label, "source": m.source}
+        d |= _est("consensus", m.consensus)
+        d |= _est("kappa", m.kappa)
+        d |= _est("mean_individual", m.mean_individual)
+        d["pairs"] = m.pairs
+        d["pairs_predicted"] = m.pairs_predicted
+        d["tied_predictions"] = m.tied_predictions
+        d["individual"] = {a.annotator: a.value for a in m.individual if a.value is not None}
+        d["individual_ci"] = {
+            a.annotator: [a.low, a.high] for a in m.individual if a.low is not None
+        }
+        d["individual_judged"] = {a.annotator: a.judged for a in m.individual}
+        d["notes"] = list(m.notes)
+        alignment.append(d)
+    g = r.agreement
+    agreement: dict[str, Any] = {}
+    agreement |= _est("fleiss_kappa", g.fleiss_kappa)
+    agreement["fleiss_kappa_pairs"] = g.fleiss_pairs
+    agreement["fleiss_kappa_annotators"] = g.fleiss_raters
+    agreement |= _est("fleiss_kappa_with_skips", g.fleiss_kappa_with_skips)
+    agreement["fleiss_kappa_with_skips_pairs"] = g.fleiss_with_skips_pairs
+    agreement |= _est("krippendorff_alpha", g.krippendorff_alpha)
+    agreement["krippendorff_alpha_pairs"] = g.alpha_pairs
+    agreement["pairwise_cohen"] = {
+        "annotators": list(g.annotators),
+        "kappa": [list(row) for row in g.pairwise_kappa],
+        "overlap": [list(row) for row in g.pairwise_overlap],
+        "mean": g.mean_pairwise_kappa,
+        "mean_reason": g.mean_pairwise_reason,
+    }
+    agreement["leave_one_out"] = [
+        {
+            "annotator": x.annotator,
+            "judged": x.judged,
+            "skipped": x.skipped,
+            "kappa": x.kappa,
+            "kappa_reason": x.kappa_reason,
+            "agreement": x.agreement,
+            "pairs": x.pairs,
+        }
+        for x in g.leave_one_out
+    ]
+    hs = r.human_scale
+    scale = {
+        "fitted": hs.fitted,
+        "reason": hs.reason,
+        "n_votes": hs.n_votes,
+        "iterations": hs.iterations,
+        "questions": [
+            {
+                "question": q.key,
+                "subject": q.subject,
+                "difficulty": q.difficulty,
+                "lower": q.lower,
+                "upper": q.upper,
+                "excluded": q.excluded,
+            }
+            for q in hs.questions
+        ],
+        "reliability": [
+            {"annotator": a, "reliability": v, "standard_error": se} for a, v, se in hs.reliability
+        ],
+        "correlations": [
+            {
+                "method": c.method,
+                "spearman": c.spearman,
+                "spearman_p": c.spearman_p,
+                "kendall": c.kendall,
+                "kendall_p": c.kendall_p,
+                "questions": c.n,
+                "reason": c.reason,
+            }
+            for c in hs.correlations
+        ],
+    }
+    subgroups = []
+    for s in r.subgroups:
+        d = {"pool": s.pool, "models": list(s.models), "method": s.method}
+        d |= _est("consensus", s.consensus)
+        d |= _est("kappa", s.kappa)
+        d["pairs"] = s.pairs
+        d["tied_predictions"] = s.tied_predictions
+        d["notes"] = list(s.notes)
+        subgroups.append(d)
+    nt = r.near_ties
+    return {
+        "study": r.study,
+        "title": r.title,
+        "questions": r.n_questions,
+        "n_pairs": r.n_pairs,
+        "votes": r.n_votes,
+        "skips": r.n_skips,
+        "annotators": list(r.annotators),
+        "n_boot": r.n_boot,
+        "seed": r.seed,
+        "confidence": r.confidence,
+        "alignment": alignment,
+        "near_ties": {
+            "margin": nt.margin,
+            "rule": nt.rule,
+            "consensus_pairs": nt.consensus_pairs,
+            "near_ties": nt.near_ties,
+            "resolved": nt.resolved,
+            "excluded": nt.excluded,
+            "pairs_without_votes": nt.without_votes,
+            "pairs": list(nt.pairs),
+        },
+        "subgroups": subgroups,
+        "agreement": agreement,
+        "human_scale": scale,
+        "predictions": [
+            {
+                "pair": p.key,
+                "first": p.first,
+                "second": p.second,
+                "subject": p.subject,
+                "votes_first": p.n_first,
+                "votes_second": p.n_second,
+                "skips": p.n_skip,
+                "consensus": p.consensus,
+                "near_tie": p.near_tie,
+                "resolved": p.resolved,
+                "predicted": dict(zip(r.methods, p.predictions, strict=True)),
+            }
+            for p in r.pairs
+        ],
+        "notes": list(r.notes),
+    }
+
+
+# ---------------------------------------------------------------------------
+# text tables
+
+
+def pct(x: float | None) -> str:
+    """A fraction as a percentage with one decimal, or an em dash."""
+    return "—" if x is None else f"{100.0 * x:.1f}"
+
+
+def num(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def ci_text(i: Interval | None, *, percent: bool) -> str:
+    if i is None:
+        return "—"
+    f = pct if percent else num
+    return f"[{f(i.low)}, {f(i.high)}]"
+
+
+def value_text(e: Estimate, *, percent: bool) -> str:
+    """The value, or ``undefined: reason``."""
+    if e.value is None:
+        return f"undefined: {e.reason}"
+    return pct(e.value) if percent else num(e.value)
+
+
+def _report_view(r: HumanAlignmentReport) -> ReportView:
+    nt = r.near_ties
+    conf = f"{100 * r.confidence:g}%"
+    summary = [
+        f"Study {r.study}: {r.n_questions} questions, {r.n_pairs} pairs, {len(r.annotators)} "
+        f"annotators, {r.n_votes} current votes ({r.n_skips} skips).",
+        f"Consensus (eq. 9) on {nt.consensus_pairs} pairs; near-tie rule "
+        f"({nt.rule}, margin {nt.margin:g}) touched {nt.near_ties} pair(s): {nt.resolved} "
+        f"resolved, {nt.excluded} left out; {nt.without_votes} pair(s) had no non-skipped vote.",
+        f"Intervals: {conf} percentile bootstrap, {r.n_boot} replicates over pairs "
+        f"and over annotators (seed {r.seed}). Percentages: alignment in %.",
+    ]
+    if not r.human_scale.fitted:
+        summary.append(f"Human difficulty scale: not fitted — {r.human_scale.reason}")
+    summary.extend(r.notes)
+    tables = [
+        ReportTable(
+            "alignment",
+            "Alignment with human judgement (Table 2)",
+            (
+                "method",
+                "consensus %",
+                "CI pairs",
+                "CI annotators",
+                "kappa",
+                "CI pairs",
+                "CI annotators",
+                "mean individual %",
+                "pairs",
+                "tied predictions",
+            ),
+            tuple(
+                (
+                    m.label,
+                    value_text(m.consensus, percent=True),
+                    ci_text(m.consensus.pairs_interval, percent=True),
+                    ci_text(m.consensus.annotators_interval, percent=True),
+                    value_text(m.kappa, percent=False),
+                    ci_text(m.kappa.pairs_interval, percent=False),
+                    ci_text(m.kappa.annotators_interval, percent=False),
+                    value_text(m.mean_individual, percent=True),
+                    str(m.pairs),
+                    str(m.tied_predictions),
+                )
+                for m in r.alignment
+            ),
+            "consensus: share of consensus pairs where the prediction matches the majority; "
+            "a tied prediction counts as a miss.",
+        ),
+        ReportTable(
+            "individual",
+            "Individual alignment per annotator, % (Table 2's V columns)",
+            ("annotator", "judged", *r.labels),
+            tuple(
+                (
+                    a,
+                    str(r.alignment[0].individual[i].judged) if r.alignment else "0",
+                    *(_cell(m.individual[i]) for m in r.alignment),
+                )
+                for i, a in enumerate(r.annotators)
+            ),
+            f"value [{conf} bootstrap interval over pairs]; — = no non-skipped vote.",
+        ),
+    ]
+    if r.subgroups:
+        tables.append(
+            ReportTable(
+                "subgroups",
+                "Alignment by model pool (Figure 7)",
+                (
+                    "pool",
+                    "models",
+                    "method",
+                    "consensus %",
+                    "CI pairs",
+                    "CI annotators",
+                    "kappa",
+                    "CI pairs",
+                    "CI annotators",
+                    "pairs",
+                ),
+                tuple(
+                    (
+                        s.pool,
+                        str(len(s.models)),
+                        s.label,
+                        value_text(s.consensus, percent=True),
+                        ci_text(s.consensus.pairs_interval, percent=True),
+                        ci_text(s.consensus.annotators_interval, percent=True),
+                        value_text(s.kappa, percent=False),
+                        ci_text(s.kappa.pairs_interval, percent=False),
+                        ci_text(s.kappa.annotators_interval, percent=False),
+                        str(s.pairs),
+                    )
+                    for s in r.subgroups
+                ),
+                "each estimator recomputed from the pool's models only.",
+            )
+        )
+    g = r.agreement
+    tables.append(
+        ReportTable(
+            "agreement",
+            "Agreement among annotators",
+            ("statistic", "value", "CI pairs", "CI annotators", "pairs used"),
+            (
+                (
+                    "Fleiss' kappa",
+                    value_text(g.fleiss_kappa, percent=False),
+                    ci_text(g.fleiss_kappa.pairs_interval, percent=False),
+                    ci_text(g.fleiss_kappa.annotators_interval, percent=False),
+                    str(g.fleiss_pairs),
+                ),
+                (
+                    "Fleiss' kappa, skip as a category",
+                    value_text(g.fleiss_kappa_with_skips, percent=False),
+                    ci_text(g.fleiss_kappa_with_skips.pairs_interval, percent=False),
+                    ci_text(g.fleiss_kappa_with_skips.annotators_interval, percent=False),
+                    str(g.fleiss_with_skips_pairs),
+                ),
+                (
+                    "Krippendorff's alpha (nominal)",
+                    value_text(g.krippendorff_alpha, percent=False),
+                    ci_text(g.krippendorff_alpha.pairs_interval, percent=False),
+                    ci_text(g.krippendorff_alpha.annotators_interval, percent=False),
+                    str(g.alpha_pairs),
+                ),
+                (
+                    "mean pairwise Cohen's kappa",
+                    num(g.mean_pairwise_kappa)
+                    if g.mean_pairwise_kappa is not None
+                    else f"undefined: {g.mean_pairwise_reason}",
+                    "—",
+                    "—",
+                    "",
+                ),
+            ),
+            "Fleiss: pairs judged by every annotator; alpha: skips as missing.",
+        )
+    )
+    rel = {a: (v, se) for a, v, se in r.human_scale.reliability}
+    tables.append(
+        ReportTable(
+            "annotators",
+            "Annotators: agreement with the others (leave-one-out) and reliability",
+            (
+                "annotator",
+                "judged",
+                "skipped",
+                "LOO kappa",
+                "LOO agreement %",
+                "LOO pairs",
+                "reliability",
+                "± se",
+            ),
+            tuple(
+                (
+                    x.annotator,
+                    str(x.judged),
+                    str(x.skipped),
+                    num(x.kappa) if x.kappa is not None else f"undefined: {x.kappa_reason}",
+                    pct(x.agreement),
+                    str(x.pairs),
+                    num(rel.get(x.annotator, (None, None))[0], 2),
+                    num(rel.get(x.annotator, (None, None))[1], 2),
+                )
+                for x in g.leave_one_out
+            ),
+            "reliability: discrimination in the human-scale fit, relative to the mean "
+            "annotator (1 = average, 0 = random, < 0 = inverted).",
+        )
+    )
+    n_a = len(g.annotators)
+    tables.append(
+        ReportTable(
+            "pairwise",
+            "Pairwise Cohen's kappa between annotators",
+            ("annotator", *g.annotators),
+            tuple(
+                (g.annotators[i], *(num(g.pairwise_kappa[i][j], 2) for j in range(n_a)))
+                for i in range(n_a)
+            ),
+            "on the pairs both judged; — = undefined (fewer than 2 shared pairs or one "
+            "category used by both).",
+        )
+    )
+    hs = r.human_scale
+    tables.append(
+        ReportTable(
+            "correlations",
+            "Estimators vs the human difficulty scale",
+            ("method", "Spearman", "p", "Kendall", "p", "questions", "note"),
+            tuple(
+                (
+                    c.label,
+                    num(c.spearman),
+                    num(c.spearman_p, 4),
+                    num(c.kendall),
+                    num(c.kendall_p, 4),
+                    str(c.n),
+                    c.reason or "",
+                )
+                for c in hs.correlations
+            ),
+            "human scale: am-ELO fit of the votes (Bradley-Terry with one discrimination "
+            "per annotator)."
+            if hs.fitted
+            else f"not fitted: {hs.reason}",
+        )
+    )
+    if hs.fitted:
+        qs = sorted(
+            (q for q in hs.questions if q.difficulty is not None),
+            key=lambda q: -(q.difficulty or 0.0),
+        )
+        tables.append(
+            ReportTable(
+                "human_scale",
+                "Human difficulty per question (Elo points, hardest first)",
+                ("question", "subject", "difficulty", "interval"),
+                tuple(
+                    (
+                        q.key,
+                        q.subject,
+                        num(q.difficulty, 0),
+                        f"[{num(q.lower, 0)}, {num(q.upper, 0)}]",
+                    )
+                    for q in qs
+                )
+                + tuple(
+                    (q.key, q.subject, q.excluded or "not fitted", "")
+                    for q in hs.questions
+                    if q.difficulty is None and q.excluded
+                ),
+                f"{conf} Wald intervals.",
+            )
+        )
+    if nt.near_ties:
+        pr = {p.key: p for p in r.pairs}
+        tables.append(
+            ReportTable(
+                "near_ties",
+                "Pairs touched by the near-tie rule",
+                ("pair", "first", "second", "first harder", "second harder", "skips", "consensus"),
+                tuple(
+                    (
+                        k,
+                        pr[k].first,
+                        pr[k].second,
+                        str(pr[k].n_first),
+                        str(pr[k].n_second),
+                        str(pr[k].n_skip),
+                        pr[k].consensus + (" (weighted vote)" if pr[k].resolved else " (left out)"),
+                    )
+                    for k in nt.pairs
+                ),
+            )
+        )
+    return ReportView(f"Human alignment: {r.title or r.study}", tuple(summary), tuple(tables))
+
+
+def _cell(a: AnnotatorAlignment) -> str:
+    if a.value is None:
+        return "—"
+    if a.low is None or a.high is None:
+        return pct(a.value)
+    return f"{pct(a.value)} [{pct(a.low)}, {pct(a.high)}]"
