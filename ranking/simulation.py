@@ -458,7 +458,7 @@ def perturbation_study(
     records_per_annotator: int = 100,
     tie_rate: float = 0.3,
     elo_rounds: int = 100,
-    null_quantile: float = 0.9,
+    null_quantile: float = 0.85,
     rng: RNGLike = None,
 ) -> PerturbationStudy:
     """Reproduce the perturbation experiment of sec. 5.5.
@@ -487,7 +487,7 @@ def perturbation_study(
         Passed to :func:`simulate_arena`.
     elo_rounds : int, default 100
         Shuffled orders for online Elo.
-    null_quantile : float, default 0.9
+    null_quantile : float, default 0.85
         Null quantile of the dynamic epsilon.
     rng : numpy.random.Generator, int or None
         Source of randomness.

@@ -5,8 +5,8 @@ least 0.90 at epsilon = 0, at least 0.95 at the better threshold (here the
 dynamic one), for 10-40% Random, Flip and Mixed perturbation; and am-ELO more
 consistent than m-ELO under perturbation (Figure 6). The project adds: at
 most 5% of annotators flagged when nobody is perturbed. Sizes are the paper's
-(20 models, 42 annotators, about 100 votes each); repeats are few to keep the
-test fast.
+(20 models, 42 annotators, about 100 votes each); Elo is averaged over 3
+shuffles instead of the paper's 1000 to keep the test fast.
 """
 
 from __future__ import annotations
@@ -28,11 +28,13 @@ from ranking.simulation import (
 
 @pytest.fixture(scope="module")
 def study():
+    # 8 repeats: with 42 annotators one wrong flag moves a trial's F1 at 10% by ~0.1, so
+    # the paper-style targets are checked on means over repeats
     return perturbation_study(
-        strategies=("random", "flip", "mixed", "equal"),
+        strategies=("random", "flip", "mixed"),
         ratios=(0.0, 0.1, 0.2, 0.3, 0.4),
-        n_repeats=3,
-        elo_rounds=5,
+        n_repeats=8,
+        elo_rounds=3,
         rng=2025,
     )
 
@@ -52,7 +54,7 @@ def test_print_table(study, capsys):
                 f"{r.precision_dynamic:.3f} {r.recall_dynamic:.3f} | "
                 f"{r.flagged_share_eps0:.3f} {r.flagged_share_dynamic:.3f}"
             )
-    assert study.iterations == len(study.trials) == 3 * 4 * 5
+    assert study.iterations == len(study.trials) == 8 * 3 * 5
 
 
 @pytest.mark.parametrize("strategy", ["random", "flip", "mixed"])
