@@ -409,6 +409,22 @@ def test_blocked_path_matches_dense_path(
         assert res.n_missing == dense.n_missing
 
 
+@pytest.mark.parametrize("path", ["dense", "blocked"])
+def test_non_contiguous_input(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fortran-ordered and strided views give the C-contiguous result."""
+    if path == "blocked":
+        monkeypatch.setattr(eip_module, "_CACHE_BYTES", 0)
+        monkeypatch.setattr(eip_module, "_BLOCK_ELEMENTS", 64)
+    rng = np.random.default_rng(12)
+    wide = random_responses(rng, 150, 16).astype(np.uint8)
+    view = wide[::2, ::2]
+    ref = eip(np.ascontiguousarray(view))
+    for X in (view, np.asfortranarray(view)):
+        res = eip(X)
+        np.testing.assert_allclose(res.competency, ref.competency, rtol=1e-13)
+        np.testing.assert_allclose(res.difficulty, ref.difficulty, rtol=1e-13, atol=1e-17)
+
+
 @pytest.mark.usefixtures("blocked")
 def test_blocked_path_errors_name_the_row() -> None:
     A = np.zeros((50, 4), dtype=np.int16)
