@@ -71,9 +71,10 @@ def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.Argu
     )
     t.add_argument(
         "--both-bad",
-        choices=["tie", "drop", "separate"],
+        choices=["tie", "drop"],
         default="tie",
-        help="how 'both bad' votes count (default: as ties, like LMArena)",
+        help="how 'both bad' votes count: as ties (default, like LMArena) or left out of the "
+        "fit (they still count in each annotator's tie and both-bad rates)",
     )
 
     m = sub.add_parser(
