@@ -1,0 +1,78 @@
+"""The live annotator-reliability monitor (``annotate monitor [--study NAME]``).
+
+Build it with :func:`make_monitor_app`. It reads the same database the
+annotators write to, from another process, and refreshes as their votes
+arrive: see :mod:`annotate.screens.monitor` and
+:mod:`annotate.services.monitoring`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import Engine
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from annotate.errors import AnnotateError
+from annotate.screens.monitor import MonitorScreen
+from annotate.services.monitoring import MonitorSource
+from annotate.services.settings import load_keymap
+
+
+class MonitorApp(App[None]):
+    """Who is pending, reliable or flagged, and why, while a study runs.
+
+    Parameters
+    ----------
+    source : MonitorSource
+        The studies and their snapshots.
+    study : str, optional
+        Study to show first; None shows the first study with votes.
+    keymap : dict, optional
+        Binding id -> keys; None reads ``keys.toml`` from the config directory.
+    """
+
+    CSS_PATH = "monitor.tcss"
+    TITLE = "annotate monitor"
+    BINDINGS = [
+        Binding("q", "quit", "Quit", tooltip="Stop monitoring.", priority=True, id="quit"),
+    ]
+
+    def __init__(
+        self,
+        source: MonitorSource,
+        study: str | None = None,
+        *,
+        keymap: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.initial_study = study
+        self._keymap_override = keymap
+
+    def on_mount(self) -> None:
+        keymap = self._keymap_override
+        if keymap is None:
+            try:
+                keymap = load_keymap()
+            except AnnotateError as err:
+                self.notify(str(err), title=err.title, severity="error", markup=False)
+                keymap = {}
+        self.set_keymap(keymap)
+        self.push_screen(MonitorScreen(self.source, self.initial_study))
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, MonitorScreen):
+            yield SystemCommand("Pick a study", "Monitor another study", screen.action_pick_study)
+            yield SystemCommand("Refit now", "Refit even without new votes", screen.action_refresh)
+            yield from screen.palette_commands()
+
+
+def make_monitor_app(
+    engine: Engine, study: str | None = None, *, keymap: dict[str, str] | None = None
+) -> MonitorApp:
+    """The monitor on the store behind ``engine`` (reads never block the annotators)."""
+    return MonitorApp(MonitorSource(engine), study, keymap=keymap)

@@ -1,0 +1,267 @@
+"""The live reliability monitor of one study.
+
+A worker thread checks for new votes every ``poll_seconds`` (one indexed
+lookup) and, when there are some, asks the service for a new snapshot (query
+the new rows, refit, recompute the signals); the screen only displays it. The
+statistics and the SQL are in :mod:`annotate.services.monitoring`, reached
+through the structural types below.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from textual import getters, on, work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from annotate.widgets.literal import literal
+from annotate.widgets.monitor_tables import (
+    AnnotatorRowLike,
+    AnnotatorTable,
+    ItemRowLike,
+    Leaderboard,
+)
+
+
+class SnapshotLike(Protocol):
+    """A ``MonitorSnapshot``."""
+
+    @property
+    def study(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def n_votes(self) -> int: ...
+    @property
+    def annotators(self) -> Sequence[AnnotatorRowLike]: ...
+    @property
+    def leaderboard(self) -> Sequence[ItemRowLike]: ...
+    @property
+    def problem(self) -> str | None: ...
+    @property
+    def notes(self) -> Sequence[str]: ...
+    @property
+    def counts(self) -> dict[str, int]: ...
+    @property
+    def item_noun(self) -> str: ...
+
+
+class StudyFeedLike(Protocol):
+    """A ``StudyMonitor``: cheap change check, and the snapshot."""
+
+    def changed(self) -> bool: ...
+    def snapshot(self) -> SnapshotLike: ...
+
+
+class StudyChoiceLike(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def votes(self) -> int: ...
+    @property
+    def annotators(self) -> int: ...
+
+
+class MonitorSourceLike(Protocol):
+    """A ``MonitorSource``: the studies, and a feed per study. Called from threads."""
+
+    @property
+    def poll_seconds(self) -> float: ...
+    def studies(self) -> Sequence[StudyChoiceLike]: ...
+    def default_study(self) -> str | None: ...
+    def open(self, study: str) -> StudyFeedLike: ...
+
+
+class MonitorScreen(Screen[None]):
+    """Annotators (status, ability, signals) and the leaderboard of one study, kept live."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "pick_study", "Study", tooltip="Monitor another study.", id="pick-study"),
+        Binding(
+            "r",
+            "refresh",
+            "Refit",
+            tooltip="Refit now, even without new votes (restarts a stopped monitor).",
+            id="refresh",
+        ),
+    ]
+
+    @dataclass
+    class Refreshed(Message):
+        """A new snapshot is on screen."""
+
+        snapshot: SnapshotLike
+
+    summary = getters.query_one("#summary", Static)
+    problem = getters.query_one("#problem", Static)
+    annotator_table = getters.query_one("#annotators", AnnotatorTable)
+    leaderboard = getters.query_one("#leaderboard", Leaderboard)
+    detail = getters.query_one("#detail", Static)
+    notes = getters.query_one("#notes", Static)
+
+    def __init__(self, source: MonitorSourceLike, study: str | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.study = study
+        """The study on screen (None until the default one is chosen)."""
+        self.snapshot: SnapshotLike | None = None
+        """The snapshot on screen."""
+        self.studies: Sequence[StudyChoiceLike] = ()
+        """Every study, as last listed (for the picker and the command palette)."""
+        self._refit = threading.Event()
+
+    def compose(self) -> ComposeResult:
+        yield Static("Loading votes…", id="summary", markup=False)
+        yield Static("", id="problem", markup=False)
+        yield AnnotatorTable(id="annotators")
+        yield Static("", id="detail", markup=False)
+        yield Leaderboard(id="leaderboard")
+        yield Static("", id="notes", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.annotator_table.border_title = "Annotators"
+        self.leaderboard.border_title = "Leaderboard"
+        self.problem.display = False
+        self.watch_votes(self.study)
+
+    # --- the refresh loop -------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="monitor")
+    def watch_votes(self, study: str | None) -> None:
+        """Show ``study`` (or the default one) and refresh it whenever votes change."""
+        worker = get_current_worker()
+        studies = self.source.studies()
+        self.app.call_from_thread(self._listed, studies)
+        if study is None:
+            study = self.source.default_study()
+            if study is None:
+                self.app.call_from_thread(self._no_studies)
+                return
+        feed = self.source.open(study)
+        forced = True
+        while not worker.is_cancelled:
+            if forced or feed.changed():
+                snapshot = feed.snapshot()
+                if worker.is_cancelled:
+                    return
+                self.app.call_from_thread(self._show, snapshot)
+            forced = self._refit.wait(self.source.poll_seconds)
+            self._refit.clear()
+
+    def _listed(self, studies: Sequence[StudyChoiceLike]) -> None:
+        self.studies = studies
+
+    def _no_studies(self) -> None:
+        self.summary.update("No studies")
+        self._show_problem(
+            "The database has no studies yet. Import one (annotate import FOLDER) or start "
+            "annotate once to get the demo studies, then run the monitor again."
+        )
+
+    def _show_problem(self, text: str | None) -> None:
+        self.problem.update(literal(text or ""))
+        self.problem.display = bool(text)
+
+    def _show(self, snap: SnapshotLike) -> None:
+        first = self.snapshot is None or self.snapshot.study != snap.study
+        self.snapshot = snap
+        self.study = snap.study
+        c = snap.counts
+        n = len(snap.annotators)
+        self.summary.update(
+            literal(
+                f"{snap.study} ({snap.kind}) · {snap.n_votes} votes · {n} annotator"
+                f"{'' if n == 1 else 's'}: {c.get('flagged', 0)} flagged, "
+                f"{c.get('pending', 0)} pending, {c.get('reliable', 0)} reliable"
+            )
+        )
+        self._show_problem(snap.problem)
+        self.annotator_table.show(snap.kind, snap.annotators)
+        self.leaderboard.show(snap.kind, snap.leaderboard)
+        self.leaderboard.border_title = (
+            "Hardest questions (annotators' scale)" if snap.kind == "difficulty" else "Leaderboard"
+        )
+        if first:
+            self.annotator_table.move_cursor(row=0, animate=False)
+        self.notes.update(literal("   ".join(snap.notes)))
+        self._show_detail()
+        self.post_message(self.Refreshed(snap))
+
+    @on(DataTable.RowHighlighted, "#annotators")
+    def _show_detail(self) -> None:
+        name = self.annotator_table.highlighted_name
+        rows = [] if self.snapshot is None else self.snapshot.annotators
+        row = next((r for r in rows if r.annotator == name), None)
+        if row is None:
+            self.detail.update("")
+            return
+        alerts = f"  Alerts: {', '.join(row.alerts)}." if row.alerts else ""
+        self.detail.update(literal(f"{row.annotator}: {row.status} — {row.reason}{alerts}"))
+
+    def on_worker_state_changed(self, event: Worker[None].StateChanged) -> None:
+        if event.worker.group != "monitor":
+            return
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            err = event.worker.error
+            self._show_problem(f"{err}  (press r to try again, s to pick a study)")
+            title = getattr(err, "title", "Monitor stopped")
+            self.notify(str(err), title=title, severity="error", markup=False)
+
+    # --- actions -------------------------------------------------------------------------
+
+    def action_refresh(self) -> None:
+        running = any(w.group == "monitor" and w.is_running for w in self.workers)
+        if running:
+            self._refit.set()
+        else:
+            self.watch_votes(self.study)
+
+    def action_pick_study(self) -> None:
+        self._list_for_picker()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="studies")
+    def _list_for_picker(self) -> None:
+        studies = self.source.studies()
+        self.app.call_from_thread(self._pick, studies)
+
+    def _pick(self, studies: Sequence[StudyChoiceLike]) -> None:
+        from annotate.screens.monitor_studies import StudyPickerScreen
+
+        self.studies = studies
+        self.app.push_screen(StudyPickerScreen(studies, self.study), self._picked)
+
+    def _picked(self, study: str | None) -> None:
+        if study is not None:
+            self.switch_study(study)
+
+    def switch_study(self, study: str) -> None:
+        """Monitor ``study`` instead of the current one."""
+        self.snapshot = None
+        self.summary.update(literal(f"Loading {study}…"))
+        self._refit.set()  # wake the old loop so it notices it was cancelled
+        self.watch_votes(study)
+
+    def palette_commands(self) -> Iterator[SystemCommand]:
+        """Commands for the palette: switch to each other study."""
+        for st in self.studies:
+            if st.name != self.study:
+                yield SystemCommand(
+                    f"Monitor {st.name}",
+                    f"{st.kind} study, {st.votes} votes: {st.title}",
+                    lambda name=st.name: self.switch_study(name),  # type: ignore[misc]
+                )
