@@ -1,0 +1,111 @@
+"""``annotate report``: the human-alignment report of a difficulty study."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from annotate.__main__ import EXTRA_PARSERS, _db, _print_json, _table, command
+
+MAX_PRINTED_ROWS = 30
+"""Longer tables are cut in the terminal (the CSVs and Markdown hold every row)."""
+
+
+def _add_parser(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.ArgumentParser) -> None:
+    r = sub.add_parser(
+        "report",
+        parents=[common, jsonp],
+        help="human-alignment report of a difficulty study",
+        description="How well do difficulty estimators (EIP, Simple Rank, 1PL, 2PL, MIRT and "
+        "columns of --difficulty) agree with the annotators' 'which is harder' votes: "
+        "individual and consensus alignment, Cohen's kappa, model pools, agreement among "
+        "annotators and a human difficulty scale, with bootstrap intervals. Prints the "
+        "tables and writes report.md, CSVs and PNG plots.",
+    )
+    r.add_argument(
+        "--study",
+        metavar="NAME",
+        default=argparse.SUPPRESS,
+        help="difficulty study (default: the only difficulty study with votes)",
+    )
+    r.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="write the files here (default: exports/report-<study>/)",
+    )
+    r.add_argument(
+        "--difficulty",
+        metavar="FILE",
+        default=None,
+        help="CSV question_id,<name>,... of extra difficulty columns (higher = harder)",
+    )
+    r.add_argument(
+        "--boot",
+        metavar="N",
+        type=int,
+        default=1000,
+        help="bootstrap replicates over pairs and over annotators (default 1000; 0 = none)",
+    )
+    r.add_argument("--seed", metavar="S", type=int, default=0, help="bootstrap seed (default 0)")
+    r.add_argument(
+        "--near-tie-margin",
+        metavar="M",
+        type=float,
+        default=0.0,
+        help="a pair whose majority margin |n1-n2|/(n1+n2) is at most M is a near-tie "
+        "(default 0: exact ties only)",
+    )
+    r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+
+EXTRA_PARSERS.append(_add_parser)
+
+
+@command("report")
+def cmd_report(args: argparse.Namespace) -> int:
+    from annotate.errors import AnnotateError
+    from annotate.services.db import open_store
+    from annotate.services.report import human_alignment_report, write_report
+
+    if not 0.0 <= args.near_tie_margin < 1.0:
+        raise AnnotateError(f"--near-tie-margin must be in [0, 1), got {args.near_tie_margin}")
+    engine = open_store(_db(args), seed_demo=True)
+    rep = human_alignment_report(
+        engine,
+        getattr(args, "study", None),
+        difficulty_file=Path(args.difficulty) if args.difficulty else None,
+        n_boot=args.boot,
+        seed=args.seed,
+        near_tie_margin=args.near_tie_margin,
+    )
+    folder = Path(args.out) if args.out else Path("exports") / f"report-{rep.study}"
+    written = write_report(rep, folder, plots=not args.no_plots)
+    if args.json:
+        doc = rep.as_dict()
+        doc["files"] = [str(f) for f in written.files]
+        _print_json(doc)
+        return 0
+    view = rep.view()
+    print(view.title)
+    print()
+    for line in view.summary:
+        print(line)
+    for t in view.tables:
+        print()
+        print(t.title)
+        rows = list(t.rows)
+        if t.key == "pairwise" and len(t.columns) > 13:
+            print(f"  ({len(rows)} annotators: see pairwise_kappa.csv)")
+            continue
+        print(_table(rows[:MAX_PRINTED_ROWS], t.columns))
+        if len(rows) > MAX_PRINTED_ROWS:
+            print(f"  ... {len(rows) - MAX_PRINTED_ROWS} more rows in the CSV files")
+        if t.note:
+            print(f"  {t.note}")
+    print()
+    print(f"wrote {len(written.files)} files to {written.folder}/")
+    for note in written.notes:
+        print(f"  {note}")
+    return 0
