@@ -117,6 +117,8 @@ def _pools(r: HumanAlignmentReport, folder: Path) -> Path | str:
     """Figure 7: consensus alignment (bars) and kappa (labels) per model pool."""
     if not r.subgroups:
         return "pools.png not drawn: the study's models have no 'pool' metadata"
+    if not any(s.consensus.value is not None for s in r.subgroups):
+        return "pools.png not drawn: no pool has a defined consensus alignment"
     pools = list(dict.fromkeys(s.pool for s in r.subgroups))
     methods = list(dict.fromkeys(s.label for s in r.subgroups))
     fig = _figure(max(6.0, 1.6 * len(pools) * max(1, len(methods)) / 1.5), 4.2)
