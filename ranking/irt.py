@@ -687,8 +687,19 @@ def fit_2pl(
     -----
     Questions answered correctly by every model (or by none) have an infinite
     unpenalised maximum-likelihood difficulty; the penalty and the bounds keep
-    it finite, usually at the bound, and such questions stay at the extreme of
-    the difficulty ranking.
+    it finite (within ``difficulty_bounds``). Unlike the 1PL model, the 2PL
+    model does not promise them the extreme ranks: a question solved by every
+    model can get a low discrimination and a moderate difficulty.
+
+    The objective is flat along the joint location and scale of abilities and
+    difficulties (only the weak penalty pins them), which makes plain
+    L-BFGS-B crawl (hundreds of iterations on 30 x 35,550). So L-BFGS-B is
+    started from a projected-Newton point: Fisher-scoring steps, then
+    observed-Hessian steps, each solved in O(n_questions x n_models) by
+    eliminating the 2 x 2 question blocks (a Schur complement over the
+    models), with variables at an outward-pushing bound held fixed. L-BFGS-B
+    (analytic gradient) then runs from there and certifies convergence; the
+    estimate is the same minimiser of the same bounded objective.
 
     References
     ----------
@@ -1043,6 +1054,11 @@ def fit_2pl_mml(
 
     Notes
     -----
+    With few persons (tens, as with LLM leaderboards) many questions have
+    answers separated along the ability order; their slopes then grow
+    without bound, no maximum exists and the fit raises ConvergenceError.
+    Use :func:`fit_1pl_mml` or the penalised :func:`fit_2pl` there.
+
     Persons with identical response patterns (including where entries are
     missing) are collapsed and weighted by their count. On a complete matrix
     the log-likelihood of a pattern at node ``t`` is

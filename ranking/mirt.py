@@ -32,8 +32,9 @@ class MIRTResult:
 
     ability: FloatArray
     """Ability vectors, shape ``(n_models, dimensions)``: mean 0 and identity covariance
-    across models, axes ordered by explained loading variance, signed so that loadings are
-    positive on average. Column 0 is the general (dominant) ability."""
+    across models. Column 0 is the general ability, along the mean loading vector (it
+    orders models by their mean log-odds of success); the other columns are the
+    principal axes of the loadings orthogonal to it."""
     loadings: FloatArray
     """Loading (slope) vectors ``a_i``, shape ``(n_questions, dimensions)``."""
     intercept: FloatArray
@@ -46,7 +47,8 @@ class MIRTResult:
     discrimination: FloatArray
     """Multidimensional discrimination ``||a_i||`` (MDISC), shape ``(n_questions,)``."""
     loading_variance: FloatArray
-    """Sum of squared loadings per dimension, shape ``(dimensions,)``, decreasing."""
+    """Sum of squared loadings per dimension, shape ``(dimensions,)``; decreasing after
+    the first (general) axis."""
     log_likelihood: float
     """Log-likelihood of the observed entries at the estimates, without the penalty."""
     objective: float
@@ -184,18 +186,24 @@ def _mirt_newton(
             schur = -(K.reshape(-1, k).T @ K.reshape(-1, k))
             for j in range(n_m):
                 schur[j * dim : (j + 1) * dim, j * dim : (j + 1) * dim] += P[j]
-            if observed_hessian:
-                # orthogonal rotations leave the objective unchanged: a ridge makes the
-                # observed Hessian definite along them
-                # (their curvature is of the order of the gradient away from the optimum), as
-                # in Levenberg-Marquardt with a damping proportional to the gradient norm
-                ridge = float(np.linalg.norm(g)) + 1e-8 * np.trace(schur) / k
-                schur += ridge * np.eye(k)
-            rhs = -g_t.ravel() + np.einsum("qkm,qk->m", Cf, q)
-            try:
-                chol = np.linalg.cholesky(schur)
-            except np.linalg.LinAlgError:
+            # orthogonal rotations leave the objective unchanged, and away from the optimum
+            # the observed Hessian can be indefinite along them: add the smallest multiple
+            # of the identity (on the ability block) that makes it definite, growing it
+            # tenfold up to the gradient norm (Nocedal & Wright, Algorithm 3.3); past that,
+            # fall back to the Fisher information
+            shift = 1e-10 * np.trace(schur) / k if observed_hessian else 0.0
+            cap = max(float(np.linalg.norm(g)), 10.0 * shift)
+            chol = None
+            while chol is None and shift <= cap:
+                try:
+                    chol = np.linalg.cholesky(schur + shift * np.eye(k))
+                except np.linalg.LinAlgError:
+                    if not observed_hessian:
+                        break
+                    shift *= 10.0
+            if chol is None:
                 continue
+            rhs = -g_t.ravel() + np.einsum("qkm,qk->m", Cf, q)
             d_t = np.linalg.solve(chol.T, np.linalg.solve(chol, rhs))
             break
         if d_t is None:
@@ -221,6 +229,31 @@ def _mirt_newton(
         if decrease <= 1e-14 * max(abs(f), 1.0):
             break
     return x, it
+
+
+def _general_axis_rotation(a: FloatArray) -> FloatArray:
+    """Orthogonal rotation putting the mean loading on axis 0, principal axes after it.
+
+    Axis 0 is the direction of the mean loading vector, so ``ability[:, 0]`` orders
+    models by their mean log-odds of success over the questions. The remaining axes
+    are the principal axes of the loadings in the orthogonal complement, in decreasing
+    order of their sum of squared loadings, each signed so that the sum of cubed
+    loadings is non-negative (their mean loading is zero by construction).
+    """
+    dim = a.shape[1]
+    mean = a.mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    first = np.eye(dim)[:, 0] if norm == 0.0 else mean / norm
+    proj = np.eye(dim) - np.outer(first, first)
+    lv, vecs = np.linalg.eigh(proj @ (a.T @ a) @ proj)
+    # drop the eigenvector along `first` (eigenvalue 0 of the projected matrix)
+    along = np.abs(vecs.T @ first)
+    rest = vecs[:, np.argsort(along)[: dim - 1]]
+    rest = rest[:, np.argsort(-lv[np.argsort(along)[: dim - 1]])]
+    rot = np.column_stack([first, rest])
+    cubes = ((a @ rot) ** 3).sum(axis=0)
+    rot[:, 1:] *= np.where(cubes[1:] < 0, -1.0, 1.0)
+    return np.asarray(rot, dtype=np.float64)
 
 
 def fit_mirt(
@@ -268,12 +301,15 @@ def fit_mirt(
         any shift ``m`` and invertible ``T``, so the raw estimates are
         arbitrary up to such a map. The result is put in a canonical form:
         abilities are centred and whitened (mean 0, identity covariance over
-        the models; the shift goes into the intercepts), then rotated to the
-        principal axes of the loadings (the eigenvectors of ``A^T A``, in
-        decreasing order of explained variance) and each axis is signed so
-        that the mean loading is non-negative. The log-likelihood is
-        unchanged by this map. What remains arbitrary is the order and sign
-        of axes with equal loading variance.
+        the models; the shift goes into the intercepts), which leaves only an
+        orthogonal rotation free; that rotation is fixed by putting axis 0
+        along the mean loading vector (a general factor: ``ability[:, 0]``
+        orders models by their mean log-odds of success) and the remaining
+        axes along the principal axes of the loadings orthogonal to it (the
+        eigenvectors of the projected ``A^T A``, in decreasing order), each
+        signed so that its sum of cubed loadings is non-negative. The
+        log-likelihood is unchanged by this map. What remains arbitrary is
+        the order and sign of secondary axes with equal loading variance.
 
         Scalar difficulty for ranking questions: use ``difficulty``, Reckase's
         multidimensional difficulty ``-d_i / ||a_i||``. It is invariant to the
@@ -283,8 +319,9 @@ def fit_mirt(
         ``difficulty`` is large in magnitude, with the right sign (hardest or
         easiest); ``-intercept`` (log-odds of failure of an average model) is
         a bounded alternative with the same ordering at equal discrimination.
-        For a scalar ability, ``ability[:, 0]`` is the dominant axis; the EIP
-        paper reports ``np.linalg.norm(ability, axis=1)``.
+        For a scalar ability use ``ability[:, 0]`` (the general axis). The
+        EIP paper reports ``np.linalg.norm(ability, axis=1)``, which also
+        rewards models far from average in a weak direction.
 
     Raises
     ------
@@ -395,14 +432,9 @@ def fit_mirt(
     theta_w = (theta - mean) @ evecs / np.sqrt(evals)  # identity covariance
     a_w = a @ half
     d = d + a @ mean
-    lv, rot = np.linalg.eigh(a_w.T @ a_w)
-    order = np.argsort(lv)[::-1]
-    rot = rot[:, order]
+    rot = _general_axis_rotation(a_w)
     theta_r = theta_w @ rot
     a_r = a_w @ rot
-    signs = np.where(a_r.sum(axis=0) < 0, -1.0, 1.0)
-    theta_r *= signs
-    a_r *= signs
     mdisc = np.linalg.norm(a_r, axis=1)
     with np.errstate(divide="ignore"):
         mdiff = -d / mdisc
