@@ -1012,6 +1012,22 @@ def _agreement(
 # human scale
 
 
+def _question_groups(data: _StudyData) -> int:
+    """Connected groups of questions linked by pairs with a non-skipped vote."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    judged = np.unique(data.vote_pair[data.vote_code != SKIP])
+    if judged.size == 0:
+        return 0
+    a, b = data.pairs[judged, 0], data.pairs[judged, 1]
+    n_q = len(data.question_keys)
+    g = coo_matrix((np.ones(a.size), (a, b)), shape=(n_q, n_q))
+    _, label = connected_components(g, directed=False)
+    used = np.unique(np.concatenate([a, b]))
+    return int(np.unique(label[used]).size)
+
+
 def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> HumanScale:
     n_q = len(data.question_keys)
     in_pairs = np.zeros(n_q, dtype=bool)
@@ -1057,7 +1073,15 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
             confidence=confidence,
         )
     except (RankingInputError, ConvergenceError) as err:
-        return empty(str(err))
+        reason = str(err)
+        groups = _question_groups(data)
+        if "not connected" in reason and groups > 1:
+            reason = (
+                f"the judged pairs link the questions into {groups} separate groups that were "
+                "never compared with each other, so their human difficulties cannot be put on "
+                f"one scale; pair questions across the groups. Details: {reason}"
+            )
+        return empty(reason)
     qmask = np.ma.getmaskarray(h.difficulty)
     questions = []
     for i, (k, s) in enumerate(zip(data.question_keys, data.subjects, strict=True)):
@@ -1482,7 +1506,10 @@ def _report_view(r: HumanAlignmentReport) -> ReportView:
         f"and over annotators (seed {r.seed}). Percentages: alignment in %.",
     ]
     if not r.human_scale.fitted:
-        summary.append(f"Human difficulty scale: not fitted — {r.human_scale.reason}")
+        summary.append(
+            "Human difficulty scale: not fitted (the reason is under 'Estimators vs the "
+            "human difficulty scale')."
+        )
     summary.extend(r.notes)
     tables = [
         ReportTable(
@@ -2038,3 +2065,11 @@ def write_report(r: HumanAlignmentReport, folder: Path, *, plots: bool = True) -
     md_path.write_text("\n".join(md), encoding="utf-8")
     files = [md_path, *files, *pngs]
     return WrittenReport(folder, tuple(files), tuple(notes), plot_seconds)
+
+
+def report_view(engine: Engine, study: str, **options: Any) -> ReportView:
+    """The report of ``study`` as text tables (what the report screen shows).
+
+    ``options`` go to :func:`human_alignment_report`.
+    """
+    return human_alignment_report(engine, study, **options).view()
