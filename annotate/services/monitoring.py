@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse
+from scipy.sparse import csgraph
 from sqlalchemy import Engine
 from sqlmodel import Session
 
@@ -42,6 +44,9 @@ from ranking.arena import dynamic_delta, stable_arena
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import m_elo
 from ranking.reliability import majority_agreement, position_bias, too_fast_votes, vote_rates
+
+FIT_ERRORS = (RankingInputError, ConvergenceError, np.linalg.LinAlgError, FloatingPointError)
+"""Why a fit can fail on the data so far; the monitor shows the message instead."""
 
 STATUS_ORDER = ("flagged", "pending", "reliable")
 """Display order of the statuses (most urgent first)."""
@@ -237,12 +242,21 @@ def _alerts(
     return tuple(out)
 
 
+_BLAS: list[Any] = []
+"""The threadpoolctl controller, made on first use (it scans the loaded libraries)."""
+
+
 def _one_blas_thread() -> AbstractContextManager[object]:
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # optional: without it BLAS keeps its default threads
+    if not _BLAS:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # optional: without it BLAS keeps its default threads
+            _BLAS.append(None)
+        else:
+            _BLAS.append(ThreadpoolController())
+    if _BLAS[0] is None:
         return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")  # type: ignore[no-any-return]
+    return _BLAS[0].limit(limits=1, user_api="blas")  # type: ignore[no-any-return]
 
 
 class StudyMonitor:
@@ -275,7 +289,7 @@ class StudyMonitor:
         self._alive = np.zeros(0, dtype=bool)
         self._ann_index: dict[int, int] = {}
         self._ann_names: list[str] = []
-        self._delta = DeltaCache()
+        self._deltas: dict[int, DeltaCache] = {}
 
     @property
     def kind(self) -> str:
@@ -369,15 +383,21 @@ class StudyMonitor:
             )
             t1 = time.perf_counter()
             fit = _fit(
-                votes, self._ent_a, self._ent_b, self._entities, self.study.kind, self._delta
+                votes,
+                self._ent_a,
+                self._ent_b,
+                self._entities,
+                self._entity_detail,
+                self.study.kind,
+                self._deltas,
             )
             t2 = time.perf_counter()
             sig = _signals(votes, self._ent_a, self._text_len)
             t3 = time.perf_counter()
         rows = _rows(votes, fit, sig, self.study.kind)
         board = tuple(
-            ItemRating(r, self._entities[e], self._entity_detail[e], rt, lo, hi, c)
-            for r, e, rt, lo, hi, c in fit.board
+            ItemRating(r, self._entities[e], self._entity_detail[e] or grp, rt, lo, hi, c)
+            for r, e, rt, lo, hi, c, grp in fit.board
         )
         return MonitorSnapshot(
             study=self.study.name,
@@ -453,12 +473,96 @@ class _Fit:
     theta: list[float | None]
     theta_se: list[float | None]
     epsilon: list[float | None]
+    scale: list[int]
+    """Annotators in the fit that rated each annotator (ability = scale * theta)."""
     n_fitted: int
-    board: list[tuple[int, int, float, float, float, int]]
+    board: list[tuple[int, int, float, float, float, int, str]]
+    """(rank, entity, rating, lower, upper, comparisons, group label)."""
     n_compared: int
     problem: str | None
     notes: tuple[str, ...]
     delta: int | None
+
+
+@dataclass(frozen=True)
+class _GroupFit:
+    status: list[str]
+    reason: list[str]
+    theta: list[float | None]
+    theta_se: list[float | None]
+    epsilon: list[float | None]
+    fitted: npt.NDArray[np.int64]
+    board: list[tuple[int, int, float, float, float, int]]
+    delta: int
+    note: str
+
+
+def _fit_group(
+    a_glob: npt.NDArray[np.int64],
+    b_glob: npt.NDArray[np.int64],
+    k: npt.NDArray[np.int64],
+    outcome: npt.NDArray[np.float64],
+    both_bad: npt.NDArray[np.bool_],
+    m: int,
+    entities: list[str],
+    kind: str,
+    cache: DeltaCache,
+) -> _GroupFit:
+    """Stable Arena on one connected group of items; raises RankingInputError."""
+    n_ent = len(entities)
+    hit = np.bincount(a_glob, minlength=n_ent) + np.bincount(b_glob, minlength=n_ent)
+    used = np.flatnonzero(hit)
+    local = np.cumsum(hit > 0) - 1
+    a, b = local[a_glob], local[b_glob]
+    dlt = cache.delta(a, b, k, outcome, int(used.size), m)
+    res = stable_arena(
+        a, b, k, outcome, n_models=int(used.size), n_annotators=m, both_bad=both_bad, delta=dlt
+    )
+    se: list[float | None] = [None] * m
+    nontie = np.bincount(k, weights=(outcome != 0.5).astype(np.float64), minlength=m)
+    fitted = np.flatnonzero(res.in_ratings & (nontie > 0))
+    fse = res.fit.ability_standard_errors
+    if fitted.size == fse.size:
+        for j, s_ in zip(fitted.tolist(), fse.tolist(), strict=True):
+            se[j] = _f(s_)
+    cnt = np.bincount(np.concatenate([a, b]), minlength=used.size)
+    if kind == "difficulty":  # hardest first, ranked in order
+        order = sorted(range(used.size), key=lambda i: -float(res.ratings[i]))
+        ranks = {i: r for r, i in enumerate(order, start=1)}
+    else:  # best first, ranks that respect the intervals
+        order = sorted(range(used.size), key=lambda i: (int(res.ranks[i]), -float(res.ratings[i])))
+        ranks = {i: int(res.ranks[i]) for i in order}
+    board = [
+        (ranks[i], int(used[i]), float(res.ratings[i]), float(res.lower[i]),
+         float(res.upper[i]), int(cnt[i]))
+        for i in order
+    ]  # fmt: skip
+    note = (
+        f"delta = {res.delta} votes (dynamic, set at {cache.at_votes:,} votes): annotators "
+        f"with at most this many are pending; epsilon: {res.epsilon_rule}, the "
+        f"{res.null_quantile:.0%} quantile of a random voter's ability"
+    )
+    return _GroupFit(
+        list(res.status), list(res.reasons), [_f(x) for x in res.abilities], se,
+        [_f(x) for x in res.epsilon], fitted, board, int(res.delta), note,
+    )  # fmt: skip
+
+
+def _groups(a: npt.NDArray[np.int64], b: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int64]:
+    """Connected group of each item in the comparison graph (-1 for items never compared)."""
+    graph = sparse.coo_matrix((np.ones(a.size), (a, b)), shape=(n, n))
+    _, labels = csgraph.connected_components(graph, directed=False)
+    seen = np.zeros(n, dtype=bool)
+    seen[a] = True
+    seen[b] = True
+    out = np.where(seen, labels, -1).astype(np.int64)
+    # relabel so that group 0 is the one with the most items, then by first item
+    ids, sizes = np.unique(out[out >= 0], return_counts=True)
+    first = [int(np.flatnonzero(out == g)[0]) for g in ids]
+    order = sorted(range(ids.size), key=lambda i: (-sizes[i], first[i]))
+    remap = np.full(int(ids.max()) + 1 if ids.size else 1, -1, dtype=np.int64)
+    remap[ids[order]] = np.arange(ids.size)
+    return np.where(out >= 0, remap[np.maximum(out, 0)], -1)
 
 
 def _fit(
@@ -466,8 +570,9 @@ def _fit(
     ent_a: npt.NDArray[np.int64],
     ent_b: npt.NDArray[np.int64],
     entities: list[str],
+    details: list[str],
     kind: str,
-    cache: DeltaCache,
+    caches: dict[int, DeltaCache],
 ) -> _Fit:
     m = len(votes.names)
     noun = "question" if kind == "difficulty" else "model"
@@ -478,87 +583,126 @@ def _fit(
     outcome = np.select([ch == 1, ch == 2], [1.0, 0.0], default=0.5)
     both_bad = ch == 4
     a_glob, b_glob = ent_a[it], ent_b[it]
-    hit = np.bincount(a_glob, minlength=len(entities)) + np.bincount(
-        b_glob, minlength=len(entities)
-    )
-    used = np.flatnonzero(hit)
-    local = np.cumsum(hit > 0) - 1
-    a, b = local[a_glob], local[b_glob]
     n_dec = np.bincount(k, minlength=m)
     status = ["pending"] * m
     reason = [
         f"all {c} votes are skips: nothing to compare yet" if c == 0 else "" for c in n_dec.tolist()
     ]
     none: list[float | None] = [None] * m
+    zeros = [0] * m
+    n_compared = int(decided.sum())
     notes: list[str] = []
-    unseen = len(entities) - used.size
-    if unseen > 0 and used.size:
-        notes.append(f"{unseen} {noun}(s) have no decided vote yet and are not rated")
 
-    def empty(problem: str, why: str) -> _Fit:
+    def empty(problem: str, why: str, board: list[Any] | None = None) -> _Fit:
         rs = [r or why for r in reason]
-        return _Fit(status, rs, none, none, none, 0, [], int(decided.sum()), problem, (), None)
+        return _Fit(
+            status, rs, none, none, none, zeros, 0, board or [], n_compared, problem,
+            tuple(notes), None,
+        )  # fmt: skip
 
     if m == 0:
         return empty("No votes yet: the table fills in as annotators vote.", "")
     if int((n_dec > 0).sum()) < 2:
         only = votes.names[int(np.argmax(n_dec))]
-        board = _m_elo_board(a, b, outcome, both_bad, used)
+        board = [(*row, "") for row in _m_elo_board(a_glob, b_glob, outcome, both_bad, entities)]
         why = "abilities compare annotators with each other; waiting for a second annotator"
         problem = (
             f"Only one annotator ({only}) has compared {noun}s so far. Abilities and statuses "
             "are relative to the other annotators, so they wait for a second annotator."
         )
-        f = empty(problem, why)
-        return _Fit(**{**f.__dict__, "board": board})
-    try:
-        dlt = cache.delta(a, b, k, outcome, int(used.size), m)
-        res = stable_arena(
-            a, b, k, outcome, n_models=int(used.size), n_annotators=m, both_bad=both_bad,
-            delta=dlt,
-        )  # fmt: skip
-    except (RankingInputError, ConvergenceError) as err:
-        why = "not rated until the fit above is possible"
-        text = _named(str(err), [entities[int(i)] for i in used], noun)
-        return empty(f"Cannot fit the {noun} ratings yet: {text}", why)
-    st = list(res.status)
-    rs = [r if n_dec[j] > 0 else reason[j] for j, r in enumerate(res.reasons)]
-    theta = [_f(x) for x in res.abilities]
-    eps = [_f(x) for x in res.epsilon]
-    se: list[float | None] = [None] * m
-    nontie = np.bincount(k, weights=(outcome != 0.5).astype(np.float64), minlength=m)
-    fitted = np.flatnonzero(res.in_ratings & (nontie > 0))
-    fse = res.fit.ability_standard_errors
-    if fitted.size == fse.size:
-        for j, s_ in zip(fitted.tolist(), fse.tolist(), strict=True):
-            se[j] = _f(s_)
-    order = sorted(range(used.size), key=lambda i: (int(res.ranks[i]), -float(res.ratings[i])))
-    if kind == "difficulty":
-        order = sorted(range(used.size), key=lambda i: -float(res.ratings[i]))
-    cnt = np.bincount(np.concatenate([a, b]), minlength=used.size)
-    board = [
-        (
-            rank,
-            int(used[i]),
-            float(res.ratings[i]),
-            float(res.lower[i]),
-            float(res.upper[i]),
-            int(cnt[i]),
+        return empty(problem, why, board)
+    group = _groups(a_glob, b_glob, len(entities))
+    n_groups = int(group.max()) + 1
+    vote_group = group[a_glob]
+    unseen = int((group < 0).sum())
+    if unseen:
+        notes.append(f"{unseen} {noun}(s) have no decided vote yet and are not rated")
+    labels = [_group_label(group, g, entities, details, noun) for g in range(n_groups)]
+    fits: list[_GroupFit | None] = []
+    failures: list[str] = []
+    for g in range(n_groups):
+        sel = vote_group == g
+        members = np.flatnonzero(group == g)
+        cache = caches.setdefault(int(members[0]), DeltaCache())
+        try:
+            fits.append(
+                _fit_group(
+                    a_glob[sel],
+                    b_glob[sel],
+                    k[sel],
+                    outcome[sel],
+                    both_bad[sel],
+                    m,
+                    entities,
+                    kind,
+                    cache,
+                )
+            )
+        except FIT_ERRORS as err:
+            fits.append(None)
+            text = _named(str(err), [entities[int(i)] for i in members], noun)
+            failures.append(text if n_groups == 1 else f"{labels[g]}: {text}")
+    if n_groups == 1:
+        only_fit = fits[0]
+        if only_fit is None:
+            why = "not rated until the fit above is possible"
+            return empty(f"Cannot fit the {noun} ratings yet: {failures[0]}", why)
+        notes.append(only_fit.note)
+    problem = None
+    if n_groups > 1:
+        within = " (pairs stay within a subject)" if kind == "difficulty" else ""
+        problem = (
+            f"The {noun}s form {n_groups} groups never compared with each other{within}: "
+            f"{'; '.join(labels[:6])}{' …' if n_groups > 6 else ''}. Each group is fitted on "
+            "its own and ratings compare only within a group; an annotator's status comes "
+            "from the group where they voted most (flagged in any group: flagged)."
         )
-        for rank, i in enumerate(order, start=1)
-    ]
-    if kind != "difficulty":
-        board = [(int(res.ranks[i]), *row[1:]) for i, row in zip(order, board, strict=True)]
-    notes += [
-        f"delta = {res.delta} votes (dynamic, set at {cache.at_votes:,} votes): annotators "
-        "with at most this many votes are pending",
-        f"epsilon: {res.epsilon_rule}, the {res.null_quantile:.0%} quantile of a random "
-        "voter's ability",
-    ]
+        if failures:
+            more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+            notes.append(
+                f"{len(failures)} of {n_groups} groups cannot be fitted yet; {failures[0]}{more}"
+            )
+    theta, se, eps, scale = list(none), list(none), list(none), list(zeros)
+    per_group = np.zeros((n_groups, m), dtype=np.int64)
+    np.add.at(per_group, (vote_group, k), 1)
+    for j in range(m):
+        if n_dec[j] == 0:
+            continue
+        cands = [g for g in range(n_groups) if fits[g] is not None and per_group[g, j] > 0]
+        if not cands:
+            reason[j] = "not rated until a fit is possible (see above)"
+            continue
+        for wanted in ("flagged", "reliable", "pending"):
+            pick = [g for g in cands if fits[g].status[j] == wanted]  # type: ignore[union-attr]
+            if pick:
+                g = max(pick, key=lambda g: (per_group[g, j], -g))
+                break
+        gf = fits[g]
+        assert gf is not None
+        status[j] = gf.status[j]
+        reason[j] = gf.reason[j] if n_groups == 1 else f"{labels[g]}: {gf.reason[j]}"
+        theta[j], se[j], eps[j] = gf.theta[j], gf.theta_se[j], gf.epsilon[j]
+        scale[j] = int(gf.fitted.size) if theta[j] is not None else 0
+    board: list[tuple[int, int, float, float, float, int, str]] = []
+    for g, gf in enumerate(fits):
+        if gf is not None:
+            board += [(*row, labels[g] if n_groups > 1 else "") for row in gf.board]
+    fitted_any = {int(j) for gf in fits if gf is not None for j in gf.fitted}
+    deltas = [gf.delta for gf in fits if gf is not None]
     return _Fit(
-        st, rs, theta, se, eps, int(fitted.size), board, int(decided.sum()), None,
-        tuple(notes), int(res.delta),
+        status, reason, theta, se, eps, scale, len(fitted_any), board, n_compared, problem,
+        tuple(notes), deltas[0] if deltas else None,
     )  # fmt: skip
+
+
+def _group_label(
+    group: npt.NDArray[np.int64], g: int, entities: list[str], details: list[str], noun: str
+) -> str:
+    members = np.flatnonzero(group == g)
+    subjects = sorted({details[int(i)] for i in members if details[int(i)]})
+    first = entities[int(members[0])]
+    what = f"{'/'.join(subjects)} " if subjects else ""
+    return f"{what}group of {first} ({members.size} {noun}s)"
 
 
 _INDEX_LIST = re.compile(r"\[(\d+(?:, \d+)*)((?:, \.\.\. \(\d+ in all\))?)\]")
@@ -582,21 +726,25 @@ def _named(message: str, names: list[str], noun: str) -> str:
 
 
 def _m_elo_board(
-    a: npt.NDArray[np.int64],
-    b: npt.NDArray[np.int64],
+    a_glob: npt.NDArray[np.int64],
+    b_glob: npt.NDArray[np.int64],
     outcome: npt.NDArray[np.float64],
     both_bad: npt.NDArray[np.bool_],
-    used: npt.NDArray[np.int64],
+    entities: list[str],
 ) -> list[tuple[int, int, float, float, float, int]]:
+    n_ent = len(entities)
+    hit = np.bincount(a_glob, minlength=n_ent) + np.bincount(b_glob, minlength=n_ent)
+    used = np.flatnonzero(hit)
+    local = np.cumsum(hit > 0) - 1
+    a, b = local[a_glob], local[b_glob]
     try:
         r = m_elo(a, b, outcome, n_models=int(used.size), both_bad=both_bad)
-    except (RankingInputError, ConvergenceError):
+    except FIT_ERRORS:
         return []
-    cnt = np.bincount(np.concatenate([a, b]), minlength=used.size)
     order = sorted(range(used.size), key=lambda i: -float(r.ratings[i]))
     return [
         (int(r.ranks[i]), int(used[i]), float(r.ratings[i]), float(r.lower[i]),
-         float(r.upper[i]), int(cnt[i]))
+         float(r.upper[i]), int(hit[used[i]]))
         for i in order
     ]  # fmt: skip
 
@@ -663,9 +811,8 @@ def _signals(
 
 def _rows(votes: _Votes, fit: _Fit, sig: _Signals, kind: str) -> tuple[AnnotatorStatus, ...]:
     rows: list[AnnotatorStatus] = []
-    scale = fit.n_fitted
 
-    def rel(x: float | None) -> float | None:
+    def rel(x: float | None, scale: int) -> float | None:
         return None if x is None or scale == 0 else x * scale
 
     cols = {
@@ -693,9 +840,9 @@ def _rows(votes: _Votes, fit: _Fit, sig: _Signals, kind: str) -> tuple[Annotator
                 theta_lower=lo,
                 theta_upper=hi,
                 epsilon=fit.epsilon[j],
-                ability=rel(th),
-                ability_lower=rel(lo),
-                ability_upper=rel(hi),
+                ability=rel(th, fit.scale[j]),
+                ability_lower=rel(lo, fit.scale[j]),
+                ability_upper=rel(hi, fit.scale[j]),
                 fast_share=fast,
                 left_share=left,
                 left_p_value=p,
