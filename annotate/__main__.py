@@ -225,8 +225,28 @@ EXTRA_PARSERS: list[Callable[[Any, argparse.ArgumentParser, argparse.ArgumentPar
 """Hooks that add the analysis commands (rank, rate, report, ...)."""
 
 
+def _opens_app(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` runs the app (no command, or ``app``) without asking for help."""
+    takes_value = {"--db", "--annotator", "--study"}
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token in ("-h", "--help"):
+            return False
+        elif token in takes_value:
+            skip = True
+        elif not token.startswith("-"):
+            return token == "app"
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    from annotate import cli_analysis  # noqa: F401  (registers analysis commands)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not _opens_app(argv):
+        # The analysis commands import the statistics stack (seconds); the app needs none.
+        from annotate import cli_analysis  # noqa: F401  (registers analysis commands)
+        from annotate import cli_report  # noqa: F401
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -4,7 +4,7 @@ A worker thread checks for new votes every ``poll_seconds`` (one indexed
 lookup) and, when there are some, asks the service for a new snapshot (query
 the new rows, refit, recompute the signals); the screen only displays it. The
 statistics and the SQL are in :mod:`annotate.services.monitoring`, reached
-through the structural types below.
+through the structural types of :mod:`annotate.screens.monitor_contracts`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 from textual import getters, on, work
 from textual.app import ComposeResult, SystemCommand
@@ -22,68 +22,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from annotate.screens.monitor_contracts import MonitorSourceLike, SnapshotLike, StudyChoiceLike
 from annotate.widgets.literal import literal
-from annotate.widgets.monitor_tables import (
-    AnnotatorRowLike,
-    AnnotatorTable,
-    ItemRowLike,
-    Leaderboard,
-)
-
-
-class SnapshotLike(Protocol):
-    """A ``MonitorSnapshot``."""
-
-    @property
-    def study(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def n_votes(self) -> int: ...
-    @property
-    def annotators(self) -> Sequence[AnnotatorRowLike]: ...
-    @property
-    def leaderboard(self) -> Sequence[ItemRowLike]: ...
-    @property
-    def problem(self) -> str | None: ...
-    @property
-    def notes(self) -> Sequence[str]: ...
-    @property
-    def counts(self) -> dict[str, int]: ...
-    @property
-    def item_noun(self) -> str: ...
-
-
-class StudyFeedLike(Protocol):
-    """A ``StudyMonitor``: cheap change check, and the snapshot."""
-
-    def changed(self) -> bool: ...
-    def snapshot(self) -> SnapshotLike: ...
-
-
-class StudyChoiceLike(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def votes(self) -> int: ...
-    @property
-    def annotators(self) -> int: ...
-
-
-class MonitorSourceLike(Protocol):
-    """A ``MonitorSource``: the studies, and a feed per study. Called from threads."""
-
-    @property
-    def poll_seconds(self) -> float: ...
-    def studies(self) -> Sequence[StudyChoiceLike]: ...
-    def default_study(self) -> str | None: ...
-    def open(self, study: str) -> StudyFeedLike: ...
+from annotate.widgets.monitor_tables import AnnotatorTable, Leaderboard
 
 
 class MonitorScreen(Screen[None]):
@@ -179,15 +120,16 @@ class MonitorScreen(Screen[None]):
 
     def _show(self, snap: SnapshotLike) -> None:
         first = self.snapshot is None or self.snapshot.study != snap.study
+        if not first and self.snapshot is not None:
+            self._announce_flags(self.snapshot, snap)
         self.snapshot = snap
         self.study = snap.study
         c = snap.counts
-        n = len(snap.annotators)
         self.summary.update(
             literal(
-                f"{snap.study} ({snap.kind}) · {snap.n_votes} votes · {n} annotator"
-                f"{'' if n == 1 else 's'}: {c.get('flagged', 0)} flagged, "
-                f"{c.get('pending', 0)} pending, {c.get('reliable', 0)} reliable"
+                f"{snap.study} ({snap.kind}) · {snap.n_votes} votes · flagged "
+                f"{c.get('flagged', 0)} · pending {c.get('pending', 0)} · reliable "
+                f"{c.get('reliable', 0)}"
             )
         )
         self._show_problem(snap.problem)
@@ -201,6 +143,15 @@ class MonitorScreen(Screen[None]):
         self.notes.update(literal("   ".join(snap.notes)))
         self._show_detail()
         self.post_message(self.Refreshed(snap))
+
+    def _announce_flags(self, before: SnapshotLike, now: SnapshotLike) -> None:
+        """Notify about annotators flagged since the previous snapshot."""
+        was = {r.annotator: r.status for r in before.annotators}
+        for r in now.annotators:
+            if r.status == "flagged" and was.get(r.annotator) != "flagged":
+                self.notify(
+                    r.reason, title=f"{r.annotator} flagged", severity="warning", markup=False
+                )
 
     @on(DataTable.RowHighlighted, "#annotators")
     def _show_detail(self) -> None:

@@ -17,7 +17,7 @@ from textual.widgets.option_list import Option
 from annotate.widgets.literal import literal
 
 if TYPE_CHECKING:
-    from annotate.screens.monitor import StudyChoiceLike
+    from annotate.screens.monitor_contracts import StudyChoiceLike
 
 
 class StudyPickerScreen(ModalScreen[str | None]):

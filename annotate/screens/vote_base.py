@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import getters, work
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
     from annotate.screens.contracts import SessionLike as VotingSession
     from annotate.screens.contracts import ShownBattleLike as ShownBattle
     from annotate.screens.contracts import ShownPairLike as ShownPair
+
+
+PAINT_FALLBACK_S = 0.05
+"""At most this long after an item is shown, keys are accepted even if no repaint was seen."""
 
 
 class VoteScreen(Screen[None]):
@@ -65,6 +70,7 @@ class VoteScreen(Screen[None]):
         """True from a key press until the next item is painted; keys are ignored."""
         self.shown: ShownPair | ShownBattle | None = None
         self._shown_at = 0.0
+        self._generation = 0
 
     def compose(self) -> ComposeResult:
         yield StudyProgress()
@@ -101,11 +107,17 @@ class VoteScreen(Screen[None]):
             return
         self.busy = True
         self.show_item(self.shown)
-        self.call_after_refresh(self._painted)
+        self._generation += 1
+        generation = self._generation
+        # Keys work again once the item is painted. call_after_refresh does not
+        # always fire while a screen is being pushed, so a short timer backs it up.
+        self.call_after_refresh(self._painted, generation)
+        self.set_timer(PAINT_FALLBACK_S, partial(self._painted, generation))
 
-    def _painted(self) -> None:
-        self._shown_at = time.perf_counter()
-        self.busy = False
+    def _painted(self, generation: int) -> None:
+        if generation == self._generation and self.busy:
+            self._shown_at = time.perf_counter()
+            self.busy = False
 
     def _show_summary(self) -> None:
         from annotate.screens.summary import SummaryScreen

@@ -22,6 +22,7 @@ INTRO = (
     "one with a single key; every vote is saved at once, and you can stop and resume at "
     "any time."
 )
+STEP_2 = "2. Choose a study (↑/↓ to move, Enter to start)"
 KIND_HELP = {
     "difficulty": "which of two questions is harder",
     "arena": "which of two answers is better",
@@ -81,7 +82,7 @@ class WelcomeScreen(Screen[None]):
                 id="name",
                 max_length=64,
             )
-            yield Label("2. Choose a study (↑/↓ to move, Enter to start)")
+            yield Label(STEP_2, id="step-2")
             yield OptionList(id="studies")
             yield LiteralText(id="study-description")
         yield Footer()
@@ -131,6 +132,9 @@ class WelcomeScreen(Screen[None]):
             )
             return
         self.host.annotator = name
+        self.query_one("#step-2", Label).update(
+            Text(f"2. Hello {name}! Choose a study (↑/↓ to move, Enter to start)")
+        )
         if self.host.initial_study:
             study, self.host.initial_study = self.host.initial_study, None
             self.host.open_study(study)

@@ -11,9 +11,8 @@ items with the fewest judgments so far.
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Sequence
-
-import numpy as np
 
 from annotate.store.repo import ItemLoad
 
@@ -29,11 +28,16 @@ def swapped(study: str, annotator: str, seed: int, item_key: str) -> bool:
 
 
 def base_order(study: str, annotator: str, seed: int, keys: Sequence[str]) -> list[int]:
-    """A permutation of ``range(len(keys))``, deterministic from its arguments."""
-    rng = np.random.default_rng(_seed("order", study, annotator, seed))
+    """A permutation of ``range(len(keys))``, deterministic from its arguments.
+
+    Uses the standard library's Mersenne Twister (stable across Python
+    versions for ``shuffle`` with an integer seed), so the app's cold start
+    does not pay for importing NumPy.
+    """
+    rng = random.Random(_seed("order", study, annotator, seed))
     order = sorted(range(len(keys)), key=lambda i: keys[i])
-    perm = rng.permutation(len(order))
-    return [order[i] for i in perm]
+    rng.shuffle(order)
+    return order
 
 
 def queue(

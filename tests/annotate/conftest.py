@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
+import shutil
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +102,100 @@ def record_notifications(app: Any) -> list[str]:
 
     app.notify = notify
     return messages
+
+
+# --- the installed command under tmux ------------------------------------------
+
+ANNOTATE = Path(sys.executable).parent / "annotate"
+
+
+def needs_tmux() -> pytest.MarkDecorator:
+    return pytest.mark.skipif(
+        shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
+    )
+
+
+class Tmux:
+    """One detached tmux session on a private server socket, running one command."""
+
+    def __init__(self, name: str, command: list[str], *, size: tuple[int, int] = (100, 32)):
+        self.socket = f"annotate-test-{os.getpid()}-{name}"
+        self.target = name
+        env = [
+            f"-e{k}={v}"
+            for k, v in os.environ.items()
+            if k.startswith(("ANNOTATE_", "XDG_")) or k in ("HOME", "PATH")
+        ]
+        self.tmux(
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            "-x",
+            str(size[0]),
+            "-y",
+            str(size[1]),
+            *env,
+            "exec " + " ".join(shlex.quote(c) for c in command),
+        )
+
+    def tmux(self, *args: str) -> str:
+        # COLUMNS/LINES (set by some test runners) would override the pane's real size
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")}
+        out = subprocess.run(
+            ["tmux", "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env,
+        )
+        return out.stdout
+
+    def alive(self) -> bool:
+        return (
+            subprocess.run(
+                ["tmux", "-L", self.socket, "has-session", "-t", self.target],
+                capture_output=True,
+                check=False,
+            ).returncode
+            == 0
+        )
+
+    def screen(self, *, escapes: bool = False) -> str:
+        return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", self.target)
+
+    def send(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", self.target, *keys)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", self.target, "-l", text)
+
+    def pid(self) -> int:
+        return int(self.tmux("display-message", "-p", "-t", self.target, "#{pane_pid}"))
+
+    def wait_for(self, pattern: str, *, timeout: float = 20.0) -> str:
+        """Poll the screen until ``pattern`` (a regex) appears; fail with the screen."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if re.search(pattern, screen):
+                return screen
+            time.sleep(0.03)
+        raise AssertionError(f"{pattern!r} did not appear within {timeout} s; screen:\n{screen}")
+
+    def wait_exit(self, *, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive():
+                return
+            time.sleep(0.03)
+        raise AssertionError(f"the app did not exit; screen:\n{self.screen()}")
+
+    def close(self) -> None:
+        self.tmux("kill-server")
+
+
+def progress(k: int, n: int) -> str:
+    """A regex for "k / n" as the voting screens show it."""
+    return rf"(?<!\d){k} / {n}(?!\d)(?! done)"
