@@ -245,8 +245,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not _opens_app(argv):
         # The analysis commands import the statistics stack (seconds); the app needs none.
-        from annotate import cli_analysis  # noqa: F401  (registers analysis commands)
-        from annotate import cli_report  # noqa: F401
+        from annotate import (
+            cli_analysis,  # noqa: F401  (registers analysis commands)
+            cli_report,  # noqa: F401
+        )
 
     parser = build_parser()
     args = parser.parse_args(argv)

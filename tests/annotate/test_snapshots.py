@@ -68,7 +68,9 @@ class TestPair:
         app = make_app(engine=engine, annotator="snap", study="demo-difficulty")
         assert snap_compare(app, terminal_size=size, run_before=keys("1"))
 
-    def test_literal(self, snap_compare: Any, literal_engine: Engine, size: tuple[int, int]) -> None:
+    def test_literal(
+        self, snap_compare: Any, literal_engine: Engine, size: tuple[int, int]
+    ) -> None:
         app = make_app(engine=literal_engine, annotator="snap", study="literal-text")
         assert snap_compare(app, terminal_size=size, run_before=keys("0"))
 
@@ -83,6 +85,8 @@ class TestBattle:
         app = make_app(engine=engine, annotator="snap", study="demo-arena")
         assert snap_compare(app, terminal_size=size, run_before=keys("a"))
 
-    def test_literal(self, snap_compare: Any, literal_engine: Engine, size: tuple[int, int]) -> None:
+    def test_literal(
+        self, snap_compare: Any, literal_engine: Engine, size: tuple[int, int]
+    ) -> None:
         app = make_app(engine=literal_engine, annotator="snap", study="literal-arena")
         assert snap_compare(app, terminal_size=size, run_before=keys())
