@@ -652,11 +652,13 @@ def _fit(
     if n_groups > 1:
         within = " (pairs stay within a subject)" if kind == "difficulty" else ""
         problem = (
-            f"The {noun}s form {n_groups} groups never compared with each other{within}: "
-            f"{'; '.join(labels[:6])}{' …' if n_groups > 6 else ''}. Each group is fitted on "
-            "its own and ratings compare only within a group; an annotator's status comes "
-            "from the group where they voted most (flagged in any group: flagged)."
+            f"The {noun}s form {n_groups} groups never compared with each other{within}. "
+            "Each group is fitted on its own, so ratings compare only within a group; an "
+            "annotator's status comes from the group where they voted most (flagged in any "
+            "group: flagged)."
         )
+        shown = "; ".join(labels[:8]) + (f"; … ({n_groups} in all)" if n_groups > 8 else "")
+        notes.append(f"Groups: {shown}.")
         if failures:
             more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
             notes.append(
@@ -670,7 +672,7 @@ def _fit(
             continue
         cands = [g for g in range(n_groups) if fits[g] is not None and per_group[g, j] > 0]
         if not cands:
-            reason[j] = "not rated until a fit is possible (see above)"
+            reason[j] = "not rated: no group of items they voted on can be fitted yet (see the notes)"
             continue
         for wanted in ("flagged", "reliable", "pending"):
             pick = [g for g in cands if fits[g].status[j] == wanted]  # type: ignore[union-attr]
