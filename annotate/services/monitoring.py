@@ -672,7 +672,7 @@ def _fit(
             continue
         cands = [g for g in range(n_groups) if fits[g] is not None and per_group[g, j] > 0]
         if not cands:
-            reason[j] = "not rated: no group of items they voted on can be fitted yet (see the notes)"
+            reason[j] = "not rated: no group they voted on can be fitted yet (see the notes)"
             continue
         for wanted in ("flagged", "reliable", "pending"):
             pick = [g for g in cands if fits[g].status[j] == wanted]  # type: ignore[union-attr]
