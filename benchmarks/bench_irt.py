@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gc
+import os
 import platform
 import statistics
 import sys
@@ -141,9 +142,11 @@ def main(argv: list[str] | None = None) -> None:
         M_full = synthetic_mirt(35_550, 30, rng)
         cases.append(Case("MIRT D=3 JML", "35,550 x 30", lambda: fit_mirt(M_full), None, 18.76))
 
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     print(
         f"bench_irt: Python {platform.python_version()}, numpy {np.__version__}, "
-        f"{platform.machine()}, repeats={repeats}, seed={SEED}"
+        f"{platform.machine()}, {os.cpu_count()} CPUs, load average {load}, "
+        f"repeats={repeats}, seed={SEED}"
     )
     print("shapes are questions (items) x models (persons); times are wall-clock medians\n")
     header = (
@@ -164,8 +167,10 @@ def main(argv: list[str] | None = None) -> None:
             f"{peak:>9.1f} {target:>9} {met:>4} {paper:>9} {ratio:>11}  {case.note}",
             flush=True,
         )
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    print(f"\nload average at the end: {load} (other processes slow the timings)")
     print(
-        "\npaper times: EIP (ICLR 2026) Table 3 / Table 19, Intel i7 CPU, 30 models x 35,550 "
+        "paper times: EIP (ICLR 2026) Table 3 / Table 19, Intel i7 CPU, 30 models x 35,550 "
         "questions;\nits Multi-IRT is VI with Adam (1000 epochs), ours is penalised JML with "
         "Newton + L-BFGS-B."
     )

@@ -246,7 +246,7 @@ def _jml_2pl_objective(
     g_theta = -(alpha @ r) + 2.0 * l2 * theta
     g_beta = alpha * rs + 2.0 * l2 * beta
     g_alpha = -(r @ theta) + beta * rs + 2.0 * l2 * (alpha - 1.0)
-    pen = l2 * (theta @ theta + beta @ beta + (alpha - 1.0) @ (alpha - 1.0))
+    pen = l2 * float(theta @ theta + beta @ beta + (alpha - 1.0) @ (alpha - 1.0))
     return nll + pen, np.concatenate([g_theta, g_beta, g_alpha])
 
 
@@ -281,7 +281,7 @@ def _jml_1pl_objective(
     r = Ysum - cM * p  # summed residuals y - p per group and model
     g_theta = -r.sum(axis=0) + 2.0 * l2 * theta
     g_beta = r.sum(axis=1) + 2.0 * l2 * counts * beta
-    pen = l2 * (theta @ theta + counts @ (beta * beta))
+    pen = l2 * float(theta @ theta + counts @ (beta * beta))
     return nll + pen, np.concatenate([g_theta, g_beta])
 
 
@@ -299,7 +299,7 @@ def _jml_2pl_value(x: FloatArray, S: FloatArray, n_missing: int, l2: float, n_m:
     np.exp(e, out=e)
     e += 1.0
     nll = float(np.log(e).sum() + np.maximum(-u, 0.0).sum()) - n_missing * _LOG2
-    pen = l2 * (theta @ theta + beta @ beta + (alpha - 1.0) @ (alpha - 1.0))
+    pen = l2 * float(theta @ theta + beta @ beta + (alpha - 1.0) @ (alpha - 1.0))
     return nll + pen
 
 
@@ -322,7 +322,7 @@ def _jml_2pl_newton(
     The expected Hessian has an arrow structure: a diagonal block for the
     abilities, one 2x2 block per question and a dense coupling. Eliminating
     the question blocks leaves an ``n_m x n_m`` Schur complement, so one step
-    costs O(n_questions x n_models). Variables at a bound whose gradient
+    costs O(n_questions x n_models^2). Variables at a bound whose gradient
     points outwards are held fixed (projected Newton, Bertsekas 1982); each
     step is backtracked until the objective decreases. Returns the point
     reached and the number of steps; L-BFGS-B then finishes and certifies it.
@@ -695,7 +695,7 @@ def fit_2pl(
     difficulties (only the weak penalty pins them), which makes plain
     L-BFGS-B crawl (hundreds of iterations on 30 x 35,550). So L-BFGS-B is
     started from a projected-Newton point: Fisher-scoring steps, then
-    observed-Hessian steps, each solved in O(n_questions x n_models) by
+    observed-Hessian steps, each solved in O(n_questions x n_models^2) by
     eliminating the 2 x 2 question blocks (a Schur complement over the
     models), with variables at an outward-pushing bound held fixed. L-BFGS-B
     (analytic gradient) then runs from there and certifies convergence; the

@@ -137,16 +137,19 @@ def _mirt_newton(
     The Hessian has an arrow structure: one ``(D+1) x (D+1)`` block per question
     (loadings and intercept), one ``D x D`` block per model and a dense coupling.
     Eliminating the question blocks leaves an ``(n_models D) x (n_models D)``
-    Schur complement, so a step costs O(n_questions n_models D^2). The observed
-    Hessian (with a Levenberg-Marquardt ridge on the ability block) is used when
-    its Schur complement is positive definite, else the expected (Fisher)
-    information; steps are backtracked until the objective decreases.
+    Schur complement, so a step costs O(n_questions n_models^2 D^2). Fisher scoring
+    (expected Hessian) is used until the objective decreases by less than 1e-3
+    relative per step, then the observed Hessian, shifted on the ability block by
+    the smallest multiple of the identity that makes it definite, or Fisher when
+    no such shift up to the gradient norm does; steps are backtracked until the
+    objective decreases.
     """
     n_q = S.shape[0]
     k = n_m * dim
     eye1 = np.eye(dim + 1)
     eye = np.eye(dim)
     f, g = _mirt_objective(x, S, n_missing, l2, n_m, dim)
+    use_observed = False
     it = 0
     for it in range(1, max_iter + 1):
         if np.max(np.abs(g) / scale) <= tol:
@@ -171,19 +174,22 @@ def _mirt_newton(
         # coupling C[i, kk, j, l] = w_ij tt_jk a_il (- r_ij [kk == l] for the observed Hessian)
         C = w[:, None, :, None] * tt.T[None, :, :, None] * a[:, None, None, :]
         try:
-            LB = np.linalg.cholesky(B)
+            LB_inv = np.linalg.inv(np.linalg.cholesky(B))  # small (D+1) x (D+1) blocks
         except np.linalg.LinAlgError:
             break
-        q = np.linalg.solve(B, g_f[:, :, None])[:, :, 0]  # B^-1 g_phi
+        B_inv = np.matmul(LB_inv.transpose(0, 2, 1), LB_inv)
+        q = np.matmul(B_inv, g_f[:, :, None])[:, :, 0]  # B^-1 g_phi
         d_t = None
-        for observed_hessian in (True, False):
-            Cm = C.copy()
+        for observed_hessian in (True, False) if use_observed else (False,):
             if observed_hessian:
+                Cm = C.copy()
                 for ll in range(dim):
                     Cm[:, ll, :, ll] -= r
+            else:
+                Cm = C
             Cf = Cm.reshape(n_q, dim + 1, k)
-            K = np.linalg.solve(LB, Cf)  # L^-1 C_i
-            schur = -(K.reshape(-1, k).T @ K.reshape(-1, k))
+            K = np.matmul(LB_inv, Cf).reshape(-1, k)  # L^-1 C_i, stacked
+            schur = -(K.T @ K)
             for j in range(n_m):
                 schur[j * dim : (j + 1) * dim, j * dim : (j + 1) * dim] += P[j]
             # orthogonal rotations leave the objective unchanged, and away from the optimum
@@ -209,7 +215,7 @@ def _mirt_newton(
         if d_t is None:
             break
         rf = -g_f - np.einsum("qkm,m->qk", Cf, d_t)
-        d_f = np.linalg.solve(B, rf[:, :, None])[:, :, 0]
+        d_f = np.matmul(B_inv, rf[:, :, None])[:, :, 0]
         step = np.concatenate([d_t, d_f[:, :dim].ravel(), d_f[:, dim]])
         slope = float(g @ step)
         if slope >= 0:
@@ -228,6 +234,7 @@ def _mirt_newton(
         f, g = _mirt_objective(x, S, n_missing, l2, n_m, dim)
         if decrease <= 1e-14 * max(abs(f), 1.0):
             break
+        use_observed = use_observed or decrease <= 1e-3 * max(abs(f), 1.0)
     return x, it
 
 
