@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -71,6 +73,7 @@ from ranking.alignment import (
 )
 from ranking.errors import ConvergenceError, RankingInputError
 
+_T = TypeVar("_T")
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
@@ -84,7 +87,7 @@ LABELS = {
     "mirt": "MIRT",
 }
 """Display names (Table 2 of the paper)."""
-SUBGROUP_METHODS = ("eip", "simple")
+SUBGROUP_METHODS = ("eip",)
 """Estimators recomputed on each model pool (Figure 7 shows EIP)."""
 POOL_ORDER = ("small", "medium", "large")
 WHOLE = "whole"
@@ -229,6 +232,8 @@ class QuestionScale:
     upper: float | None
     excluded: str | None
     """``always harder`` / ``always easier`` when excluded as an extreme."""
+    group: int | None = None
+    """The group of linked questions whose scale holds this question (1 = largest)."""
 
 
 @dataclass(frozen=True)
@@ -241,6 +246,21 @@ class Correlation:
     kendall_p: float | None
     n: int
     reason: str | None
+    groups: int = 1
+    """Groups pooled: the coefficient is the n-weighted mean of the within-group ones
+    (the p-value is given only for a single group)."""
+
+
+@dataclass(frozen=True)
+class ScaleGroup:
+    """One group of questions linked by judged pairs, with its own human scale."""
+
+    index: int
+    questions: int
+    pairs: int
+    fitted: bool
+    reason: str | None
+    n_votes: int
 
 
 @dataclass(frozen=True)
@@ -251,10 +271,12 @@ class HumanScale:
     reason: str | None
     questions: tuple[QuestionScale, ...]
     reliability: tuple[tuple[str, float | None, float | None], ...]
-    """(annotator, discrimination relative to the mean annotator, standard error)."""
+    """(annotator, discrimination relative to the mean annotator, standard error); with
+    several groups, the mean over groups weighted by the annotator's votes in each."""
     correlations: tuple[Correlation, ...]
     n_votes: int
     iterations: int
+    groups: tuple[ScaleGroup, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -821,6 +843,7 @@ def alpha_fleiss_replicates(
     *,
     unit_weights: FloatArray | None = None,
     rater_weights: FloatArray | None = None,
+    need_alpha: bool = True,
 ) -> tuple[FloatArray, FloatArray]:
     """Nominal Krippendorff's alpha and Fleiss' kappa for many bootstrap replicates at once.
 
@@ -830,7 +853,8 @@ def alpha_fleiss_replicates(
     weight being how many times the unit or rater was drawn. Fleiss' kappa uses
     the units rated by every drawn rater who rated anything. Returns two arrays of
     shape (B,) with NaN where the statistic is undefined (internal sentinel,
-    turned into ``None`` before it leaves this module).
+    turned into ``None`` before it leaves this module); alpha is all NaN when
+    ``need_alpha`` is false.
 
     A rater drawn twice is two raters, but the copies are never paired with
     each other: only pairs of values from different original raters count as
@@ -867,30 +891,41 @@ def alpha_fleiss_replicates(
             kappa = np.full(W.shape[0], np.nan)
         return alpha, kappa
     assert rater_weights is not None
-    W = rater_weights
-    W2 = W * W
-    n = np.stack([W @ F[k] for k in range(F.shape[0])], axis=-1)  # (B, U, K)
-    s2k = np.stack([W2 @ F[k] for k in range(F.shape[0])], axis=-1)  # same-rater copies
-    m = n.sum(axis=-1)
-    s2 = s2k.sum(axis=-1)
-    pairs_u = m * m - s2  # ordered pairs of values from different raters
+    # Counts are small integers, exact in float32: the products run in float32 and
+    # the sums over units in float64. Per replicate b and unit u: n_k = sum_a w_a
+    # x_auk, m = sum_k n_k, s2 = sum_a w_a^2 x_au (pairs of a rater with its own
+    # copies). Ordered pairs of values from different raters: m^2 - s2, of which
+    # sum_k n_k^2 - s2 agree.
+    W = rater_weights.astype(np.float32)
+    Fs = F.astype(np.float32)
+    n = [W @ Fs[k] for k in range(Fs.shape[0])]  # K x (B, U)
+    m = np.add.reduce(n)
+    sumsq = np.add.reduce([x * x for x in n])
+    s2 = (W * W) @ rated.astype(np.float32)
+    pairs_u = m * m - s2
     pairable = pairs_u > 0
+    agree = sumsq - s2
     with np.errstate(invalid="ignore", divide="ignore"):
-        same = np.where(pairable, (n * n - s2k).sum(axis=-1) * m / pairs_u, 0.0)
-    N = np.where(pairable, m, 0.0).sum(axis=1)
-    o = same.sum(axis=1)
-    nc = (n * pairable[..., None]).sum(axis=1)
-    alpha = _alpha_from_sums(N, o, nc)
-    has_any = rated.any(axis=1).astype(np.float64)  # (A,)
-    drawn = (W > 0) * has_any[None, :]
-    m_b = (W * has_any[None, :]).sum(axis=1)  # ratings per complete unit in the replicate
-    missing = drawn @ (1.0 - np.minimum(rated, 1.0))  # (B, U): drawn raters missing the unit
+        share = np.where(pairable, agree / np.where(pairable, pairs_u, 1.0), 0.0)
+    if need_alpha:
+        N = np.where(pairable, m, 0.0).sum(axis=1, dtype=np.float64)
+        o = (share * m).sum(axis=1, dtype=np.float64)
+        nc = np.stack([np.where(pairable, x, 0.0).sum(axis=1, dtype=np.float64) for x in n], axis=1)
+        alpha = _alpha_from_sums(N, o, nc)
+    else:
+        alpha = np.full(W.shape[0], np.nan)
+    has_any = rated.any(axis=1)  # (A,)
+    drawn = ((W > 0) & has_any[None, :]).astype(np.float32)
+    m_b = (W * has_any[None, :]).sum(axis=1, dtype=np.float64)  # ratings per complete unit
+    missing = drawn @ (rated == 0).astype(np.float32)  # drawn raters missing the unit
     complete = (missing == 0) & (drawn.sum(axis=1) >= 2)[:, None]
     cnt = complete.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p_u = ((n * n).sum(axis=-1) - s2) / pairs_u
-        p_bar = np.where(complete, p_u, 0.0).sum(axis=1) / cnt
-        p_j = (n * complete[..., None]).sum(axis=1) / (cnt * m_b)[:, None]
+        p_bar = np.where(complete, share, 0.0).sum(axis=1, dtype=np.float64) / cnt
+        p_j = (
+            np.stack([np.where(complete, x, 0.0).sum(axis=1, dtype=np.float64) for x in n], axis=1)
+            / (cnt * m_b)[:, None]
+        )
     kappa = _fleiss_from(p_bar, p_j, cnt > 0)
     return alpha, kappa
 
@@ -948,11 +983,11 @@ def _agreement(
         if int((~np.isnan(R3)).any(axis=0).sum()) >= 2:
             wp = _boot_weights(rng, n_boot, n_p)
             reps["alpha_p"], reps["fleiss_p"] = alpha_fleiss_replicates(F2, unit_weights=wp)
-            reps["fleiss3_p"] = alpha_fleiss_replicates(F3, unit_weights=wp)[1]
+            reps["fleiss3_p"] = alpha_fleiss_replicates(F3, unit_weights=wp, need_alpha=False)[1]
         if n_a >= 2:
             wa = _boot_weights(rng, n_boot, n_a)
             reps["alpha_a"], reps["fleiss_a"] = alpha_fleiss_replicates(F2, rater_weights=wa)
-            reps["fleiss3_a"] = alpha_fleiss_replicates(F3, rater_weights=wa)[1]
+            reps["fleiss3_a"] = alpha_fleiss_replicates(F3, rater_weights=wa, need_alpha=False)[1]
         alpha = _with_intervals(alpha, reps.get("alpha_p"), reps.get("alpha_a"), confidence)
         fleiss = _with_intervals(fleiss, reps.get("fleiss_p"), reps.get("fleiss_a"), confidence)
         fleiss3 = _with_intervals(fleiss3, reps.get("fleiss3_p"), reps.get("fleiss3_a"), confidence)
@@ -1012,131 +1047,192 @@ def _agreement(
 # human scale
 
 
-def _question_groups(data: _StudyData) -> int:
-    """Connected groups of questions linked by pairs with a non-skipped vote."""
+def _question_groups(data: _StudyData) -> list[IntArray]:
+    """Groups of questions linked by pairs with a non-skipped vote, largest first."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
     judged = np.unique(data.vote_pair[data.vote_code != SKIP])
     if judged.size == 0:
-        return 0
+        return []
     a, b = data.pairs[judged, 0], data.pairs[judged, 1]
     n_q = len(data.question_keys)
     g = coo_matrix((np.ones(a.size), (a, b)), shape=(n_q, n_q))
     _, label = connected_components(g, directed=False)
     used = np.unique(np.concatenate([a, b]))
-    return int(np.unique(label[used]).size)
+    groups = [used[label[used] == c] for c in np.unique(label[used])]
+    return sorted(groups, key=lambda q: (-q.size, int(q[0])))
+
+
+def _pooled(items: list[tuple[float, float | None, int]]) -> tuple[float | None, float | None, int]:
+    """n-weighted mean of within-group coefficients; the p-value only for one group."""
+    if not items:
+        return None, None, 0
+    n = sum(k for _, _, k in items)
+    value = sum(v * k for v, _, k in items) / n
+    return value, (items[0][1] if len(items) == 1 else None), n
 
 
 def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> HumanScale:
-    n_q = len(data.question_keys)
-    in_pairs = np.zeros(n_q, dtype=bool)
-    in_pairs[data.pairs.ravel()] = True
-    usable = [c for c in cols if c.reason is None and not np.isnan(c.values[in_pairs]).any()]
-    D = (
-        np.vstack([np.where(in_pairs, np.nan_to_num(c.values, nan=0.0), 0.0) for c in usable])
-        if usable
-        else None
-    )
+    """Fit the human scale on each group of questions linked by judged pairs.
 
-    def empty(reason: str) -> HumanScale:
+    Pairs are within one subject, so a study's questions usually fall into several
+    groups never compared with each other; each group gets its own scale (centred
+    at 0), and each estimator's rank correlation with it is pooled over the groups.
+    """
+    n_q = len(data.question_keys)
+    questions = [
+        QuestionScale(k, s, None, None, None, None)
+        for k, s in zip(data.question_keys, data.subjects, strict=True)
+    ]
+    n_a = len(data.annotators)
+    groups = _question_groups(data)
+    if not groups:
+        why = "there are no non-skipped votes" if len(data.pair_keys) else "no pairs"
         return HumanScale(
             False,
-            reason,
-            tuple(
-                QuestionScale(k, s, None, None, None, None)
-                for k, s in zip(data.question_keys, data.subjects, strict=True)
-            ),
+            why,
+            tuple(questions),
             tuple((a, None, None) for a in data.annotators),
-            tuple(
-                Correlation(
-                    c.method, c.label, None, None, None, None, 0, "the human scale was not fitted"
-                )
-                for c in cols
-            ),
+            tuple(Correlation(c.method, c.label, None, None, None, None, 0, why) for c in cols),
             0,
             0,
         )
-
-    if len(data.pair_keys) == 0:
-        return empty("the study has no pairs")
-    try:
-        h = human_difficulty_scale(
-            data.pairs,
-            data.vote_pair,
-            data.vote_annotator,
-            data.vote_code,
-            difficulty=D,
-            estimator_names=[c.method for c in usable] if usable else None,
-            n_questions=n_q,
-            n_annotators=len(data.annotators),
-            confidence=confidence,
-        )
-    except (RankingInputError, ConvergenceError) as err:
-        reason = str(err)
-        groups = _question_groups(data)
-        if "not connected" in reason and groups > 1:
-            reason = (
-                f"the judged pairs link the questions into {groups} separate groups that were "
-                "never compared with each other, so their human difficulties cannot be put on "
-                f"one scale; pair questions across the groups. Details: {reason}"
+    usable = [c for c in cols if c.reason is None]
+    rel: list[list[tuple[float, float | None, float]]] = [[] for _ in range(n_a)]
+    corr_items: dict[
+        str, tuple[list[tuple[float, float | None, int]], list[tuple[float, float | None, int]]]
+    ] = {c.method: ([], []) for c in usable}
+    corr_reason: dict[str, str] = {}
+    out_groups: list[ScaleGroup] = []
+    total_votes = total_iter = 0
+    for gi, qs in enumerate(groups, start=1):
+        local = np.full(n_q, -1, dtype=np.int64)
+        local[qs] = np.arange(qs.size)
+        in_group = (local[data.pairs[:, 0]] >= 0) & (local[data.pairs[:, 1]] >= 0)
+        sel = np.flatnonzero(in_group)
+        ppos = np.full(len(data.pair_keys), -1, dtype=np.int64)
+        ppos[sel] = np.arange(sel.size)
+        vmask = ppos[data.vote_pair] >= 0
+        vp, va, vc = ppos[data.vote_pair[vmask]], data.vote_annotator[vmask], data.vote_code[vmask]
+        gpairs = local[data.pairs[sel]]
+        cover = [c for c in usable if not np.isnan(c.values[qs]).any()]
+        D = np.vstack([c.values[qs] for c in cover]) if cover else None
+        try:
+            h = human_difficulty_scale(
+                gpairs,
+                vp,
+                va,
+                vc,
+                difficulty=D,
+                estimator_names=[c.method for c in cover] if cover else None,
+                n_questions=int(qs.size),
+                n_annotators=n_a,
+                confidence=confidence,
             )
-        return empty(reason)
-    qmask = np.ma.getmaskarray(h.difficulty)
-    questions = []
-    for i, (k, s) in enumerate(zip(data.question_keys, data.subjects, strict=True)):
-        ex = (
-            "always harder"
-            if h.always_harder[i]
-            else "always easier"
-            if h.always_easier[i]
-            else None
-        )
-        if qmask[i]:
-            questions.append(QuestionScale(k, s, None, None, None, ex))
-        else:
-            questions.append(
-                QuestionScale(
-                    k,
-                    s,
-                    float(h.difficulty.data[i]),
-                    float(h.lower.data[i]),
-                    float(h.upper.data[i]),
+        except (RankingInputError, ConvergenceError) as err:
+            out_groups.append(ScaleGroup(gi, int(qs.size), int(sel.size), False, str(err), 0))
+            continue
+        out_groups.append(ScaleGroup(gi, int(qs.size), int(sel.size), True, None, h.n_votes))
+        total_votes += h.n_votes
+        total_iter += h.iterations
+        qmask = np.ma.getmaskarray(h.difficulty)
+        for j, q in enumerate(qs.tolist()):
+            ex = (
+                "always harder"
+                if h.always_harder[j]
+                else "always easier"
+                if h.always_easier[j]
+                else None
+            )
+            base = questions[q]
+            if qmask[j]:
+                questions[q] = QuestionScale(base.key, base.subject, None, None, None, ex, gi)
+            else:
+                questions[q] = QuestionScale(
+                    base.key,
+                    base.subject,
+                    float(h.difficulty.data[j]),
+                    float(h.lower.data[j]),
+                    float(h.upper.data[j]),
                     ex,
+                    gi,
                 )
-            )
-    rmask = np.ma.getmaskarray(h.reliability)
-    reliability = tuple(
-        (
-            a,
-            None if rmask[i] else float(h.reliability.data[i]),
-            None if rmask[i] else _none(h.reliability_standard_errors.data[i]),
+        rmask = np.ma.getmaskarray(h.reliability)
+        judged = np.bincount(va[vc != SKIP], minlength=n_a)
+        for i in range(n_a):
+            if not rmask[i]:
+                rel[i].append(
+                    (
+                        float(h.reliability.data[i]),
+                        _none(h.reliability_standard_errors.data[i]),
+                        float(judged[i]),
+                    )
+                )
+        for e, name in enumerate(h.estimator_names):
+            sp, kd = h.spearman[e], h.kendall[e]
+            if sp.value is not None:
+                corr_items[name][0].append((sp.value, sp.p_value, sp.n))
+            elif sp.reason:
+                corr_reason.setdefault(name, f"group {gi}: {sp.reason}")
+            if kd.value is not None:
+                corr_items[name][1].append((kd.value, kd.p_value, kd.n))
+    fitted = [g for g in out_groups if g.fitted]
+    reliability = []
+    for i, a in enumerate(data.annotators):
+        if not rel[i]:
+            reliability.append((a, None, None))
+            continue
+        w = sum(x[2] for x in rel[i])
+        value = sum(x[0] * x[2] for x in rel[i]) / w
+        ses = [x[1] for x in rel[i]]
+        se = (
+            None
+            if any(v is None for v in ses)
+            else math.sqrt(sum((x[2] / w) ** 2 * (x[1] or 0.0) ** 2 for x in rel[i]))
         )
-        for i, a in enumerate(data.annotators)
-    )
-    by_method = {name: e for e, name in enumerate(h.estimator_names)}
+        reliability.append((a, value, se))
     corr = []
     for c in cols:
-        if c.method in by_method:
-            e = by_method[c.method]
-            sp, kd = h.spearman[e], h.kendall[e]
-            corr.append(
-                Correlation(
-                    c.method,
-                    c.label,
-                    sp.value,
-                    sp.p_value,
-                    kd.value,
-                    kd.p_value,
-                    sp.n,
-                    sp.reason or kd.reason,
-                )
+        if c.method not in corr_items:
+            why = c.reason or "the method has no difficulty"
+            corr.append(Correlation(c.method, c.label, None, None, None, None, 0, why))
+            continue
+        sp_items, kd_items = corr_items[c.method]
+        sp_v, sp_p, n = _pooled(sp_items)
+        kd_v, kd_p, _ = _pooled(kd_items)
+        if sp_v is None:
+            why = corr_reason.get(c.method) or (
+                "the human scale was not fitted"
+                if not fitted
+                else "no fitted group has a difficulty of this method for all its questions"
             )
         else:
-            why = c.reason or "the method has no difficulty for some questions on the human scale"
-            corr.append(Correlation(c.method, c.label, None, None, None, None, 0, why))
+            why = None
+        corr.append(Correlation(c.method, c.label, sp_v, sp_p, kd_v, kd_p, n, why, len(sp_items)))
+    failed = [g for g in out_groups if not g.fitted]
+    reason: str | None = None
+    if not fitted:
+        reason = (
+            failed[0].reason
+            if len(failed) == 1
+            else f"none of the {len(failed)} groups of linked questions could be fitted; "
+            f"group 1: {failed[0].reason}"
+        )
+    elif failed:
+        reason = (
+            f"{len(failed)} of {len(out_groups)} groups of linked questions could not be "
+            f"fitted (group {failed[0].index}: {failed[0].reason})"
+        )
     return HumanScale(
-        True, None, tuple(questions), reliability, tuple(corr), h.n_votes, h.iterations
+        bool(fitted),
+        reason,
+        tuple(questions),
+        tuple(reliability),
+        tuple(corr),
+        total_votes,
+        total_iter,
+        tuple(out_groups),
     )
 
 
@@ -1156,6 +1252,7 @@ def human_alignment_report(
     confidence: float = 0.95,
     near_tie_margin: float = 0.0,
     threads: int | None = 1,
+    parallel: bool = True,
 ) -> HumanAlignmentReport:
     """Build the human-alignment report of a difficulty study.
 
@@ -1181,6 +1278,9 @@ def human_alignment_report(
         Consensus margin at or below which a pair is a near-tie (0: exact ties only).
     threads : int or None
         BLAS threads during the computation (None: leave the library default).
+    parallel : bool
+        Compute the agreement statistics and the human scale in a second thread
+        while the estimators and the alignment run (on machines with 2+ CPUs).
 
     Raises
     ------
@@ -1197,27 +1297,40 @@ def human_alignment_report(
     timings.append(("load", time.perf_counter() - t0))
     ss = np.random.SeedSequence(seed)
     rng_align, rng_agree = (np.random.default_rng(s) for s in ss.spawn(2))
-    with blas_threads(threads):
+
+    def timed(stage: str, fn: Callable[[], _T]) -> _T:
         t = time.perf_counter()
-        cols, notes = _columns(data, methods, difficulty_file)
-        sub_cols = _subgroup_columns(data, subgroup_methods)
-        timings.append(("estimators", time.perf_counter() - t))
-        t = time.perf_counter()
-        aligned, main = _align(
-            data,
-            cols + sub_cols,
-            n_boot=n_boot,
-            rng=rng_align,
-            confidence=confidence,
-            near_tie_margin=near_tie_margin,
+        out = fn()
+        timings.append((stage, time.perf_counter() - t))
+        return out
+
+    workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
+    t_compute = time.perf_counter()
+    # Two chains run side by side (numpy releases the GIL in its loops and BLAS
+    # calls): estimators -> alignment here, agreement -> human scale in a worker.
+    with blas_threads(threads), ThreadPoolExecutor(max_workers=workers) as pool:
+        agreement_f = pool.submit(
+            timed,
+            "agreement",
+            lambda: _agreement(data, n_boot=n_boot, rng=rng_agree, confidence=confidence),
         )
-        timings.append(("alignment", time.perf_counter() - t))
-        t = time.perf_counter()
-        agreement = _agreement(data, n_boot=n_boot, rng=rng_agree, confidence=confidence)
-        timings.append(("agreement", time.perf_counter() - t))
-        t = time.perf_counter()
-        scale = _human_scale(data, cols, confidence)
-        timings.append(("human scale", time.perf_counter() - t))
+        cols, notes = timed("estimators", lambda: _columns(data, methods, difficulty_file))
+        sub_cols = timed("pool estimators", lambda: _subgroup_columns(data, subgroup_methods))
+        scale_f = pool.submit(timed, "human scale", lambda: _human_scale(data, cols, confidence))
+        aligned, main = timed(
+            "alignment",
+            lambda: _align(
+                data,
+                cols + sub_cols,
+                n_boot=n_boot,
+                rng=rng_align,
+                confidence=confidence,
+                near_tie_margin=near_tie_margin,
+            ),
+        )
+        agreement = agreement_f.result()
+        scale = scale_f.result()
+    timings.append(("computation (wall)", time.perf_counter() - t_compute))
     n_p = len(data.pair_keys)
     if main is not None:
         cons = main.consensus
@@ -1392,8 +1505,20 @@ def _report_dict(r: HumanAlignmentReport) -> dict[str, Any]:
                 "lower": q.lower,
                 "upper": q.upper,
                 "excluded": q.excluded,
+                "group": q.group,
             }
             for q in hs.questions
+        ],
+        "groups": [
+            {
+                "group": g.index,
+                "questions": g.questions,
+                "pairs": g.pairs,
+                "fitted": g.fitted,
+                "reason": g.reason,
+                "votes": g.n_votes,
+            }
+            for g in hs.groups
         ],
         "reliability": [
             {"annotator": a, "reliability": v, "standard_error": se} for a, v, se in hs.reliability
@@ -1406,6 +1531,7 @@ def _report_dict(r: HumanAlignmentReport) -> dict[str, Any]:
                 "kendall": c.kendall,
                 "kendall_p": c.kendall_p,
                 "questions": c.n,
+                "groups": c.groups,
                 "reason": c.reason,
             }
             for c in hs.correlations
@@ -1509,6 +1635,14 @@ def _report_view(r: HumanAlignmentReport) -> ReportView:
         summary.append(
             "Human difficulty scale: not fitted (the reason is under 'Estimators vs the "
             "human difficulty scale')."
+        )
+    elif len(r.human_scale.groups) > 1:
+        hs0 = r.human_scale
+        n_fit = sum(g.fitted for g in hs0.groups)
+        summary.append(
+            f"Human difficulty scale: fitted separately on {n_fit} of {len(hs0.groups)} groups "
+            "of questions linked by judged pairs (scales of different groups are not "
+            "comparable); correlations are n-weighted means of the within-group coefficients."
         )
     summary.extend(r.notes)
     tables = [
@@ -1687,7 +1821,7 @@ def _report_view(r: HumanAlignmentReport) -> ReportView:
         ReportTable(
             "correlations",
             "Estimators vs the human difficulty scale",
-            ("method", "Spearman", "p", "Kendall", "p", "questions", "note"),
+            ("method", "Spearman", "p", "Kendall", "p", "questions", "groups", "note"),
             tuple(
                 (
                     c.label,
@@ -1696,12 +1830,17 @@ def _report_view(r: HumanAlignmentReport) -> ReportView:
                     num(c.kendall),
                     num(c.kendall_p, 4),
                     str(c.n),
+                    str(c.groups),
                     c.reason or "",
                 )
                 for c in hs.correlations
             ),
-            "human scale: am-ELO fit of the votes (Bradley-Terry with one discrimination "
-            "per annotator)."
+            (
+                "human scale: am-ELO fit of the votes (Bradley-Terry with one discrimination "
+                "per annotator), per group of linked questions; with several groups the "
+                "coefficients are n-weighted means of the within-group ones (no p-value)."
+                + (f" Not fitted: {hs.reason}" if hs.reason else "")
+            )
             if hs.fitted
             else f"not fitted: {hs.reason}",
         )
@@ -1715,18 +1854,19 @@ def _report_view(r: HumanAlignmentReport) -> ReportView:
             ReportTable(
                 "human_scale",
                 "Human difficulty per question (Elo points, hardest first)",
-                ("question", "subject", "difficulty", "interval"),
+                ("question", "subject", "group", "difficulty", "interval"),
                 tuple(
                     (
                         q.key,
                         q.subject,
+                        str(q.group or ""),
                         num(q.difficulty, 0),
                         f"[{num(q.lower, 0)}, {num(q.upper, 0)}]",
                     )
                     for q in qs
                 )
                 + tuple(
-                    (q.key, q.subject, q.excluded or "not fitted", "")
+                    (q.key, q.subject, str(q.group or ""), q.excluded or "not fitted", "")
                     for q in hs.questions
                     if q.difficulty is None and q.excluded
                 ),
@@ -1968,11 +2108,21 @@ def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list
     )
     hs = r.human_scale
     out["human_scale.csv"] = (
-        ["question", "subject", "human_difficulty", "lower", "upper", "excluded", *r.methods],
+        [
+            "question",
+            "subject",
+            "group",
+            "human_difficulty",
+            "lower",
+            "upper",
+            "excluded",
+            *r.methods,
+        ],
         [
             [
                 q.key,
                 q.subject,
+                str(q.group or ""),
                 _f(q.difficulty),
                 _f(q.lower),
                 _f(q.upper),
@@ -1983,7 +2133,16 @@ def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list
         ],
     )
     out["correlations.csv"] = (
-        ["method", "spearman", "spearman_p", "kendall", "kendall_p", "questions", "reason"],
+        [
+            "method",
+            "spearman",
+            "spearman_p",
+            "kendall",
+            "kendall_p",
+            "questions",
+            "groups",
+            "reason",
+        ],
         [
             [
                 c.method,
@@ -1992,6 +2151,7 @@ def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list
                 _f(c.kendall),
                 _f(c.kendall_p),
                 str(c.n),
+                str(c.groups),
                 c.reason or "",
             ]
             for c in hs.correlations

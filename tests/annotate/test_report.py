@@ -10,6 +10,7 @@ from pathlib import Path
 import krippendorff
 import numpy as np
 import pytest
+from scipy.stats import kendalltau, spearmanr
 from sklearn.metrics import cohen_kappa_score
 from sqlalchemy import Engine
 from sqlmodel import Session
@@ -201,7 +202,7 @@ def test_estimators_come_from_the_stored_matrix(hand_engine: Engine) -> None:
 
 
 def test_pools_recompute_the_estimator_on_their_models(hand_engine: Engine) -> None:
-    rep = human_alignment_report(hand_engine, "hand", n_boot=50)
+    rep = human_alignment_report(hand_engine, "hand", n_boot=50, subgroup_methods=("eip", "simple"))
     pools = [(s.pool, s.method) for s in rep.subgroups]
     assert pools == [
         ("small", "eip"),
@@ -442,7 +443,7 @@ def test_everyone_one_category(tmp_path: Path) -> None:
     assert_no_nan(rep.as_dict())
 
 
-def test_disconnected_design_reports_why_the_scale_is_missing(tmp_path: Path) -> None:
+def test_disconnected_design_gets_one_scale_per_group(tmp_path: Path) -> None:
     engine = open_store(tmp_path / "v.db")
     pairs = {"p1": ("a", "b"), "p2": ("c", "d")}
     import_paths(engine, [make_study(tmp_path / "studies", pairs=pairs)])
@@ -452,26 +453,72 @@ def test_disconnected_design_reports_why_the_scale_is_missing(tmp_path: Path) ->
         {
             "A1": {"p1": "first", "p2": "second"},
             "A2": {"p1": "second", "p2": "second"},
-            "A3": {"p1": "first", "p2": "first"},
+            "A3": {"p1": "first", "p2": "second"},
         },
     )
     rep = human_alignment_report(engine, "hand", n_boot=20)
-    assert not rep.human_scale.fitted
-    assert "not connected" in (rep.human_scale.reason or "")
-    assert all(c.spearman is None and c.reason for c in rep.human_scale.correlations)
-    assert method(rep, "eip").consensus.value is not None  # the rest goes on
-
-
-def test_human_scale_correlates_estimators(hand_engine: Engine, hand_file: Path) -> None:
-    rep = human_alignment_report(hand_engine, "hand", difficulty_file=hand_file, n_boot=0)
     hs = rep.human_scale
-    if hs.fitted:
-        fitted = [q for q in hs.questions if q.difficulty is not None]
-        assert all(q.lower <= q.difficulty <= q.upper for q in fitted)
-        assert {c.method for c in hs.correlations} == set(rep.methods)
-        assert len(hs.reliability) == 3
-    else:
-        assert hs.reason
+    assert [(g.index, g.questions, g.fitted) for g in hs.groups] == [(1, 2, True), (2, 2, False)]
+    # c and d: d was always voted harder, so that group has no finite scale, and says why
+    assert "always voted harder" in (hs.groups[1].reason or "")
+    assert "1 of 2 groups" in (hs.reason or "")
+    by_key = {q.key: q for q in hs.questions}
+    assert by_key["a"].group == 1
+    assert by_key["a"].difficulty is not None
+    assert by_key["a"].difficulty > by_key["b"].difficulty  # 2 of 3 say a is harder
+    assert by_key["c"].difficulty is None
+    assert method(rep, "eip").consensus.value is not None  # the rest goes on
+    assert_no_nan(rep.as_dict())
+
+
+def test_unfittable_scale_says_why(tmp_path: Path) -> None:
+    engine = open_store(tmp_path / "v.db")
+    import_paths(engine, [make_study(tmp_path / "studies")])
+    # every vote agrees with one strict order: no finite maximum-likelihood scale
+    order = {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4, "f": 5}
+    votes = {
+        ann: {k: ("first" if order[x] > order[y] else "second") for k, (x, y) in PAIRS.items()}
+        for ann in ("A1", "A2")
+    }
+    cast(engine, "hand", votes)
+    rep = human_alignment_report(engine, "hand", n_boot=20)
+    hs = rep.human_scale
+    assert not hs.fitted
+    assert hs.reason
+    assert all(c.spearman is None for c in hs.correlations)
+    assert all(c.reason for c in hs.correlations)
+    assert method(rep, "eip").consensus.value == pytest.approx(method(rep, "eip").consensus.value)
+    write_report(rep, tmp_path / "out")
+
+
+def test_human_scale_correlates_estimators(tmp_path: Path, hand_file: Path) -> None:
+    engine = open_store(tmp_path / "v.db")
+    import_paths(engine, [make_study(tmp_path / "studies")])
+    # five annotators; each misjudges a different pair, so on every pair the harder
+    # question (by HAND_DIFFICULTY) gets 4 of 5 votes and no question is an extreme
+    votes: dict[str, dict[str, str]] = {f"V{i}": {} for i in range(5)}
+    for j, (k, (x, y)) in enumerate(PAIRS.items()):
+        harder = "first" if HAND_DIFFICULTY[x] >= HAND_DIFFICULTY[y] else "second"
+        easier = "second" if harder == "first" else "first"
+        for i in range(5):
+            votes[f"V{i}"][k] = easier if (i + j) % 5 == 0 else harder
+    cast(engine, "hand", votes)
+    rep = human_alignment_report(engine, "hand", difficulty_file=hand_file, n_boot=0)
+    hs = rep.human_scale
+    assert hs.fitted, hs.reason
+    assert len(hs.groups) == 1  # every question is linked to every other
+    fitted = [q for q in hs.questions if q.difficulty is not None]
+    assert all(q.lower <= q.difficulty <= q.upper for q in fitted)
+    assert [c.method for c in hs.correlations] == list(rep.methods)
+    assert len(hs.reliability) == 5
+    # one group: the coefficients are scipy's on the fitted questions
+    hand = next(c for c in hs.correlations if c.method == "hand")
+    xs = [HAND_DIFFICULTY[q.key] for q in fitted]
+    ys = [q.difficulty for q in fitted]
+    assert hand.n == len(fitted)
+    assert hand.spearman == pytest.approx(spearmanr(xs, ys).statistic)
+    assert hand.kendall == pytest.approx(kendalltau(xs, ys).statistic)
+    assert hand.spearman_p == pytest.approx(spearmanr(xs, ys).pvalue)
 
 
 def test_study_without_matrix_still_reports_user_columns(tmp_path: Path, hand_file: Path) -> None:
