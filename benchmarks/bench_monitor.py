@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -173,7 +174,11 @@ def main() -> None:
             f"| {r['fit_ms']:>7.1f} | {r['signals_ms']:>10.1f} | {r['peak_mb']:>7.0f} "
             f"| {r['flagged']}/{r['pending']}/{r['reliable']:<18} |"
         )
-    print(f"target: a refresh under 200 ms at 100,000 votes ({args.repeat} runs per case, median)")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"target: a refresh under 200 ms at 100,000 votes ({args.repeat} runs per case, median); "
+        f"{os.cpu_count()} CPUs, load average {load}"
+    )
 
 
 if __name__ == "__main__":

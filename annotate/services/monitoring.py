@@ -611,7 +611,8 @@ def _fit(
             "are relative to the other annotators, so they wait for a second annotator."
         )
         return empty(problem, why, board)
-    group = _groups(a_glob, b_glob, len(entities))
+    voted = np.flatnonzero(np.bincount(it, minlength=ent_a.size))  # edges: items, not votes
+    group = _groups(ent_a[voted], ent_b[voted], len(entities))
     n_groups = int(group.max()) + 1
     vote_group = group[a_glob]
     unseen = int((group < 0).sum())
@@ -665,8 +666,7 @@ def _fit(
                 f"{len(failures)} of {n_groups} groups cannot be fitted yet; {failures[0]}{more}"
             )
     theta, se, eps, scale = list(none), list(none), list(none), list(zeros)
-    per_group = np.zeros((n_groups, m), dtype=np.int64)
-    np.add.at(per_group, (vote_group, k), 1)
+    per_group = np.bincount(vote_group * m + k, minlength=n_groups * m).reshape(n_groups, m)
     for j in range(m):
         if n_dec[j] == 0:
             continue
