@@ -391,9 +391,13 @@ def _jml_2pl_newton(
         r_b, r_a = -g_b - c_b @ d_t, -g_a - c_a @ d_t
         step = np.concatenate([d_t, u * r_b + v * r_a, v * r_b + s_ * r_a])
         t = 1.0
+        g_new = None
         while t > 1e-6:
             x_new = np.clip(x + t * step, lo, hi)
-            f_new = _jml_2pl_value(x_new, S, n_missing, l2, n_m)
+            if t == 1.0:  # the full step is usually taken: get its gradient at once
+                f_new, g_new = _jml_2pl_objective(x_new, S, n_missing, l2, n_m)
+            else:
+                f_new, g_new = _jml_2pl_value(x_new, S, n_missing, l2, n_m), None
             if f_new <= f + 1e-4 * (g @ (x_new - x)):
                 break
             t *= 0.5
@@ -401,7 +405,7 @@ def _jml_2pl_newton(
             break
         decrease = f - f_new
         x = x_new
-        f, g = _jml_2pl_objective(x, S, n_missing, l2, n_m)
+        f, g = (f_new, g_new) if g_new is not None else _jml_2pl_objective(x, S, n_missing, l2, n_m)
         if decrease <= 1e-14 * max(abs(f), 1.0):
             break
         use_observed = use_observed or decrease <= 1e-5 * max(abs(f), 1.0)

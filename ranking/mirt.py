@@ -221,9 +221,13 @@ def _mirt_newton(
         if slope >= 0:
             break
         t = 1.0
+        g_new = None
         while t > 1e-6:
             x_new = x + t * step
-            f_new = _mirt_value(x_new, S, n_missing, l2, n_m, dim)
+            if t == 1.0:  # the full step is usually taken: get its gradient at once
+                f_new, g_new = _mirt_objective(x_new, S, n_missing, l2, n_m, dim)
+            else:
+                f_new, g_new = _mirt_value(x_new, S, n_missing, l2, n_m, dim), None
             if f_new <= f + 1e-4 * t * slope:
                 break
             t *= 0.5
@@ -231,7 +235,10 @@ def _mirt_newton(
             break
         decrease = f - f_new
         x = x_new
-        f, g = _mirt_objective(x, S, n_missing, l2, n_m, dim)
+        if g_new is not None:
+            f, g = f_new, g_new
+        else:
+            f, g = _mirt_objective(x, S, n_missing, l2, n_m, dim)
         if decrease <= 1e-14 * max(abs(f), 1.0):
             break
         use_observed = use_observed or decrease <= 1e-3 * max(abs(f), 1.0)
