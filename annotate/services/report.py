@@ -1279,7 +1279,7 @@ def human_alignment_report(
     threads : int or None
         BLAS threads during the computation (None: leave the library default).
     parallel : bool
-        Compute the agreement statistics and the human scale in a second thread
+        Compute the agreement statistics and the human scale in worker threads
         while the estimators and the alignment run (on machines with 2+ CPUs).
 
     Raises
@@ -1306,8 +1306,9 @@ def human_alignment_report(
 
     workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
     t_compute = time.perf_counter()
-    # Two chains run side by side (numpy releases the GIL in its loops and BLAS
-    # calls): estimators -> alignment here, agreement -> human scale in a worker.
+    # The stages run side by side (numpy releases the GIL in its loops and BLAS
+    # calls): estimators -> alignment here, agreement and the human scale (after
+    # the estimators) in worker threads, each with one BLAS thread.
     with blas_threads(threads), ThreadPoolExecutor(max_workers=workers) as pool:
         agreement_f = pool.submit(
             timed,

@@ -1,0 +1,201 @@
+"""Benchmark of the human-alignment report (``annotate report``).
+
+A synthetic difficulty study is written to a temporary SQLite database: 500
+questions in 5 subjects, 1,000 within-subject pairs (each subject's questions
+linked, so the human scale is fitted on 5 groups), a 500 x 12 response matrix
+(pools small/medium/large) and 100 annotators who each vote on every pair
+(Bradley-Terry votes with per-annotator noise, 3% skips), inserted with
+``repo.bulk_insert_votes``. The full report (5 estimators and 2 estimators on
+each of 4 pools, alignment with 1,000 bootstrap replicates over pairs and over
+annotators, agreement with intervals, the human difficulty scale) is timed
+several times; the plots are timed separately.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_report.py [--annotators 100] [--pairs 1000]
+        [--boot 1000] [--repeats 5]
+
+Prints the median time, the stages of the median run, the peak traced memory
+(tracemalloc, which numpy reports to) and the process's maximum RSS, with BLAS
+limited to one thread (the service's default) and with the library default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+import uuid
+from pathlib import Path
+
+import numpy as np
+from sqlmodel import Session
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from annotate.services.db import open_store  # noqa: E402
+from annotate.services.importing import import_paths  # noqa: E402
+from annotate.services.plots import write_plots  # noqa: E402
+from annotate.services.report import human_alignment_report  # noqa: E402
+from annotate.store import repo  # noqa: E402
+
+POOLS = ["small"] * 4 + ["medium"] * 4 + ["large"] * 4
+
+
+def build(root: Path, n_q: int, n_pairs: int, n_ann: int, seed: int) -> tuple[object, str]:
+    rng = np.random.default_rng(seed)
+    folder = root / "bench-study"
+    folder.mkdir(parents=True)
+    (folder / "study.toml").write_text(
+        'name = "bench"\nkind = "difficulty"\ntitle = "Benchmark"\n', encoding="utf-8"
+    )
+    subjects = [f"s{i % 5}" for i in range(n_q)]
+    difficulty = rng.normal(size=n_q)
+    with (folder / "questions.jsonl").open("w", encoding="utf-8") as fh:
+        for i in range(n_q):
+            fh.write(json.dumps({"id": f"q{i}", "subject": subjects[i], "text": f"q {i}"}) + "\n")
+    # within each subject: a random spanning path (so the subject's questions are linked
+    # and get a human scale) plus random extra pairs, 1,000 pairs in all
+    seen: set[tuple[int, int]] = set()
+    pairs: list[tuple[int, int]] = []
+    by_subject = [np.flatnonzero(np.array(subjects) == f"s{s}") for s in range(5)]
+    for group in by_subject:
+        path = rng.permutation(group)
+        for a, b in itertools.pairwise(path):
+            seen.add((int(a), int(b)))
+            pairs.append((int(a), int(b)))
+    while len(pairs) < n_pairs:
+        group = by_subject[len(pairs) % 5]
+        a, b = (int(x) for x in rng.choice(group, 2, replace=False))
+        if (a, b) in seen or (b, a) in seen:
+            continue
+        seen.add((a, b))
+        pairs.append((a, b))
+    pairs = pairs[:n_pairs]
+    (folder / "pairs.csv").write_text(
+        "pair_id,first,second\n" + "".join(f"p{k},q{a},q{b}\n" for k, (a, b) in enumerate(pairs)),
+        encoding="utf-8",
+    )
+    ability = np.sort(rng.normal(size=12)) + np.repeat([-1.0, 0.0, 1.0], 4)
+    solved = rng.random((n_q, 12)) < 1 / (1 + np.exp(-(ability[None, :] - difficulty[:, None])))
+    lines = ["question_id,model,score"] + [
+        f"q{i},M{j},{int(solved[i, j])}" for i in range(n_q) for j in range(12)
+    ]
+    (folder / "responses.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "models.csv").write_text(
+        "model,pool\n" + "".join(f"M{j},{POOLS[j]}\n" for j in range(12)), encoding="utf-8"
+    )
+    engine = open_store(root / "bench.db")
+    import_paths(engine, [folder])
+    pa = np.array(pairs)
+    gap = difficulty[pa[:, 0]] - difficulty[pa[:, 1]]
+    with Session(engine) as s, s.begin():
+        st = repo.get_study(s, "bench")
+        assert st is not None
+        items = repo.item_ids(s, st.id)
+        rows = []
+        for a in range(n_ann):
+            aid = repo.annotator_id(s, f"V{a + 1}")
+            sharp = rng.uniform(0.3, 3.0)
+            p_first = 1 / (1 + np.exp(-sharp * gap))
+            first = rng.random(n_pairs) < p_first
+            skip = rng.random(n_pairs) < 0.03
+            for k in range(n_pairs):
+                choice = "skip" if skip[k] else ("first" if first[k] else "second")
+                rows.append(
+                    (
+                        str(uuid.uuid4()),
+                        st.id,
+                        aid,
+                        items[f"p{k}"],
+                        choice,
+                        False,
+                        2500,
+                        False,
+                        "2026-01-01 00:00:00",
+                        None,
+                    )
+                )
+        repo.bulk_insert_votes(s, rows)
+    return engine, "bench"
+
+
+def run(engine: object, study: str, n_boot: int, threads: int | None) -> tuple[float, object]:
+    t = time.perf_counter()
+    rep = human_alignment_report(engine, study, n_boot=n_boot, threads=threads)  # type: ignore[arg-type]
+    return time.perf_counter() - t, rep
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--annotators", type=int, default=100)
+    ap.add_argument("--pairs", type=int, default=1000)
+    ap.add_argument("--questions", type=int, default=500)
+    ap.add_argument("--boot", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--plots", metavar="DIR", default=None, help="keep the PNGs in DIR")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        engine, study = build(Path(tmp), args.questions, args.pairs, args.annotators, args.seed)
+        build_s = time.perf_counter() - t
+        print(
+            f"study: {args.questions} questions, {args.pairs} pairs, {args.annotators} "
+            f"annotators x {args.pairs} votes ({args.annotators * args.pairs} rows, built in "
+            f"{build_s:.1f} s); bootstrap {args.boot} replicates over pairs and over annotators"
+        )
+        print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}")
+        run(engine, study, args.boot, 1)  # warm-up: imports, SQLite cache
+        results = []
+        for threads, label in ((1, "BLAS 1 thread (default)"), (None, "BLAS library default")):
+            times, reps = [], []
+            for _ in range(args.repeats):
+                dt, rep = run(engine, study, args.boot, threads)
+                times.append(dt)
+                reps.append(rep)
+            med = statistics.median(times)
+            stages = reps[times.index(sorted(times)[len(times) // 2])].timings
+            results.append((label, med, min(times), max(times), stages))
+        tracemalloc.start()
+        _, rep = run(engine, study, args.boot, 1)
+        hs = rep.human_scale  # type: ignore[attr-defined]
+        fitted = sum(g.fitted for g in hs.groups)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        t = time.perf_counter()
+        plot_dir = Path(args.plots) if args.plots else Path(tmp) / "plots"
+        files, _notes = write_plots(rep, plot_dir)  # type: ignore[arg-type]
+        plot_s = time.perf_counter() - t
+    print()
+    print("| configuration | median (s) | min (s) | max (s) | runs |")
+    print("|---|---|---|---|---|")
+    for label, med, lo, hi, _ in results:
+        print(f"| {label} | {med:.3f} | {lo:.3f} | {hi:.3f} | {args.repeats} |")
+    print()
+    print("stages of the median run (BLAS 1 thread):")
+    print("| stage | seconds |")
+    print("|---|---|")
+    for stage, sec in results[0][4]:
+        print(f"| {stage} | {sec:.3f} |")
+    print()
+    print(f"human scale: fitted on {fitted} of {len(hs.groups)} groups of linked questions")
+    print(f"peak traced memory (one report): {peak / 2**20:.1f} MiB")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"max RSS of the process: {rss:.0f} MiB")
+    print(f"plots (timed separately): {plot_s:.2f} s for {len(files)} PNGs")
+    target = results[0][1] < 2.0
+    print(f"target < 2 s: {'met' if target else 'NOT met'} ({results[0][1]:.3f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
