@@ -324,13 +324,19 @@ def _vs_human(r: HumanAlignmentReport, folder: Path) -> Path | str:
         )
         c = corr.get(m.method)
         if c is not None and c.spearman is not None:
-            sub = f"Spearman {c.spearman:.2f}, Kendall {c.kendall:.2f} (n={c.n})"
+            kd = "—" if c.kendall is None else f"{c.kendall:.2f}"
+            where = f"{c.n} questions" + (f" in {c.groups} groups" if c.groups > 1 else "")
+            sub = f"Spearman {c.spearman:.2f}, Kendall {kd} ({where})"
         else:
             sub = f"undefined: {c.reason if c else 'no correlation'}"
         ax.set_title(f"{m.label}\n{sub}", fontsize=9)
         ax.set_xlabel(f"{m.label} difficulty (higher = harder)", fontsize=8)
         if k % ncol == 0:
-            ax.set_ylabel("human difficulty, Elo points (95% CI)", fontsize=8)
+            ax.set_ylabel(
+                "human difficulty, Elo points (95% CI)"
+                + ("\nscale centred within each group" if len(hs.groups) > 1 else ""),
+                fontsize=8,
+            )
     for k in range(len(panels), nrow * ncol):
         axes[k // ncol][k % ncol].set_visible(False)
     del human

@@ -1849,12 +1849,12 @@ def _report_view(r: HumanAlignmentReport) -> ReportView:
     if hs.fitted:
         qs = sorted(
             (q for q in hs.questions if q.difficulty is not None),
-            key=lambda q: -(q.difficulty or 0.0),
+            key=lambda q: (q.group or 0, -(q.difficulty or 0.0)),
         )
         tables.append(
             ReportTable(
                 "human_scale",
-                "Human difficulty per question (Elo points, hardest first)",
+                "Human difficulty per question (Elo points per group, hardest first)",
                 ("question", "subject", "group", "difficulty", "interval"),
                 tuple(
                     (
@@ -1920,7 +1920,7 @@ class WrittenReport:
     plot_seconds: float
 
 
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]<>()#+-!|~"})
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~"})
 
 
 def md_escape(text: str) -> str:

@@ -697,4 +697,4 @@ def test_cli_text_and_errors(
 
 
 def test_md_escape_is_literal() -> None:
-    assert md_escape("a|b [x](y) *z*\nnext") == "a\\|b \\[x\\]\\(y\\) \\*z\\* next"
+    assert md_escape("a|b [x](y) *z* <b>\nnext") == "a\\|b \\[x\\](y) \\*z\\* \\<b\\> next"
