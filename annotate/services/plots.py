@@ -246,7 +246,8 @@ def _by_subject(r: HumanAlignmentReport, folder: Path) -> Path | str:
         if any(v is not None for v in r.difficulty[i])
     ]
     if r.human_scale.fitted:
-        panels.append(("human scale", _scaled([q.difficulty for q in r.human_scale.questions])))
+        label = "human scale" + (" (centred per group)" if len(r.human_scale.groups) > 1 else "")
+        panels.append((label, _scaled([q.difficulty for q in r.human_scale.questions])))
     if not panels:
         return "difficulty_by_subject.png not drawn: no method gives any difficulty"
     subjects = sorted(set(r.question_subjects))
