@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import ClassVar
 
 from textual import getters, on, work
@@ -164,7 +165,7 @@ class MonitorScreen(Screen[None]):
         alerts = f"  Alerts: {', '.join(row.alerts)}." if row.alerts else ""
         self.detail.update(literal(f"{row.annotator}: {row.status} — {row.reason}{alerts}"))
 
-    def on_worker_state_changed(self, event: Worker[None].StateChanged) -> None:
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "monitor":
             return
         if event.state == WorkerState.ERROR and event.worker.error is not None:
@@ -214,5 +215,5 @@ class MonitorScreen(Screen[None]):
                 yield SystemCommand(
                     f"Monitor {st.name}",
                     f"{st.kind} study, {st.votes} votes: {st.title}",
-                    lambda name=st.name: self.switch_study(name),  # type: ignore[misc]
+                    partial(self.switch_study, st.name),
                 )

@@ -604,13 +604,13 @@ def _fit(
         return empty("No votes yet: the table fills in as annotators vote.", "")
     if int((n_dec > 0).sum()) < 2:
         only = votes.names[int(np.argmax(n_dec))]
-        board = [(*row, "") for row in _m_elo_board(a_glob, b_glob, outcome, both_bad, entities)]
+        one = [(*row, "") for row in _m_elo_board(a_glob, b_glob, outcome, both_bad, entities)]
         why = "abilities compare annotators with each other; waiting for a second annotator"
-        problem = (
+        alone = (
             f"Only one annotator ({only}) has compared {noun}s so far. Abilities and statuses "
             "are relative to the other annotators, so they wait for a second annotator."
         )
-        return empty(problem, why, board)
+        return empty(alone, why, one)
     voted = np.flatnonzero(np.bincount(it, minlength=ent_a.size))  # edges: items, not votes
     group = _groups(ent_a[voted], ent_b[voted], len(entities))
     n_groups = int(group.max()) + 1
@@ -649,7 +649,7 @@ def _fit(
             why = "not rated until the fit above is possible"
             return empty(f"Cannot fit the {noun} ratings yet: {failures[0]}", why)
         notes.append(only_fit.note)
-    problem = None
+    problem: str | None = None
     if n_groups > 1:
         within = " (pairs stay within a subject)" if kind == "difficulty" else ""
         problem = (
@@ -769,7 +769,8 @@ class _Signals:
 
 
 def _filled(x: Any) -> npt.NDArray[np.float64]:
-    return np.asarray(np.ma.filled(np.ma.asarray(x, dtype=np.float64), np.nan), np.float64)
+    masked = np.ma.MaskedArray(x, dtype=np.float64)  # type: ignore[no-untyped-call]
+    return np.asarray(np.ma.filled(masked, np.nan), dtype=np.float64)
 
 
 def _signals(
