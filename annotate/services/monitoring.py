@@ -26,6 +26,7 @@ import math
 import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,12 +124,13 @@ class RefreshTimings:
     """Milliseconds spent in one refresh."""
 
     query_ms: float
+    """Reading the new vote rows and building the arrays."""
     fit_ms: float
+    """Stable Arena (am-ELO) fits, one per connected group of items."""
     signals_ms: float
-
-    @property
-    def total_ms(self) -> float:
-        return self.query_ms + self.fit_ms + self.signals_ms
+    """Reliability signals (computed in a second thread while the fit runs)."""
+    total_ms: float = 0.0
+    """Wall time of the whole refresh."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,7 @@ class MonitorSnapshot:
     """Vote count above which an annotator is rated (dynamic rule)."""
     n_fitted: int = 0
     """Annotators whose ability was estimated."""
-    timings: RefreshTimings = field(default_factory=lambda: RefreshTimings(0.0, 0.0, 0.0))
+    timings: RefreshTimings = field(default_factory=lambda: RefreshTimings(0.0, 0.0, 0.0, 0.0))
 
     @property
     def counts(self) -> dict[str, int]:
@@ -290,6 +292,8 @@ class StudyMonitor:
         self._ann_index: dict[int, int] = {}
         self._ann_names: list[str] = []
         self._deltas: dict[int, DeltaCache] = {}
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="monitor-signals")
+        """Computes the signals while the fit runs (numpy releases the GIL in both)."""
 
     @property
     def kind(self) -> str:
@@ -382,6 +386,7 @@ class StudyMonitor:
                 names=names,
             )
             t1 = time.perf_counter()
+            signals = self._pool.submit(_timed_signals, votes, self._text_len)
             fit = _fit(
                 votes,
                 self._ent_a,
@@ -392,7 +397,7 @@ class StudyMonitor:
                 self._deltas,
             )
             t2 = time.perf_counter()
-            sig = _signals(votes, self._ent_a, self._text_len)
+            sig, signals_s = signals.result()
             t3 = time.perf_counter()
         rows = _rows(votes, fit, sig, self.study.kind)
         board = tuple(
@@ -412,7 +417,9 @@ class StudyMonitor:
             notes=fit.notes,
             delta=fit.delta,
             n_fitted=fit.n_fitted,
-            timings=RefreshTimings(1000 * (t1 - t0), 1000 * (t2 - t1), 1000 * (t3 - t2)),
+            timings=RefreshTimings(
+                1000 * (t1 - t0), 1000 * (t2 - t1), 1000 * signals_s, 1000 * (t3 - t0)
+            ),
         )
 
 
@@ -773,9 +780,7 @@ def _filled(x: Any) -> npt.NDArray[np.float64]:
     return np.asarray(np.ma.filled(masked, np.nan), dtype=np.float64)
 
 
-def _signals(
-    votes: _Votes, ent_a: npt.NDArray[np.int64], text_len: npt.NDArray[np.float64]
-) -> _Signals:
+def _signals(votes: _Votes, text_len: npt.NDArray[np.float64]) -> _Signals:
     m = len(votes.names)
     ch = votes.choice
     skipped = ch == 0
@@ -810,6 +815,13 @@ def _signals(
         majority=_filled(maj.agreement),
         chance=_filled(maj.chance),
     )
+
+
+def _timed_signals(votes: _Votes, text_len: npt.NDArray[np.float64]) -> tuple[_Signals, float]:
+    t0 = time.perf_counter()
+    with _one_blas_thread():
+        sig = _signals(votes, text_len)
+    return sig, time.perf_counter() - t0
 
 
 def _rows(votes: _Votes, fit: _Fit, sig: _Signals, kind: str) -> tuple[AnnotatorStatus, ...]:
