@@ -287,6 +287,16 @@ def _by_subject(r: HumanAlignmentReport, folder: Path) -> Path | str:
     return _save(fig, folder / "difficulty_by_subject.png")
 
 
+def _percentile_ranks(values: list[float]) -> list[float]:
+    """Average-rank percentiles (0 = easiest, 100 = hardest) of ``values``."""
+    from scipy.stats import rankdata
+
+    if len(values) < 2:
+        return [50.0 for _ in values]
+    ranks = rankdata(values)
+    return [float(100.0 * (x - 1) / (len(values) - 1)) for x in ranks]
+
+
 def _vs_human(r: HumanAlignmentReport, folder: Path) -> Path | str:
     """Each estimator's difficulty against the human difficulty scale."""
     hs = r.human_scale
@@ -301,7 +311,7 @@ def _vs_human(r: HumanAlignmentReport, folder: Path) -> Path | str:
     corr = {c.method: c for c in hs.correlations}
     ncol = min(3, len(panels))
     nrow = (len(panels) + ncol - 1) // ncol
-    fig = _figure(4.0 * ncol, 0.8 + 3.4 * nrow)
+    fig = _figure(4.0 * ncol, 0.8 + 3.6 * nrow)
     axes = fig.subplots(nrow, ncol, squeeze=False, sharey=True)
     for k, (i, m) in enumerate(panels):
         ax = axes[k // ncol][k % ncol]
@@ -313,6 +323,7 @@ def _vs_human(r: HumanAlignmentReport, folder: Path) -> Path | str:
             ys.append(q.difficulty)
             lo.append(q.difficulty - (q.lower if q.lower is not None else q.difficulty))
             hi.append((q.upper if q.upper is not None else q.difficulty) - q.difficulty)
+        xs = _percentile_ranks(xs)
         ax.errorbar(
             xs,
             ys,
@@ -326,12 +337,13 @@ def _vs_human(r: HumanAlignmentReport, folder: Path) -> Path | str:
         c = corr.get(m.method)
         if c is not None and c.spearman is not None:
             kd = "—" if c.kendall is None else f"{c.kendall:.2f}"
-            where = f"{c.n} questions" + (f" in {c.groups} groups" if c.groups > 1 else "")
-            sub = f"Spearman {c.spearman:.2f}, Kendall {kd} ({where})"
+            where = f"{c.n} questions" + (f", {c.groups} groups" if c.groups > 1 else "")
+            sub = f"Spearman {c.spearman:.2f}, Kendall {kd}\n{where}"
         else:
             sub = f"undefined: {c.reason if c else 'no correlation'}"
         ax.set_title(f"{m.label}\n{sub}", fontsize=9)
-        ax.set_xlabel(f"{m.label} difficulty (higher = harder)", fontsize=8)
+        ax.set_xlabel(f"{m.label} difficulty, percentile rank (100 = hardest)", fontsize=8)
+        ax.set_xlim(-3, 103)
         if k % ncol == 0:
             ax.set_ylabel(
                 "human difficulty, Elo points (95% CI)"
