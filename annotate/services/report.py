@@ -358,6 +358,12 @@ def blas_threads(n: int | None) -> Iterator[None]:
         yield
 
 
+def _mask(x: Any) -> npt.NDArray[np.bool_]:
+    """The full boolean mask of a masked array (numpy.ma is untyped)."""
+    m: npt.NDArray[np.bool_] = np.asarray(np.ma.getmaskarray(x), dtype=np.bool_)  # type: ignore[no-untyped-call]
+    return m
+
+
 def _undefined(reason: str) -> Estimate:
     return Estimate(None, reason, None, None)
 
@@ -540,14 +546,14 @@ def _estimate_column(matrix: Matrix, method: str, models: Sequence[str] | None =
         idx = [names.index(m) for m in models]
         A = A[:, idx]
         names = [names[i] for i in idx]
-    answered = np.isfinite(A).any(axis=1)
+    answered: npt.NDArray[np.bool_] = np.asarray(np.isfinite(A).any(axis=1), dtype=np.bool_)
     values = np.full(n_q, np.nan)
     notes: list[str] = []
     if not answered.any():
         return _Column(method, label, "response matrix", values, "the matrix has no scores")
     if (~answered).any():
         notes.append(f"{int((~answered).sum())} question(s) without scores have no difficulty")
-    kept = [q for q, a in zip(matrix.questions, answered, strict=True) if a]
+    kept = [q for q, a in zip(matrix.questions, answered.tolist(), strict=True) if a]
     sub = Matrix(A[answered], kept, names)
     try:
         r = estimate(sub, method)
@@ -734,8 +740,8 @@ def _align(
                 preds[i] = PRED_WORDS[int(pr)]
             ind = []
             for a, name in enumerate(data.annotators):
-                masked = bool(np.ma.getmaskarray(rep.individual)[e, a])
-                lo_m = bool(np.ma.getmaskarray(rep.individual_low)[e, a])
+                masked = bool(_mask(rep.individual)[e, a])
+                lo_m = bool(_mask(rep.individual_low)[e, a])
                 ind.append(
                     AnnotatorAlignment(
                         name,
@@ -789,7 +795,7 @@ def _ratings(data: _StudyData, *, with_skips: bool) -> FloatArray:
 
 def _onehot(R: FloatArray, labels: Sequence[float]) -> FloatArray:
     """(K, A, U) indicators of each label."""
-    return np.stack([(lab == R).astype(np.float64) for lab in labels])
+    return np.stack([np.equal(R, lab).astype(np.float64) for lab in labels])
 
 
 def _complete(R: FloatArray) -> tuple[npt.NDArray[np.bool_], int]:
@@ -798,7 +804,7 @@ def _complete(R: FloatArray) -> tuple[npt.NDArray[np.bool_], int]:
     raters = rated.any(axis=1)
     if not raters.any():
         return np.zeros(R.shape[1], dtype=bool), 0
-    return rated[raters].all(axis=0), int(raters.sum())
+    return np.asarray(rated[raters].all(axis=0), dtype=np.bool_), int(raters.sum())
 
 
 def _fleiss_point(R: FloatArray, labels: Sequence[float], what: str) -> tuple[Estimate, int, int]:
@@ -994,7 +1000,8 @@ def _agreement(
     if n_a == 0 or np.isnan(R).all():
         pk: tuple[tuple[float | None, ...], ...] = tuple(tuple(None for _ in names) for _ in names)
         po: tuple[tuple[int, ...], ...] = tuple(tuple(0 for _ in names) for _ in names)
-        mean_k, mean_r = None, "there are no non-skipped votes"
+        mean_k: float | None = None
+        mean_r: str | None = "there are no non-skipped votes"
         loo = tuple(
             AnnotatorAgreement(
                 a, int(judged[i]), int(skipped[i]), None, "there are no non-skipped votes", None, 0
@@ -1003,7 +1010,7 @@ def _agreement(
         )
     else:
         pc = pairwise_cohen_matrix(R, labels=[1.0, 2.0])
-        mask = np.ma.getmaskarray(pc.values)
+        mask = _mask(pc.values)
         pk = tuple(
             tuple(None if mask[i, j] else float(pc.values.data[i, j]) for j in range(n_a))
             for i in range(n_a)
@@ -1012,8 +1019,8 @@ def _agreement(
         mean = pc.mean()
         mean_k, mean_r = mean.value, mean.reason
         lo = leave_one_out_agreement(R, labels=[1.0, 2.0])
-        km = np.ma.getmaskarray(lo.kappa)
-        pm = np.ma.getmaskarray(lo.percent_agreement)
+        km = _mask(lo.kappa)
+        pm = _mask(lo.percent_agreement)
         loo = tuple(
             AnnotatorAgreement(
                 a,
@@ -1136,7 +1143,7 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
         out_groups.append(ScaleGroup(gi, int(qs.size), int(sel.size), True, None, h.n_votes))
         total_votes += h.n_votes
         total_iter += h.iterations
-        qmask = np.ma.getmaskarray(h.difficulty)
+        qmask = _mask(h.difficulty)
         for j, q in enumerate(qs.tolist()):
             ex = (
                 "always harder"
@@ -1158,7 +1165,7 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
                     ex,
                     gi,
                 )
-        rmask = np.ma.getmaskarray(h.reliability)
+        rmask = _mask(h.reliability)
         judged = np.bincount(va[vc != SKIP], minlength=n_a)
         for i in range(n_a):
             if not rmask[i]:
@@ -1178,7 +1185,7 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
             if kd.value is not None:
                 corr_items[name][1].append((kd.value, kd.p_value, kd.n))
     fitted = [g for g in out_groups if g.fitted]
-    reliability = []
+    reliability: list[tuple[str, float | None, float | None]] = []
     for i, a in enumerate(data.annotators):
         if not rel[i]:
             reliability.append((a, None, None))
@@ -1201,15 +1208,16 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
         sp_items, kd_items = corr_items[c.method]
         sp_v, sp_p, n = _pooled(sp_items)
         kd_v, kd_p, _ = _pooled(kd_items)
+        note: str | None
         if sp_v is None:
-            why = corr_reason.get(c.method) or (
+            note = corr_reason.get(c.method) or (
                 "the human scale was not fitted"
                 if not fitted
                 else "no fitted group has a difficulty of this method for all its questions"
             )
         else:
-            why = None
-        corr.append(Correlation(c.method, c.label, sp_v, sp_p, kd_v, kd_p, n, why, len(sp_items)))
+            note = None
+        corr.append(Correlation(c.method, c.label, sp_v, sp_p, kd_v, kd_p, n, note, len(sp_items)))
     failed = [g for g in out_groups if not g.fitted]
     reason: str | None = None
     if not fitted:
