@@ -137,13 +137,24 @@ class AnnotateApp(App[int]):
         from annotate.screens.battle import BattleScreen
         from annotate.screens.pair import PairScreen
 
+        self.initial_study = None
+
         self.push_screen(
             PairScreen(session) if session.kind == "difficulty" else BattleScreen(session)
         )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
+            if event.worker.group == "open-study":
+                self._study_failed()
             self.report_failure(event.worker.error)
+
+    def _study_failed(self) -> None:
+        from annotate.screens.welcome import WelcomeScreen
+
+        self.initial_study = None
+        if isinstance(self.screen, WelcomeScreen) and not self.screen.loaded:
+            self.screen.reload(focus_list=True)
 
     def report_failure(self, err: BaseException) -> None:
         """Report a failed worker (opening a study, voting, undo); the app goes on.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -11,30 +12,39 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
-NOTES = (
-    "Every vote is saved the moment you press its key, and the next item appears at once.\n"
-    "Tab moves between the text panes; the arrow keys, Page Up/Down, Home and End scroll the\n"
-    "focused pane (the mouse wheel works too). Ctrl+P opens the command palette.\n"
-    "Quit at any time: starting again resumes exactly where you stopped.\n"
-    "Keys can be changed in keys.toml (see the README)."
+NOTES = "\n".join(
+    (
+        "• Every vote is saved the moment you press its key; the next item appears at once.",
+        "• Tab moves between the text panes; the arrow keys, Page Up/Down, Home and End "
+        "scroll the focused pane (the mouse wheel works too).",
+        "• Ctrl+P opens the command palette: study actions and other studies.",
+        "• Quit at any time: starting again resumes exactly where you stopped.",
+        "• Keys can be changed in keys.toml (see the README).",
+    )
 )
 
 
-def keys_text(screen: Screen[object]) -> Text:
-    """One line per key active on ``screen``: key, description, explanation."""
-    out = Text()
+def keys_table(screen: Screen[object]) -> Table:
+    """One row per key active on ``screen``: key, what it does, explanation."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(justify="right", style="bold", no_wrap=True)
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1)
     seen: set[str] = set()
     app = screen.app
     for active in screen.active_bindings.values():
         binding = active.binding
-        if not binding.description or binding.action in seen or binding.system:
+        # Only the app's own keys (they all have ids); scrolling is described below.
+        if binding.id is None or not binding.description or binding.action in seen:
             continue
         seen.add(binding.action)
-        key = app.get_key_display(binding)
-        out.append(f"{key:>8}  ", style="bold")
-        out.append(f"{binding.description:<14}")
-        out.append(f" {binding.tooltip}\n", style="dim" if not active.enabled else "")
-    return out
+        style = "" if active.enabled else "dim"
+        table.add_row(
+            app.get_key_display(binding),
+            Text(binding.description, style=style),
+            Text(binding.tooltip, style=style or "italic"),
+        )
+    return table
 
 
 class HelpScreen(ModalScreen[None]):
@@ -51,7 +61,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             yield Static(Text("Keys", style="bold"))
-            yield Static(keys_text(self.below))
+            yield Static(keys_table(self.below))
             yield Static(Text(NOTES))
         yield Footer()
 

@@ -87,11 +87,10 @@ class WelcomeScreen(Screen[None]):
             yield LiteralText(id="study-description")
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.reload(focus_list=bool(self.host.annotator))
-
     def on_screen_resume(self) -> None:
-        self.reload()
+        if self.host.annotator and self.host.initial_study:
+            return  # the study opens straight away; the list loads when this screen is back
+        self.reload(focus_list=not self.loaded and bool(self.host.annotator))
 
     def reload(self, *, focus_list: bool = False) -> None:
         """Refresh the study list and progress (in a thread: it counts votes)."""

@@ -152,7 +152,7 @@ class VotingSession:
     def refresh(self) -> None:
         """Recompute the queue from the database (other annotators' progress)."""
         with Session(self.engine) as s:
-            items = _item_loads(s, self.study.id, self.study.kind)
+            items = _item_loads(s, self.study.id, self.study.kind, counts=self.overlap > 0)
             done = repo.voted_item_ids(s, self.study.id, self.annotator_id)
         self._items = {it.item_id: it for it in items}
         self._shown = None
@@ -338,8 +338,12 @@ def _display_key(kind: str, choice: str, swapped: bool) -> str:
     return "a" if choice == shown_a else "b"
 
 
-def _item_loads(s: Session, study_id: int, kind: str) -> list[ItemLoad]:
-    """Every item of the study with its current-vote count, in one pass over the votes."""
+def _item_loads(s: Session, study_id: int, kind: str, *, counts: bool = True) -> list[ItemLoad]:
+    """Every item of the study with its current-vote count, in one pass over the votes.
+
+    With ``counts=False`` (a study without an overlap cap, where counts do not
+    matter) every count is 0 and the votes are not read at all.
+    """
     if kind == "difficulty":
         sql = """SELECT i.id, i.key, i.position, q.subject FROM item i
                  JOIN questionpair p ON p.item_id = i.id JOIN question q ON q.id = p.first_id
@@ -348,14 +352,19 @@ def _item_loads(s: Session, study_id: int, kind: str) -> list[ItemLoad]:
         sql = """SELECT i.id, i.key, i.position, coalesce(pr.category, '') FROM item i
                  JOIN battle b ON b.item_id = i.id LEFT JOIN prompt pr ON pr.id = b.prompt_id
                  WHERE i.study_id = :s ORDER BY i.position"""
-    counts = dict(
-        s.execute(
-            text("SELECT item_id, count(*) FROM current_vote WHERE study_id = :s GROUP BY item_id"),
-            {"s": study_id},
-        ).all()
-    )
+    per_item: dict[int, int] = {}
+    if counts:
+        per_item = dict(
+            s.execute(
+                text(
+                    "SELECT item_id, count(*) FROM current_vote "
+                    "WHERE study_id = :s GROUP BY item_id"
+                ),
+                {"s": study_id},
+            ).all()
+        )
     rows = s.execute(text(sql), {"s": study_id}).all()
-    return [ItemLoad(int(a), b, int(c), d, int(counts.get(a, 0))) for a, b, c, d in rows]
+    return [ItemLoad(int(a), b, int(c), d, int(per_item.get(a, 0))) for a, b, c, d in rows]
 
 
 def study_progress(engine: Engine, annotator: str | None) -> list[StudyProgress]:
@@ -371,10 +380,10 @@ def study_progress(engine: Engine, annotator: str | None) -> list[StudyProgress]
         for name in repo.study_names(s):
             st = repo.get_study(s, name)
             assert st is not None
-            items = _item_loads(s, st.id, st.kind)
+            overlap = int(st.settings.get("overlap", 0))
+            items = _item_loads(s, st.id, st.kind, counts=overlap > 0)
             done = repo.voted_item_ids(s, st.id, aid) if aid is not None else set()
             excluded = repo.excluded_subjects(s, st.id, aid) if aid is not None else set()
-            overlap = int(st.settings.get("overlap", 0))
             eligible = [it for it in items if it.subject not in excluded]
             n_done = sum(1 for it in eligible if it.item_id in done)
             todo = sum(

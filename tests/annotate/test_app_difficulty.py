@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from sqlalchemy import Engine
@@ -215,7 +216,7 @@ async def test_help_escape_and_quit(engine: Engine) -> None:
         await settle(pilot)
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
-        text = str(app.screen.query("Static")[1].content)
+        text = help_text(app.screen)
         for line in ("1st harder", "2nd harder", "Can't judge", "Undo", "Quit"):
             assert line in text
         await press(pilot, "escape")
@@ -257,3 +258,12 @@ async def test_unknown_study_is_reported(engine: Engine) -> None:
         await settle(pilot)
         assert isinstance(app.screen, WelcomeScreen)
         assert any("no study named 'nope'" in m for m in messages)
+
+
+def help_text(screen: HelpScreen) -> str:
+    """The help's key table as plain text."""
+    from rich.console import Console
+
+    console = Console(width=120, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(screen.query("Static")[1].content)
+    return console.export_text()
