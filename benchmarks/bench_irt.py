@@ -196,7 +196,10 @@ def main(args: argparse.Namespace) -> None:
         target = f"{case.target_s:.0f}" if case.target_s else "-"
         met = ("yes" if seconds < case.target_s else "NO") if case.target_s else "-"
         paper = f"{case.paper_s:,.2f}" if case.paper_s else "-"
-        ratio = f"{case.paper_s / seconds:,.0f}x" if case.paper_s else "-"
+        ratio = "-"
+        if case.paper_s:
+            r = case.paper_s / seconds
+            ratio = f"{r:,.0f}x" if r >= 10 else f"{r:.2f}x"
         print(
             f"{case.name:<18} {case.shape:<13} {seconds:>9.2f} {result.iterations:>6} "
             f"{peak:>9.1f} {target:>9} {met:>4} {paper:>9} {ratio:>11}  {case.note}",

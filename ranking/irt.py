@@ -5,7 +5,8 @@ Two estimators are provided.
 * **Penalised joint maximum likelihood** (:func:`fit_1pl`, :func:`fit_2pl`), the
   configuration of the IRT baselines of the EIP paper (App. H.4): abilities,
   difficulties and discriminations are estimated together by L-BFGS-B with
-  L2 penalties and box bounds.
+  L2 penalties and box bounds (for the 2PL model, from a projected-Newton
+  start; see :func:`fit_2pl`).
 * **Marginal maximum likelihood** (:func:`fit_1pl_mml`, :func:`fit_2pl_mml`):
   abilities are integrated out under a standard normal population on a fixed
   quadrature grid, item parameters maximise the marginal likelihood, and each
