@@ -77,6 +77,22 @@ def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.Argu
         "fit (they still count in each annotator's tie and both-bad rates)",
     )
 
+    mon = sub.add_parser(
+        "monitor",
+        parents=[common],
+        help="live dashboard of annotator reliability",
+        description="A live dashboard of a study: per annotator the votes, status (pending, "
+        "reliable, flagged with the reason), ability with its interval and the reliability "
+        "signals; the model leaderboard (or, for a difficulty study, the human difficulty "
+        "scale). Refreshes as votes arrive from other processes on the same database.",
+    )
+    mon.add_argument(
+        "--study",
+        metavar="NAME",
+        default=None,
+        help="study to watch (default: pick one in the app)",
+    )
+
     m = sub.add_parser(
         "simulate",
         parents=[common, jsonp],
@@ -101,6 +117,17 @@ def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.Argu
 
 
 EXTRA_PARSERS.append(_add_parsers)
+
+
+@command("monitor")
+def cmd_monitor(args: argparse.Namespace) -> int:
+    from annotate.__main__ import _db
+    from annotate.monitor_app import make_monitor_app
+    from annotate.services.db import open_store
+
+    app = make_monitor_app(open_store(_db(args)), args.study)
+    app.run()
+    return int(app.return_code or 0)
 
 
 @command("simulate")
