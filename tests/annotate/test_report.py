@@ -698,3 +698,24 @@ def test_cli_text_and_errors(
 
 def test_md_escape_is_literal() -> None:
     assert md_escape("a|b [x](y) *z* <b>\nnext") == "a\\|b \\[x\\](y) \\*z\\* \\<b\\> next"
+
+
+def test_no_bootstrap_means_no_intervals(hand_engine: Engine) -> None:
+    rep = human_alignment_report(hand_engine, "hand", n_boot=0)
+    for m in rep.alignment:
+        assert m.consensus.value is not None
+        assert m.consensus.pairs_interval is None
+        assert m.consensus.annotators_interval is None
+    assert rep.agreement.krippendorff_alpha.pairs_interval is None
+    d = rep.as_dict()
+    assert d["alignment"][0]["consensus_ci"] == {"pairs": None, "annotators": None}
+    assert d["n_boot"] == 0
+
+
+def test_bootstrap_is_reproducible_from_the_seed(hand_engine: Engine) -> None:
+    one = human_alignment_report(hand_engine, "hand", n_boot=100, seed=5).as_dict()
+    two = human_alignment_report(hand_engine, "hand", n_boot=100, seed=5).as_dict()
+    other = human_alignment_report(hand_engine, "hand", n_boot=100, seed=6).as_dict()
+    assert one["alignment"] == two["alignment"]
+    assert one["agreement"] == two["agreement"]
+    assert one["alignment"] != other["alignment"]
