@@ -665,13 +665,13 @@ def _fit(
             "annotator's status comes from the group where they voted most (flagged in any "
             "group: flagged)."
         )
-        shown = "; ".join(labels[:8]) + (f"; … ({n_groups} in all)" if n_groups > 8 else "")
-        notes.append(f"Groups: {shown}.")
         if failures:
             more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
             notes.append(
                 f"{len(failures)} of {n_groups} groups cannot be fitted yet; {failures[0]}{more}"
             )
+        shown = "; ".join(labels[:8]) + (f"; … ({n_groups} in all)" if n_groups > 8 else "")
+        notes.append(f"Groups: {shown}.")
     theta, se, eps, scale = list(none), list(none), list(none), list(zeros)
     per_group = np.bincount(vote_group * m + k, minlength=n_groups * m).reshape(n_groups, m)
     for j in range(m):
