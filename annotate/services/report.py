@@ -706,7 +706,7 @@ def _align(
         pos[sel] = np.arange(sel.size)
         vmask = pos[data.vote_pair] >= 0
         vp, va, vc = pos[data.vote_pair[vmask]], data.vote_annotator[vmask], data.vote_code[vmask]
-        D = np.vstack([np.nan_to_num(cols[j].values, nan=0.0) for j in members])
+        D = np.vstack([np.where(np.isnan(cols[j].values), 0.0, cols[j].values) for j in members])
         subset_note = (
             ()
             if key == full

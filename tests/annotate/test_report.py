@@ -719,3 +719,12 @@ def test_bootstrap_is_reproducible_from_the_seed(hand_engine: Engine) -> None:
     assert one["alignment"] == two["alignment"]
     assert one["agreement"] == two["agreement"]
     assert one["alignment"] != other["alignment"]
+
+
+def test_infinite_difficulties_keep_their_order(hand_engine: Engine, tmp_path: Path) -> None:
+    p = tmp_path / "inf.csv"
+    p.write_text("question_id,inf\na,-inf\nb,inf\nc,inf\nd,inf\ne,1\nf,0\n", encoding="utf-8")
+    rep = human_alignment_report(hand_engine, "hand", difficulty_file=p, n_boot=0)
+    preds = [r.predictions[rep.methods.index("inf")] for r in rep.pairs]
+    # p1 a<b, p2 c=d (both +inf: a tie), p3 e>f, p4 a<c, p5 b>e
+    assert preds == ["second", "tie", "first", "second", "first"]
