@@ -261,6 +261,17 @@ def _one_blas_thread() -> AbstractContextManager[object]:
     return _BLAS[0].limit(limits=1, user_api="blas")  # type: ignore[no-any-return]
 
 
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _signal_pool() -> ThreadPoolExecutor:
+    """One thread, made on first use, that computes the signals while the fit runs
+    (numpy releases the GIL in both)."""
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(1, thread_name_prefix="monitor-signals"))
+    return _POOL[0]
+
+
 class StudyMonitor:
     """Builds :class:`MonitorSnapshot` s of one study, reading only new vote rows.
 
@@ -292,8 +303,6 @@ class StudyMonitor:
         self._ann_index: dict[int, int] = {}
         self._ann_names: list[str] = []
         self._deltas: dict[int, DeltaCache] = {}
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="monitor-signals")
-        """Computes the signals while the fit runs (numpy releases the GIL in both)."""
 
     @property
     def kind(self) -> str:
@@ -386,7 +395,7 @@ class StudyMonitor:
                 names=names,
             )
             t1 = time.perf_counter()
-            signals = self._pool.submit(_timed_signals, votes, self._text_len)
+            signals = _signal_pool().submit(_timed_signals, votes, self._text_len)
             fit = _fit(
                 votes,
                 self._ent_a,
