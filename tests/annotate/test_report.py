@@ -728,3 +728,33 @@ def test_infinite_difficulties_keep_their_order(hand_engine: Engine, tmp_path: P
     preds = [r.predictions[rep.methods.index("inf")] for r in rep.pairs]
     # p1 a<b, p2 c=d (both +inf: a tie), p3 e>f, p4 a<c, p5 b>e
     assert preds == ["second", "tie", "first", "second", "first"]
+
+
+def test_near_tie_margin_widens_the_rule(
+    hand_engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # margins |n1 - n2| / (n1 + n2): p1 1/3, p2 0, p3 1/3, p4 1, p5 1
+    code = main(
+        [
+            "--db",
+            str(tmp_path / "v.db"),
+            "report",
+            "--study",
+            "hand",
+            "--json",
+            "--boot",
+            "0",
+            "--near-tie-margin",
+            "0.34",
+            "--no-plots",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
+    stdout, err = capsys.readouterr()
+    assert code == 0, err
+    nt = json.loads(stdout)["near_ties"]
+    assert nt["margin"] == 0.34
+    assert nt["pairs"] == ["p1", "p2", "p3"]
+    assert nt["near_ties"] == 3
+    assert nt["resolved"] + nt["excluded"] == 3
