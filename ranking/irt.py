@@ -221,6 +221,17 @@ def _jml_2pl_objective(
 ) -> tuple[float, FloatArray]:
     """Penalised negative log-likelihood of the 2PL model and its analytic gradient.
 
+    See :func:`_jml_2pl_parts`.
+    """
+    f, g, _ = _jml_2pl_parts(x, S, n_missing, l2, n_m)
+    return f, g
+
+
+def _jml_2pl_parts(
+    x: FloatArray, S: FloatArray, n_missing: int, l2: float, n_m: int
+) -> tuple[float, FloatArray, FloatArray]:
+    """Penalised 2PL negative log-likelihood, its gradient and the residuals ``y - p``.
+
     ``x = [theta (n_m), beta (n_q), alpha (n_q)]``; ``S`` is ``2y - 1`` on observed
     entries and ``0`` on missing ones, shape ``(n_q, n_m)``.
     ``P(y = 1) = expit(alpha_i (theta_j - beta_i))``.
@@ -248,7 +259,7 @@ def _jml_2pl_objective(
     g_beta = alpha * rs + 2.0 * l2 * beta
     g_alpha = -(r @ theta) + beta * rs + 2.0 * l2 * (alpha - 1.0)
     pen = l2 * float(theta @ theta + beta @ beta + (alpha - 1.0) @ (alpha - 1.0))
-    return nll + pen, np.concatenate([g_theta, g_beta, g_alpha])
+    return nll + pen, np.concatenate([g_theta, g_beta, g_alpha]), r
 
 
 def _jml_1pl_objective(
@@ -331,7 +342,7 @@ def _jml_2pl_newton(
     n_q = S.shape[0]
     w_obs = observed.astype(np.float64)
     y = (S + 1.0) * 0.5 * w_obs
-    f, g = _jml_2pl_objective(x, S, n_missing, l2, n_m)
+    f, g, r = _jml_2pl_parts(x, S, n_missing, l2, n_m)
     use_observed = False  # Fisher scoring far from the optimum, observed Hessian near it
     it = 0
     for it in range(1, max_iter + 1):
@@ -345,7 +356,7 @@ def _jml_2pl_newton(
         g_b = np.where(a_b, 0.0, g[n_m : n_m + n_q])
         g_a = np.where(a_a, 0.0, g[n_m + n_q :])
         e = theta[None, :] - beta[:, None]
-        p = expit(alpha[:, None] * e)
+        p = y - r  # r = y - p on observed entries (0 where missing, where w is 0 too)
         w = p * (1.0 - p)
         w *= w_obs
         we = w * e
@@ -361,7 +372,6 @@ def _jml_2pl_newton(
         # the observed Hessian adds residual terms to the (alpha, theta) and (alpha, beta)
         # entries; use it where it keeps the question block positive definite (quadratic
         # convergence), else the expected (Fisher) information
-        r = (y - p) * w_obs
         h_ba_obs = h_ba + np.where(a_b | a_a, 0.0, r.sum(axis=1))
         exact = h_bb * h_aa - h_ba_obs * h_ba_obs > 1e-12 * h_bb * h_aa
         exact &= use_observed
@@ -372,12 +382,12 @@ def _jml_2pl_newton(
             ca *= keep_t
             det = h_bb * h_aa - hb * hb
             u, v, s_ = h_aa / det, -hb / det, h_bb / det
-            schur = np.diag(h_t) - (
-                c_b.T @ (u[:, None] * c_b)
-                + c_b.T @ (v[:, None] * ca)
-                + ca.T @ (v[:, None] * c_b)
-                + ca.T @ (s_[:, None] * ca)
-            )
+            # sum_i c_i^T B_i^-1 c_i as one Gram matrix: B_i^-1 = L L^T (2 x 2 Cholesky)
+            l11 = np.sqrt(u)
+            l21 = v / l11
+            l22 = np.sqrt(np.maximum(s_ - l21 * l21, 0.0))
+            K = np.concatenate([l11[:, None] * c_b + l21[:, None] * ca, l22[:, None] * ca])
+            schur = np.diag(h_t) - K.T @ K
             q_b, q_a = u * g_b + v * g_a, v * g_b + s_ * g_a
             rhs = -g_t + c_b.T @ q_b + ca.T @ q_a
             try:
@@ -392,13 +402,14 @@ def _jml_2pl_newton(
         r_b, r_a = -g_b - c_b @ d_t, -g_a - c_a @ d_t
         step = np.concatenate([d_t, u * r_b + v * r_a, v * r_b + s_ * r_a])
         t = 1.0
-        g_new = None
+        parts = None
         while t > 1e-6:
             x_new = np.clip(x + t * step, lo, hi)
             if t == 1.0:  # the full step is usually taken: get its gradient at once
-                f_new, g_new = _jml_2pl_objective(x_new, S, n_missing, l2, n_m)
+                parts = _jml_2pl_parts(x_new, S, n_missing, l2, n_m)
+                f_new = parts[0]
             else:
-                f_new, g_new = _jml_2pl_value(x_new, S, n_missing, l2, n_m), None
+                parts, f_new = None, _jml_2pl_value(x_new, S, n_missing, l2, n_m)
             if f_new <= f + 1e-4 * (g @ (x_new - x)):
                 break
             t *= 0.5
@@ -406,7 +417,7 @@ def _jml_2pl_newton(
             break
         decrease = f - f_new
         x = x_new
-        f, g = (f_new, g_new) if g_new is not None else _jml_2pl_objective(x, S, n_missing, l2, n_m)
+        f, g, r = parts if parts is not None else _jml_2pl_parts(x, S, n_missing, l2, n_m)
         if decrease <= 1e-14 * max(abs(f), 1.0):
             break
         use_observed = use_observed or decrease <= 1e-5 * max(abs(f), 1.0)
