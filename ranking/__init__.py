@@ -45,6 +45,16 @@ from ranking.errors import (
     RankingInputError,
     ShapeError,
 )
+from ranking.irt import (
+    IRTResult,
+    MMLResult,
+    fit_1pl,
+    fit_1pl_mml,
+    fit_2pl,
+    fit_2pl_mml,
+    marginal_log_likelihood,
+)
+from ranking.mirt import MIRTResult, fit_mirt
 from ranking.pairwise import (
     ELO_C,
     AmEloResult,
@@ -124,6 +134,15 @@ __all__ = [
     "simple_rank",
     "spearman_rho",
     "weighted_accuracy",
+    "IRTResult",
+    "MMLResult",
+    "fit_1pl",
+    "fit_1pl_mml",
+    "fit_2pl",
+    "fit_2pl_mml",
+    "marginal_log_likelihood",
+    "MIRTResult",
+    "fit_mirt",
     "ConvergenceError",
     "DegenerateDataError",
     "InvalidParameterError",
