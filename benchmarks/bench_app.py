@@ -39,7 +39,7 @@ def fill(db: Path, n_votes: int) -> None:
     open_store(db, seed_demo=True).dispose()
     con = sqlite3.connect(db)
     with con:
-        study_id, = con.execute("SELECT id FROM study WHERE name='demo-difficulty'").fetchone()
+        (study_id,) = con.execute("SELECT id FROM study WHERE name='demo-difficulty'").fetchone()
         items = [r[0] for r in con.execute("SELECT id FROM item WHERE study_id=?", (study_id,))]
         n_annotators = -(-n_votes // len(items))
         con.executemany(
@@ -53,8 +53,16 @@ def fill(db: Path, n_votes: int) -> None:
                 if len(rows) == n_votes:
                     break
                 rows.append(
-                    (str(uuid.uuid4()), study_id, a, item, ("first", "second", "skip")[k % 3],
-                     (a + k) % 2, 3000 + k, 0)
+                    (
+                        str(uuid.uuid4()),
+                        study_id,
+                        a,
+                        item,
+                        ("first", "second", "skip")[k % 3],
+                        (a + k) % 2,
+                        3000 + k,
+                        0,
+                    )
                 )
         con.executemany(
             """INSERT INTO vote (uuid, study_id, annotator_id, item_id, choice, swapped,
@@ -130,15 +138,29 @@ def cold_start(db: Path, runs: int) -> list[float]:
         sock = f"bench-cold-{run}"
         t0 = time.perf_counter()
         subprocess.run(
-            ["tmux", "-L", sock, "new-session", "-d", "-s", "c", "-x", "100", "-y", "32",
-             f"exec {ANNOTATE} --db {db} --annotator cold{run} --study demo-difficulty"],
+            [
+                "tmux",
+                "-L",
+                sock,
+                "new-session",
+                "-d",
+                "-s",
+                "c",
+                "-x",
+                "100",
+                "-y",
+                "32",
+                f"exec {ANNOTATE} --db {db} --annotator cold{run} --study demo-difficulty",
+            ],
             check=True,
         )
         try:
             while True:
                 screen = subprocess.run(
                     ["tmux", "-L", sock, "capture-pane", "-p", "-t", "c"],
-                    capture_output=True, text=True, check=False,
+                    capture_output=True,
+                    text=True,
+                    check=False,
                 ).stdout
                 if "subject:" in screen and "1st harder" in screen:
                     times.append((time.perf_counter() - t0) * 1000)

@@ -6,16 +6,31 @@ before a vote is committed carries a model name or another annotator's vote.
 
 from __future__ import annotations
 
+import os
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy import Engine, text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session
 
 from annotate.errors import AnnotateError, StudyNotFoundError, VoteConflictError
 from annotate.services import schedule
 from annotate.store import repo
-from annotate.store.repo import ItemLoad, QuestionView
+from annotate.store.engine import make_engine
+from annotate.store.repo import ItemLoad, QuestionView, StudyRow, VoteRow
+
+T = TypeVar("T")
+
+try:
+    import fcntl
+except ImportError:  # Windows: SQLite's busy timeout alone
+    fcntl = None  # type: ignore[assignment]
 
 DIFFICULTY_KEYS = {"left": None, "right": None, "skip": "skip"}
 ARENA_KEYS = ("a", "b", "tie", "both_bad")
@@ -109,14 +124,18 @@ class VotingSession:
 
     def __init__(self, engine: Engine, study: str, annotator: str) -> None:
         self.engine = engine
-        with Session(engine) as s, s.begin():
+        self._reader = reader_engine(engine)
+
+        def load(s: Session) -> tuple[StudyRow, int, list[str], set[str]]:
             st = repo.get_study(s, study)
             if st is None:
                 raise StudyNotFoundError(study, repo.study_names(s))
             aid = repo.annotator_id(s, annotator)
             assert aid is not None
-            self.subjects = repo.subjects(s, st.id) if st.kind == "difficulty" else []
-            self._excluded = repo.excluded_subjects(s, st.id, aid)
+            subjects = repo.subjects(s, st.id) if st.kind == "difficulty" else []
+            return st, aid, subjects, repo.excluded_subjects(s, st.id, aid)
+
+        st, aid, self.subjects, self._excluded = _write(engine, load)
         self.study = st
         self.annotator = annotator
         self.annotator_id = aid
@@ -127,6 +146,7 @@ class VotingSession:
         self._queue: list[ItemLoad] = []
         self._items: dict[int, ItemLoad] = {}
         self._shown: ShownPair | ShownBattle | None = None
+        self._undone_first = False
         self._total = 0
         self._done = 0
         self.refresh()
@@ -141,17 +161,20 @@ class VotingSession:
 
     def set_excluded_subjects(self, subjects: set[str]) -> None:
         """Opt out of (or back into) subjects; recorded append-only."""
-        with Session(self.engine) as s, s.begin():
+
+        def record(s: Session) -> None:
             for subj in self.subjects:
                 want = subj in subjects
                 if want != (subj in self._excluded):
                     repo.add_subject_choice(s, self.study.id, self.annotator_id, subj, want)
+
+        _write(self.engine, record)
         self._excluded = set(subjects)
         self.refresh()
 
     def refresh(self) -> None:
         """Recompute the queue from the database (other annotators' progress)."""
-        with Session(self.engine) as s:
+        with Session(self._reader) as s:
             items = _item_loads(s, self.study.id, self.study.kind, counts=self.overlap > 0)
             done = repo.voted_item_ids(s, self.study.id, self.annotator_id)
         self._items = {it.item_id: it for it in items}
@@ -195,13 +218,11 @@ class VotingSession:
         return self._shown
 
     def _load_current(self) -> ShownPair | ShownBattle | None:
-        with Session(self.engine) as s:
+        with Session(self._reader) as s:
             while self._queue:
-                it = self._queue[0]
-                if self.overlap > 0 and self._item_votes(s, it.item_id) >= self.overlap:
-                    self._queue.pop(0)
-                    self._total -= 1
+                if self.overlap > 0 and not self._pick_least_judged(s):
                     continue
+                it = self._queue[0]
                 sw = schedule.swapped(self.study.name, self.annotator, self.seed, it.key)
                 if self.study.kind == "difficulty":
                     pv = repo.pair_view(s, it.item_id)
@@ -214,6 +235,27 @@ class VotingSession:
                     it.item_id, it.key, bv.prompt or "", bv.category, left_r, right_r, sw
                 )
         return None
+
+    def _pick_least_judged(self, s: Session) -> bool:
+        """Move the least-judged of the next few items to the front (overlap studies).
+
+        Counts are read live, so annotators working at the same time spread
+        over different items instead of all taking the one their queue (built
+        when they started) put first. Items that reached the cap are dropped.
+        An item just brought back by undo keeps its place. Returns False when
+        it dropped items and the caller should look again.
+        """
+        window = self._queue[: 1 if self._undone_first else LOOKAHEAD]
+        live = [(self._item_votes(s, it.item_id), pos) for pos, it in enumerate(window)]
+        full = {pos for votes, pos in live if votes >= self.overlap}
+        if full:
+            self._queue = [it for pos, it in enumerate(self._queue) if pos not in full]
+            self._total -= len(full)
+            self._undone_first = False
+            return False
+        _, best = min(live)
+        self._queue.insert(0, self._queue.pop(best))
+        return True
 
     def vote(self, key: str, response_ms: int | None) -> VoteReceipt:
         """Record a vote given in display terms and move on.
@@ -228,26 +270,28 @@ class VotingSession:
             raise AnnotateError("there is nothing left to vote on in this study", title="Done")
         choice = self._choice(key, shown.swapped)
         fast = response_ms is not None and response_ms < self.min_ms
+
+        def insert(s: Session) -> tuple[str, tuple[str, str] | None]:
+            head = repo.chain_head(s, self.annotator_id, shown.item_id)
+            row = repo.insert_vote(
+                s,
+                study_id=self.study.id,
+                annotator=self.annotator_id,
+                item_id=shown.item_id,
+                choice=choice,
+                swapped=shown.swapped,
+                response_ms=response_ms,
+                fast=fast,
+                supersedes=head.uuid if head else None,
+            )
+            revealed = None
+            if self.study.kind == "arena" and self.reveal:
+                bv = repo.battle_view(s, shown.item_id)
+                revealed = (bv.model_b, bv.model_a) if shown.swapped else (bv.model_a, bv.model_b)
+            return row.uuid, revealed
+
         try:
-            with Session(self.engine) as s, s.begin():
-                head = repo.chain_head(s, self.annotator_id, shown.item_id)
-                row = repo.insert_vote(
-                    s,
-                    study_id=self.study.id,
-                    annotator=self.annotator_id,
-                    item_id=shown.item_id,
-                    choice=choice,
-                    swapped=shown.swapped,
-                    response_ms=response_ms,
-                    fast=fast,
-                    supersedes=head.uuid if head else None,
-                )
-                revealed = None
-                if self.study.kind == "arena" and self.reveal:
-                    bv = repo.battle_view(s, shown.item_id)
-                    revealed = (
-                        (bv.model_b, bv.model_a) if shown.swapped else (bv.model_a, bv.model_b)
-                    )
+            vote_uuid, revealed = _write(self.engine, insert)
         except IntegrityError as err:
             self.refresh()
             raise VoteConflictError(
@@ -257,8 +301,9 @@ class VotingSession:
             ) from err
         self._queue.pop(0)
         self._shown = None
+        self._undone_first = False
         self._done += 1
-        return VoteReceipt(row.uuid, shown.item_id, choice, fast, revealed)
+        return VoteReceipt(vote_uuid, shown.item_id, choice, fast, revealed)
 
     def _choice(self, key: str, swapped: bool) -> str:
         if self.study.kind == "difficulty":
@@ -283,24 +328,30 @@ class VotingSession:
         Writes a ``retract`` row that supersedes it. Returns False when there is
         nothing to undo.
         """
-        with Session(self.engine) as s, s.begin():
+
+        def retract(s: Session) -> VoteRow | None:
             last = repo.latest_current_vote(s, self.study.id, self.annotator_id)
-            if last is None:
-                return False
-            repo.insert_vote(
-                s,
-                study_id=self.study.id,
-                annotator=self.annotator_id,
-                item_id=last.item_id,
-                choice=repo.RETRACT,
-                swapped=last.swapped,
-                response_ms=None,
-                fast=False,
-                supersedes=last.uuid,
-            )
+            if last is not None:
+                repo.insert_vote(
+                    s,
+                    study_id=self.study.id,
+                    annotator=self.annotator_id,
+                    item_id=last.item_id,
+                    choice=repo.RETRACT,
+                    swapped=last.swapped,
+                    response_ms=None,
+                    fast=False,
+                    supersedes=last.uuid,
+                )
+            return last
+
+        last = _write(self.engine, retract)
+        if last is None:
+            return False
         it = self._items[last.item_id]
         self._queue = [q for q in self._queue if q.item_id != it.item_id]
         self._queue.insert(0, it)
+        self._undone_first = True
         self._shown = None
         if it.subject in self._excluded:
             self._total += 1
@@ -312,7 +363,7 @@ class VotingSession:
         """The annotator's own current votes in this study (never anyone else's)."""
         counts: dict[str, int] = {}
         fast = 0
-        with Session(self.engine) as s:
+        with Session(self._reader) as s:
             rows = s.execute(
                 text(
                     """SELECT choice, swapped, fast FROM current_vote
@@ -325,6 +376,73 @@ class VotingSession:
             counts[key] = counts.get(key, 0) + 1
             fast += int(bool(is_fast))
         return Summary(self.study.name, self.study.title, self.study.kind, len(rows), counts, fast)
+
+
+LOOKAHEAD = 8
+"""How many queued items an overlap study compares live counts for."""
+
+WRITE_ATTEMPTS = 6
+"""How often a write is tried when other processes keep the database locked.
+
+Each attempt already waits up to the store's busy timeout (5 s), so a vote
+gives up only after about half a minute of continuous contention.
+"""
+
+
+def _write(engine: Engine, fn: Callable[[Session], T]) -> T:
+    """Run ``fn`` in one write transaction, retrying while the database is locked.
+
+    Writers from this module queue on an OS file lock beside the database
+    before they ask SQLite for its write lock: SQLite's busy handler polls, so
+    with many processes voting at once one of them could lose every poll for
+    longer than the busy timeout; the kernel's lock queue is fair. The file
+    lock dies with its process (``kill -9`` leaves nothing held). A locked
+    database raises before anything is written (transactions take the write
+    lock at BEGIN), so a retry never duplicates a row.
+    """
+    for attempt in range(WRITE_ATTEMPTS):
+        try:
+            with _writer_queue(engine), Session(engine) as s, s.begin():
+                return fn(s)
+        except OperationalError as err:
+            if "locked" not in str(err) or attempt == WRITE_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+@contextmanager
+def _writer_queue(engine: Engine) -> Iterator[None]:
+    path = engine.url.database
+    if fcntl is None or not path or path == ":memory:":
+        yield
+        return
+    fd = os.open(f"{path}.write-lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+_READERS: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()
+
+
+def reader_engine(engine: Engine) -> Engine:
+    """An engine on the same file whose transactions do not take the write lock.
+
+    The store's engines begin every transaction with ``BEGIN IMMEDIATE`` (right
+    for writers); reading what to show next needs no lock, and with many
+    annotators voting at once it must not queue behind their writes. In WAL
+    mode readers see the last committed state and never block writers.
+    """
+    path = engine.url.database
+    if not path or path == ":memory:":
+        return engine
+    reader = _READERS.get(engine)
+    if reader is None:
+        reader = _READERS[engine] = make_engine(Path(path), immediate=False)
+    return reader
 
 
 def _display_key(kind: str, choice: str, swapped: bool) -> str:
@@ -375,7 +493,7 @@ def study_progress(engine: Engine, annotator: str | None) -> list[StudyProgress]
     ``overlap`` times, are not counted.
     """
     out: list[StudyProgress] = []
-    with Session(engine) as s:
+    with Session(reader_engine(engine)) as s:
         aid = repo.annotator_id(s, annotator, create=False) if annotator else None
         for name in repo.study_names(s):
             st = repo.get_study(s, name)
