@@ -16,9 +16,12 @@ answers.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+import os
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -34,11 +37,39 @@ from ranking.types import BoolArray, FloatArray
 
 __all__ = ["EIPResult", "eip"]
 
+_T = TypeVar("_T")
+
 _BLOCK_ELEMENTS = 1 << 19
 """Elements per float64 work block (4 MiB); compact input is converted block by block."""
 
 _CACHE_BYTES = 64 << 20
 """Matrices whose float64 form fits in this many bytes are converted once and reused."""
+
+_TASK_BLOCKS = 16
+"""Blocks per task handed to a worker thread in the blocked path."""
+
+_PACKED_ROWS = 1 << 15
+"""Questions per task in the bit-packed path (0/1 input too large to cache)."""
+
+
+def _available_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1  # pragma: no cover
+
+
+_THREADS = min(2, _available_cpus())
+"""Worker threads for the blocked and bit-packed paths."""
+
+_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
+"""``_BITS[c, k]`` is 1.0 when byte ``c`` packs a 1 for the ``k``-th of its 8 models
+(``np.packbits`` order: the first model is the most significant bit)."""
+
+_POPCOUNT_TABLE = _BITS.sum(axis=1)[None, :]
+"""Number of set bits of each byte value, as a one-row table for ``_Packed._row_sums``."""
+
+_PACK_ROWS = 4096
+"""Rows packed and transposed at a time while building the codes."""
 
 
 @dataclass(frozen=True)
@@ -126,12 +157,6 @@ class _Sums:
     has_fraction: bool
 
 
-def _iter_bounds(n_rows: int, n_cols: int) -> Iterator[tuple[int, int]]:
-    step = max(1, _BLOCK_ELEMENTS // max(n_cols, 1))
-    for start in range(0, n_rows, step):
-        yield start, min(start + step, n_rows)
-
-
 class _Dense:
     """The whole matrix as float64, transposed to shape (n_models, n_questions).
 
@@ -195,18 +220,21 @@ class _Dense:
         tele_m = (1.0 - alpha) / n_m
         pi_m = np.full(n_m, 1.0 / n_m)
         pi_q = keepf / n_keep
+        new_q = np.empty(n_q)
         diff = np.empty(n_q)
+        v = np.empty(n_q)
+        w = np.empty(n_m)
         deltas: list[float] = []
         for _ in range(max_iter):
-            w = pi_m / F
-            y = w @ xt
+            np.divide(pi_m, F, out=w)
+            y = np.matmul(w, xt, out=new_q)
             np.subtract(w.sum() if ot is None else w @ ot, y, out=y)
             y *= alpha_keep
             y += tele_q
             np.subtract(y, pi_q, out=diff)
             dq = float(np.abs(diff, out=diff).sum())
-            pi_q = y
-            new_m = xt @ (y * inv_succ)
+            new_q, pi_q = pi_q, y
+            new_m = xt @ np.multiply(y, inv_succ, out=v)
             new_m *= alpha
             new_m += tele_m
             delta = dq + float(np.abs(new_m - pi_m).sum())
@@ -217,12 +245,37 @@ class _Dense:
         _not_converged(deltas, tol=tol, max_iter=max_iter, alpha=alpha)
 
 
+def _run_tasks(
+    fn: Callable[[int, int], _T], tasks: list[tuple[int, int]], n_threads: int
+) -> list[_T]:
+    """``fn(lo, hi)`` for every task, on up to ``n_threads`` threads; results in task order.
+
+    A failing task raises its error; when several fail, the first one in task order
+    (the lowest rows) is raised.
+    """
+    if n_threads <= 1:
+        return [fn(lo, hi) for lo, hi in tasks]
+    with ThreadPoolExecutor(n_threads) as pool:
+        futures = [pool.submit(fn, lo, hi) for lo, hi in tasks]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+
+
 class _Blocked:
     """Row blocks of a large matrix, converted to float64 one block at a time.
 
     Each block is ``(start, stop, x, o)`` with ``x`` of shape (rows, n_models)
-    and ``o`` the observed mask or ``None``. A compact (bool/integer) matrix
-    is never upcast whole: one reusable ~4 MiB float64 buffer holds the block.
+    and ``o`` the observed mask or ``None``. The matrix is never upcast whole:
+    every worker thread owns one reusable ~4 MiB float64 buffer for its block.
+
+    The rows are cut into tasks of ``_TASK_BLOCKS`` blocks which run on up to
+    ``_THREADS`` threads (NumPy releases the GIL in the casts and BLAS calls).
+    Each task returns its own partial sums and they are added in task order,
+    so the result does not depend on which thread ran which task.
     """
 
     def __init__(self, arr: npt.NDArray[Any]) -> None:
@@ -230,57 +283,83 @@ class _Blocked:
         self.n_rows, self.n_cols = arr.shape
         self.is_float = bool(np.issubdtype(arr.dtype, np.floating))
         self.has_missing = self.is_float  # refined by sums()
-        self._buf: FloatArray | None = None
         self._failure_totals = np.zeros(self.n_cols)
+        self._step = max(1, _BLOCK_ELEMENTS // max(self.n_cols, 1))
+        task_rows = self._step * max(1, _TASK_BLOCKS)
+        self._tasks = [
+            (lo, min(lo + task_rows, self.n_rows)) for lo in range(0, self.n_rows, task_rows)
+        ]
+        self._local = threading.local()
+        self._n_threads = max(1, min(_THREADS, len(self._tasks)))
 
-    def __iter__(self) -> Iterator[tuple[int, int, FloatArray, FloatArray | None]]:
-        for start, stop in _iter_bounds(self.n_rows, self.n_cols):
-            raw = self.arr[start:stop]
-            if self.is_float:
-                x = np.array(raw, dtype=np.float64)
-                if self.has_missing:
-                    nan = np.isnan(x)
-                    if nan.any():
-                        x[nan] = 0.0
-                        yield start, stop, x, (~nan).astype(np.float64)
-                        continue
-                yield start, stop, x, None
-            else:
-                if self._buf is None:
-                    self._buf = np.empty((max(1, _BLOCK_ELEMENTS // self.n_cols), self.n_cols))
-                x = self._buf[: stop - start]
-                np.copyto(x, raw)
-                yield start, stop, x, None
+    def _buffers(self) -> tuple[FloatArray, FloatArray]:
+        """This thread's block buffer and row-vector buffer (allocated once per thread)."""
+        bufs: tuple[FloatArray, FloatArray] | None = getattr(self._local, "bufs", None)
+        if bufs is None:
+            bufs = (np.empty((self._step, self.n_cols)), np.empty(self._step))
+            self._local.bufs = bufs
+        return bufs
+
+    def _blocks(self, lo: int, hi: int) -> Iterator[tuple[int, int, FloatArray, FloatArray | None]]:
+        buf, _ = self._buffers()
+        for start in range(lo, hi, self._step):
+            stop = min(start + self._step, hi)
+            x = buf[: stop - start]
+            np.copyto(x, self.arr[start:stop])
+            if self.has_missing:
+                nan = np.isnan(x)
+                if nan.any():
+                    x[nan] = 0.0
+                    yield start, stop, x, (~nan).astype(np.float64)
+                    continue
+            yield start, stop, x, None
+
+    def _map(self, fn: Callable[[int, int], _T]) -> list[_T]:
+        return _run_tasks(fn, self._tasks, self._n_threads)
 
     def sums(self) -> _Sums:
         n_q, n_m = self.n_rows, self.n_cols
         succ = np.empty(n_q)
         fail = np.empty(n_q)
+        ones = np.ones(n_m)
+
+        def task(lo: int, hi: int) -> tuple[FloatArray, int, bool, FloatArray]:
+            col_obs = np.zeros(n_m)
+            F = np.zeros(n_m)
+            n_missing = 0
+            has_fraction = False
+            for start, stop, x, o in self._blocks(lo, hi):
+                if self.is_float:
+                    _check_float_values(x, start)
+                    has_fraction = has_fraction or bool(np.any((x > 0) & (x < 1)))
+                else:
+                    _check_compact_values(self.arr[start:stop], start)
+                s_b = x @ ones
+                if o is None:
+                    obs_b = np.full(stop - start, float(n_m))
+                    col_obs += stop - start
+                else:
+                    obs_b = o @ ones
+                    col_obs += o.sum(axis=0)
+                    n_missing += round(obs_b.size * n_m - float(obs_b.sum()))
+                f_b = obs_b - s_b
+                succ[start:stop] = s_b
+                fail[start:stop] = f_b
+                # F(m) over retained rows, in the same pass (keep depends on the row only)
+                kf = ((s_b > 0) & (f_b > 0)).astype(np.float64)
+                F += (float(kf.sum()) if o is None else kf @ o) - kf @ x
+            return col_obs, n_missing, has_fraction, F
+
+        parts = self._map(task)
         col_obs = np.zeros(n_m)
+        F = np.zeros(n_m)
         n_missing = 0
         has_fraction = False
-        ones = np.ones(n_m)
-        F = np.zeros(n_m)
-        for start, stop, x, o in self:
-            if self.is_float:
-                _check_float_values(x, start)
-                has_fraction = has_fraction or bool(np.any((x > 0) & (x < 1)))
-            else:
-                _check_compact_values(self.arr[start:stop], start)
-            s_b = x @ ones
-            if o is None:
-                obs_b = np.full(stop - start, float(n_m))
-                col_obs += stop - start
-            else:
-                obs_b = o @ ones
-                col_obs += o.sum(axis=0)
-                n_missing += round(obs_b.size * n_m - float(obs_b.sum()))
-            f_b = obs_b - s_b
-            succ[start:stop] = s_b
-            fail[start:stop] = f_b
-            # F(m) over retained rows, in the same pass (keep depends on the row only)
-            kf = ((s_b > 0) & (f_b > 0)).astype(np.float64)
-            F += (float(kf.sum()) if o is None else kf @ o) - kf @ x
+        for c, nm_, hf, f in parts:
+            col_obs += c
+            F += f
+            n_missing += nm_
+            has_fraction = has_fraction or hf
         self.has_missing = n_missing > 0
         self._failure_totals = F
         return _Sums(succ, fail, col_obs, n_missing, has_fraction)
@@ -307,22 +386,41 @@ class _Blocked:
         """
         n_m = self.n_cols
         n_keep = int(keep.sum())
-        tele_q = (1.0 - alpha) / n_keep
         tele_m = (1.0 - alpha) / n_m
+        # excluded questions: alpha_keep = tele_keep = 0, so their pi_q stays 0
+        keepf = keep.astype(np.float64)
+        alpha_keep = alpha * keepf
+        tele_keep = keepf * ((1.0 - alpha) / n_keep)
         pi_m = np.full(n_m, 1.0 / n_m)
-        pi_q = np.where(keep, 1.0 / n_keep, 0.0)
+        pi_q = keepf / n_keep
+        w = np.empty(n_m)
+        w_sum = 0.0
+
+        def task(lo: int, hi: int) -> tuple[FloatArray, float]:
+            _, ybuf = self._buffers()
+            z = np.zeros(n_m)
+            dq = 0.0
+            for start, stop, x, o in self._blocks(lo, hi):
+                y = np.matmul(x, w, out=ybuf[: stop - start])
+                np.subtract(w_sum if o is None else o @ w, y, out=y)  # failure mass, eq. 2
+                y *= alpha_keep[start:stop]
+                y += tele_keep[start:stop]
+                old = pi_q[start:stop]
+                dq += float(np.abs(old - y).sum())
+                old[...] = y
+                y *= inv_succ[start:stop]
+                z += y @ x
+            return z, dq
+
         deltas: list[float] = []
         for _ in range(max_iter):
-            w = pi_m / F
+            np.divide(pi_m, F, out=w)
             w_sum = float(w.sum())
             z = np.zeros(n_m)
             dq = 0.0
-            for start, stop, x, o in self:
-                y_fail = (w_sum if o is None else o @ w) - x @ w
-                new_q = np.where(keep[start:stop], alpha * y_fail + tele_q, 0.0)
-                dq += float(np.abs(new_q - pi_q[start:stop]).sum())
-                pi_q[start:stop] = new_q
-                z += (new_q * inv_succ[start:stop]) @ x
+            for z_t, dq_t in self._map(task):
+                z += z_t
+                dq += dq_t
             new_m = alpha * z + tele_m
             delta = dq + float(np.abs(new_m - pi_m).sum())
             pi_m = new_m
@@ -332,10 +430,180 @@ class _Blocked:
         _not_converged(deltas, tol=tol, max_iter=max_iter, alpha=alpha)
 
 
+class _Packed:
+    """A large 0/1 (bool/integer) matrix, bit-packed once along the models.
+
+    ``np.packbits`` turns each row into ``ceil(n_models / 8)`` bytes, stored
+    transposed: ``codes[j, q]`` holds models ``8j .. 8j+7`` of question ``q``
+    (1/8 of the memory of the uint8 input). With ``T[j, c]`` the sum of ``w``
+    over the models set in byte value ``c`` of position ``j`` (a 256-entry
+    table per position), ``A w = sum_j T[j, codes[j]]``; ``A^T v`` comes from
+    the weighted histograms ``np.bincount(codes[j], weights=v)`` times the
+    256 x 8 bit matrix. Each iteration thus reads 1/8 of the bytes of the
+    input and never converts the matrix to float.
+
+    The questions are cut into tasks of ``_PACKED_ROWS`` rows run on up to
+    ``_THREADS`` threads; partial sums are added in task order.
+    """
+
+    def __init__(self, arr: npt.NDArray[Any]) -> None:
+        self.arr = arr
+        self.n_rows, self.n_cols = arr.shape
+        self.n_bytes = (self.n_cols + 7) // 8
+        self.codes = np.empty((self.n_bytes, self.n_rows), dtype=np.uint8)
+        rows = max(1, _PACKED_ROWS)
+        self._tasks = [(lo, min(lo + rows, self.n_rows)) for lo in range(0, self.n_rows, rows)]
+        self._n_threads = max(1, min(_THREADS, len(self._tasks)))
+        self._failure_totals = np.zeros(self.n_cols)
+
+    def _map(self, fn: Callable[[int, int], _T]) -> list[_T]:
+        return _run_tasks(fn, self._tasks, self._n_threads)
+
+    def _fold(self, hist: FloatArray) -> FloatArray:
+        """Per-position byte histograms (n_bytes, 256) -> per-model sums (n_models,)."""
+        return (hist @ _BITS).reshape(-1)[: self.n_cols]
+
+    def _row_sums(self, lo: int, hi: int, table: FloatArray) -> FloatArray:
+        """``A[lo:hi] @ w`` from the packed codes, ``table[j, c]`` summing ``w`` over byte ``c``."""
+        y = np.zeros(hi - lo)
+        gathered = np.empty(hi - lo)
+        for j in range(self.n_bytes):
+            # mode="wrap" skips the bounds check (a uint8 code is always < 256)
+            np.take(table[j % table.shape[0]], self.codes[j, lo:hi], out=gathered, mode="wrap")
+            y += gathered
+        return y
+
+    def _column_sums(self, lo: int, hi: int, v: FloatArray) -> FloatArray:
+        """``A[lo:hi].T @ v`` from the packed codes."""
+        hist = np.empty((self.n_bytes, 256))
+        for j in range(self.n_bytes):
+            hist[j] = np.bincount(self.codes[j, lo:hi], weights=v, minlength=256)
+        return self._fold(hist)
+
+    def sums(self) -> _Sums:
+        n_q, n_m = self.n_rows, self.n_cols
+        succ = np.empty(n_q)
+        fail = np.empty(n_q)
+
+        def task(lo: int, hi: int) -> FloatArray:
+            _check_compact_values(self.arr[lo:hi], lo)
+            for start in range(lo, hi, _PACK_ROWS):  # small pieces: the transpose stays in cache
+                stop = min(start + _PACK_ROWS, hi)
+                self.codes[:, start:stop] = np.packbits(self.arr[start:stop], axis=1).T
+            words = _byte_words(self.arr[lo:hi])
+            if words is None:
+                s_b = self._row_sums(lo, hi, _POPCOUNT_TABLE)
+            else:
+                s_b = _swar_row_sums(words).astype(np.float64)
+            f_b = n_m - s_b
+            succ[lo:hi] = s_b
+            fail[lo:hi] = f_b
+            # F(m) = retained questions failed by m, in the same pass
+            keep_b = (s_b > 0) & (f_b > 0)
+            if words is None:
+                return float(keep_b.sum()) - self._column_sums(lo, hi, keep_b.astype(np.float64))
+            solved = _swar_column_sums(words)
+            dropped = np.flatnonzero(~keep_b)
+            if dropped.size:
+                solved -= self.arr[lo:hi][dropped].sum(axis=0, dtype=np.int64)
+            return float(keep_b.sum()) - solved.astype(np.float64)
+
+        F = np.zeros(n_m)
+        for part in self._map(task):
+            F += part
+        self._failure_totals = F
+        return _Sums(succ, fail, np.full(n_m, float(n_q)), 0, False)
+
+    def failure_totals(self, keep: BoolArray) -> FloatArray:
+        """F(m) over the retained questions, accumulated by :meth:`sums`."""
+        return self._failure_totals
+
+    def propagate(
+        self,
+        keep: BoolArray,
+        inv_succ: FloatArray,
+        F: FloatArray,
+        *,
+        alpha: float,
+        tol: float,
+        max_iter: int,
+    ) -> tuple[FloatArray, FloatArray, list[float]]:
+        """Eqs. 2-3, one pass over the packed codes per iteration (as in :class:`_Blocked`)."""
+        n_m = self.n_cols
+        n_keep = int(keep.sum())
+        tele_m = (1.0 - alpha) / n_m
+        keepf = keep.astype(np.float64)
+        alpha_keep = alpha * keepf
+        tele_keep = keepf * ((1.0 - alpha) / n_keep)
+        pi_m = np.full(n_m, 1.0 / n_m)
+        pi_q = keepf / n_keep
+        w8 = np.zeros((self.n_bytes, 8))  # w padded to whole bytes (padding bits are 0)
+        table = np.empty((self.n_bytes, 256))
+        w_sum = 0.0
+
+        def task(lo: int, hi: int) -> tuple[FloatArray, float]:
+            y = self._row_sums(lo, hi, table)
+            np.subtract(w_sum, y, out=y)  # failure mass, eq. 2
+            y *= alpha_keep[lo:hi]
+            y += tele_keep[lo:hi]
+            old = pi_q[lo:hi]
+            dq = float(np.abs(old - y).sum())
+            old[...] = y
+            y *= inv_succ[lo:hi]
+            return self._column_sums(lo, hi, y), dq
+
+        deltas: list[float] = []
+        for _ in range(max_iter):
+            w = pi_m / F
+            w_sum = float(w.sum())
+            w8.reshape(-1)[:n_m] = w
+            np.matmul(w8, _BITS.T, out=table)
+            z = np.zeros(n_m)
+            dq = 0.0
+            for z_t, dq_t in self._map(task):
+                z += z_t
+                dq += dq_t
+            new_m = alpha * z + tele_m
+            delta = dq + float(np.abs(new_m - pi_m).sum())
+            pi_m = new_m
+            deltas.append(delta)
+            if delta < tol:
+                return pi_q, pi_m, deltas
+        _not_converged(deltas, tol=tol, max_iter=max_iter, alpha=alpha)
+
+
+def _byte_words(raw: npt.NDArray[Any]) -> npt.NDArray[np.uint64] | None:
+    """A C-contiguous 0/1 byte block seen as 64-bit words of 8 responses, else ``None``."""
+    if raw.dtype.itemsize != 1 or raw.shape[1] % 8 or not raw.flags.c_contiguous:
+        return None
+    return raw.view(np.uint64)
+
+
+def _swar_row_sums(words: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    """Row sums of 0/1 bytes: add whole words (8 byte lanes at once), then the lanes.
+
+    Adding at most 255 words keeps every byte lane below 256, so no lane carries.
+    """
+    total = np.zeros(words.shape[0], dtype=np.int64)
+    for g in range(0, words.shape[1], 255):
+        lanes = np.add.reduce(words[:, g : g + 255], axis=1)
+        total += lanes.view(np.uint8).reshape(-1, 8).sum(axis=1, dtype=np.int64)
+    return total
+
+
+def _swar_column_sums(words: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    """Column sums of 0/1 bytes, adding at most 255 rows of words per step (no lane carries)."""
+    total = np.zeros(words.shape[1] * 8, dtype=np.int64)
+    for g in range(0, words.shape[0], 255):
+        total += np.add.reduce(words[g : g + 255], axis=0).view(np.uint8)
+    return total
+
+
 def _check_compact_values(raw: npt.NDArray[Any], start: int) -> None:
     if raw.dtype == np.bool_ or raw.size == 0:
         return
-    lo, hi = raw.min(), raw.max()
+    hi = raw.max()
+    lo = 0 if np.issubdtype(raw.dtype, np.unsignedinteger) else raw.min()
     if lo < 0 or hi > 1:
         bad = np.argwhere((raw < 0) | (raw > 1))[0]
         i, j = int(bad[0]) + start, int(bad[1])
@@ -501,7 +769,13 @@ def eip(
 
     arr = _as_response_matrix(A)
     n_q, n_m = arr.shape
-    data: _Dense | _Blocked = _Dense(arr) if n_q * n_m * 8 <= _CACHE_BYTES else _Blocked(arr)
+    data: _Dense | _Blocked | _Packed
+    if n_q * n_m * 8 <= _CACHE_BYTES:
+        data = _Dense(arr)
+    elif np.issubdtype(arr.dtype, np.floating):
+        data = _Blocked(arr)
+    else:
+        data = _Packed(arr)
     sums = data.sums()
 
     if continuous is False and sums.has_fraction:
@@ -539,15 +813,14 @@ def eip(
             f"model {j} fails none of the {n_keep} retained questions (F(m) = 0), so its "
             "difficulty transition P_M->Q is undefined; add questions it fails or drop it"
         )
-    inv_succ = np.where(keep, 1.0 / np.where(keep, sums.succ, 1.0), 0.0)
+    inv_succ = np.divide(1.0, sums.succ, out=np.zeros(n_q), where=keep)
     pi_q, pi_m, deltas = data.propagate(keep, inv_succ, F, alpha=alpha, tol=tol, max_iter=max_iter)
 
-    difficulty = pi_q.copy()
-    difficulty[solved_by_none] = 1.0
-    difficulty[solved_by_all] = 0.0
-    d100 = np.zeros(n_q)
-    d100[keep] = 100.0 * (pi_q[keep] / pi_q[keep].max())
-    d100[solved_by_none] = 100.0
+    # pi_q is exactly 0 on excluded questions, so its maximum is over the retained ones
+    difficulty = np.where(solved_by_none, 1.0, pi_q)
+    d100 = pi_q / pi_q.max()
+    d100 *= 100.0
+    np.copyto(d100, 100.0, where=solved_by_none)
     c100 = 100.0 * (pi_m / pi_m.max())
     return EIPResult(
         difficulty=difficulty,

@@ -717,3 +717,103 @@ def test_metabench_gsm8k_real_matrix(shared_data: Path) -> None:
     assert tau > 0.7
     assert rho > 0.9
     assert rho_theta > 0.9
+
+
+# ---------------------------------------------------------------------------
+# Bit-packed and threaded paths for large matrices
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("n_q", "n_m", "dtype", "layout"),
+    [
+        (3_001, 40, np.uint8, "C"),  # 64-bit word sums (models a multiple of 8)
+        (3_001, 40, np.bool_, "C"),
+        (2_500, 37, np.uint8, "C"),  # partial last byte: gather/histogram setup
+        (2_500, 24, np.int16, "C"),
+        (2_000, 32, np.uint8, "F"),  # non-contiguous rows
+    ],
+)
+def test_packed_path_matches_dense_path(
+    n_q: int, n_m: int, dtype: Any, layout: str, threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0/1 input too large to cache is bit-packed and run on threads; same fit as float64.
+
+    The thresholds are lowered so that a few-thousand-row matrix is packed and split into
+    many tasks (several per thread), and a few rows solved by all / by none are planted
+    so that the exclusion bookkeeping inside the tasks is exercised.
+    """
+    rng = np.random.default_rng(n_q + n_m)
+    A = random_responses(rng, n_q, n_m)
+    A[7] = 1.0
+    A[1_000] = 0.0
+    A[-1] = 1.0
+    dense = eip(A)
+    monkeypatch.setattr(eip_module, "_CACHE_BYTES", 0)
+    monkeypatch.setattr(eip_module, "_PACKED_ROWS", 257)
+    monkeypatch.setattr(eip_module, "_PACK_ROWS", 100)
+    monkeypatch.setattr(eip_module, "_THREADS", threads)
+    X = A.astype(dtype)
+    if layout == "F":
+        X = np.asfortranarray(X)
+    res = eip(X)
+    assert res.iterations == dense.iterations
+    np.testing.assert_allclose(res.difficulty, dense.difficulty, rtol=1e-12, atol=1e-16)
+    np.testing.assert_allclose(res.competency, dense.competency, rtol=1e-12)
+    np.testing.assert_allclose(res.deltas, dense.deltas, rtol=1e-8, atol=1e-14)
+    np.testing.assert_array_equal(res.solved_by_all, dense.solved_by_all)
+    np.testing.assert_array_equal(res.solved_by_none, dense.solved_by_none)
+    assert res.solved_by_all.sum() >= 2
+    assert res.solved_by_none.sum() >= 1
+
+
+def test_packed_setup_word_sums_are_exact() -> None:
+    """Row and column sums of 0/1 bytes through 64-bit words equal plain integer sums.
+
+    600 rows and 2,080 columns: more than 255 words per row and more than 255 rows, so
+    both sums cross the 255-term groups that keep the byte lanes from carrying.
+    """
+    rng = np.random.default_rng(3)
+    raw = (rng.random((600, 2_080)) < 0.97).astype(np.uint8)
+    words = eip_module._byte_words(raw)
+    assert words is not None
+    np.testing.assert_array_equal(eip_module._swar_row_sums(words), raw.sum(axis=1))
+    np.testing.assert_array_equal(eip_module._swar_column_sums(words), raw.sum(axis=0))
+    assert eip_module._byte_words(raw[:, :-3]) is None  # not whole words
+    assert eip_module._byte_words(np.asfortranarray(raw)) is None
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_blocked_float_path_threads_match_dense(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Continuous scores with missing entries: threaded row blocks give the float64 fit."""
+    rng = np.random.default_rng(21)
+    A = random_responses(rng, 2_000, 9, continuous=True, missing=0.1)
+    dense = eip(A)
+    monkeypatch.setattr(eip_module, "_CACHE_BYTES", 0)
+    monkeypatch.setattr(eip_module, "_BLOCK_ELEMENTS", 200)
+    monkeypatch.setattr(eip_module, "_TASK_BLOCKS", 3)
+    monkeypatch.setattr(eip_module, "_THREADS", threads)
+    res = eip(A)
+    assert res.iterations == dense.iterations
+    np.testing.assert_allclose(res.difficulty, dense.difficulty, rtol=1e-12, atol=1e-16)
+    np.testing.assert_allclose(res.competency, dense.competency, rtol=1e-12)
+    assert res.n_missing == dense.n_missing
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_packed_path_errors_name_the_first_bad_row(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With several tasks failing validation, the error names the lowest bad row."""
+    monkeypatch.setattr(eip_module, "_CACHE_BYTES", 0)
+    monkeypatch.setattr(eip_module, "_PACKED_ROWS", 10)
+    monkeypatch.setattr(eip_module, "_THREADS", threads)
+    A = np.zeros((100, 4), dtype=np.uint8)
+    A[::2, 0] = 1
+    A[37, 2] = 3
+    A[85, 1] = 2
+    with pytest.raises(InvalidParameterError, match=r"A\[37, 2\]"):
+        eip(A)
