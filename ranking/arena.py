@@ -104,6 +104,10 @@ class StableArenaResult:
     ``sum = 1`` scale of the fit that last estimated it; exactly 0 for
     annotators whose votes are all ties; NaN exactly where the status is
     ``pending`` (not estimated)."""
+    ability_standard_errors: FloatArray
+    """Standard error of each annotator's ``theta_k`` from the final fit, shape
+    (n_annotators,); NaN for annotators not in that fit (pending, all-tie,
+    unbounded, or excluded before it)."""
     epsilon: FloatArray
     """Ability threshold applied to each annotator, shape (n_annotators,);
     NaN where the status is ``pending``."""
@@ -642,12 +646,15 @@ def stable_arena(
             reasons.append(
                 f"theta = {theta[j]:.4g} > epsilon = {eps[j]:.4g} ({rule}) on {nr} votes"
             )
+    ability_se = np.full(m, np.nan)
+    ability_se[ids] = fit.ability_standard_errors
     return StableArenaResult(
         ratings=fit.ratings,
         lower=fit.lower,
         upper=fit.upper,
         ranks=fit.ranks,
         abilities=theta,
+        ability_standard_errors=ability_se,
         epsilon=eps,
         status=tuple(status),
         reasons=tuple(reasons),

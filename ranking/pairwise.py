@@ -1329,11 +1329,24 @@ def am_elo(
         # Newton on the observed Hessian near the optimum (quadratic convergence),
         # Fisher scoring (always an ascent direction) otherwise or as a fallback.
         xs, xa = np.zeros(n), np.zeros(m)
+        singular = False
         for observed in (True, False) if newton else (False,):
-            xs, xa = _FisherSystem(tr, s, a, n, m, observed=observed).solve(gs, ga)
+            try:
+                xs, xa = _FisherSystem(tr, s, a, n, m, observed=observed).solve(gs, ga)
+            except np.linalg.LinAlgError:
+                singular = True
+                continue
+            singular = False
             dec = float(gs @ xs + ga @ xa)
             if dec > 0 and np.isfinite(dec):
                 break
+        if singular:
+            _raise_if_separated(d, s, a)
+            raise DegenerateDataError(
+                "am-ELO: the information matrix is singular, so the ratings and abilities "
+                "are not identified by these votes (typically annotators with few, nearly "
+                "deterministic votes); collect more votes or fit m-ELO"
+            )
         t = 1.0
         while True:
             s_new, a_new = s + t * xs, a + t * xa
@@ -1357,8 +1370,13 @@ def am_elo(
             iterations=max_iter,
             tol=tol,
         )
-    system = _FisherSystem(tr, s, a, n, m)
-    vss, vaa = system.covariance()
+    try:
+        vss, vaa = _FisherSystem(tr, s, a, n, m).covariance()
+    except np.linalg.LinAlgError as err:
+        raise DegenerateDataError(
+            "am-ELO converged but its information matrix is singular, so no standard errors "
+            "exist for these votes; collect more votes or fit m-ELO"
+        ) from err
     rating_se = np.sqrt(np.clip(np.diag(vss), 0.0, None)) / ELO_C
     ability_se = np.sqrt(np.clip(vaa, 0.0, None)) / m
     ratings = initial + s / ELO_C

@@ -23,7 +23,7 @@ from annotate.store import repo
 from ranking.arena import stable_arena
 from ranking.errors import RankingInputError
 from ranking.pairwise import elo_bootstrap, m_elo
-from ranking.reliability import annotator_signals
+from ranking.reliability import annotator_signals, majority_agreement
 
 METHODS = ("elo", "m-elo", "am-elo")
 
@@ -209,17 +209,22 @@ def _f(x: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _signals(b: BattleArrays) -> Any:
+def _signals(b: BattleArrays) -> tuple[Any, Any]:
+    """Per-annotator signals: position bias on the sides as shown; majority agreement on
+    labels relative to the item (so two annotators who saw the sides swapped but chose
+    the same model agree)."""
     timed = ~np.isnan(b.response_ms)
-    return annotator_signals(
+    sig = annotator_signals(
         b.annotator,
         b.left_outcome,
         both_bad=b.both_bad,
         response_time=np.where(timed, b.response_ms / 1000.0, np.nan) if timed.any() else None,
         text_length=b.text_length if timed.any() else None,
-        item=b.item,
         n_annotators=len(b.annotators),
     )
+    label = np.where(b.both_bad, 3, np.round(b.outcome * 2).astype(np.int64))
+    maj = majority_agreement(b.item, b.annotator, label, n_annotators=len(b.annotators))
+    return sig, maj
 
 
 def rate(
@@ -245,9 +250,9 @@ def rate(
     n_m = len(b.models)
     battles = np.bincount(np.concatenate([b.model_a, b.model_b]), minlength=n_m)
     try:
-        sig = _signals(b)
+        sig, maj = _signals(b)
     except RankingInputError:
-        sig = None
+        sig, maj = None, None
     notes: list[str] = []
     try:
         if method == "elo":
@@ -327,9 +332,9 @@ def rate(
         if status is not None:
             st, reason = status.status[k], status.reasons[k]
             ab = _f(status.abilities[k])
-            se = status.fit.ability_standard_errors
-            if status.in_ratings[k] and k < len(se) and _f(se[k]) is not None and ab is not None:
-                lo, hi = ab - 1.96 * float(se[k]), ab + 1.96 * float(se[k])
+            se = _f(status.ability_standard_errors[k])
+            if se is not None and ab is not None:
+                lo, hi = ab - 1.96 * se, ab + 1.96 * se
         rows.append(
             AnnotatorRow(
                 annotator=name,
@@ -344,7 +349,7 @@ def rate(
                 left_share=_f(sig.position.left_share[k]) if sig else None,
                 left_p_value=_f(sig.position.p_value[k]) if sig else None,
                 fast_share=_f(sig.too_fast.share[k]) if sig and sig.too_fast else None,
-                majority_agreement=_f(sig.majority.agreement[k]) if sig and sig.majority else None,
+                majority_agreement=_f(maj.agreement[k]) if maj is not None else None,
             )
         )
     settings = {"action": action, "delta": delta, "epsilon": epsilon, "both_bad_as": both_bad_as}
