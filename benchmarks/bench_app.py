@@ -80,7 +80,8 @@ async def press_to_paint(db: Path, presses: int) -> list[float]:
     async with app.run_test(size=(100, 32)) as pilot:
         for _ in range(2000):
             await pilot.pause()
-            if isinstance(app.screen, PairScreen) and not app.screen.busy:
+            screen = app.screen
+            if isinstance(screen, PairScreen) and screen.painted_generation >= 1:
                 break
         screen = app.screen
         assert isinstance(screen, PairScreen)
@@ -88,9 +89,9 @@ async def press_to_paint(db: Path, presses: int) -> list[float]:
         original = screen._painted
 
         def record(generation: int) -> None:
-            was_busy = screen.busy
+            before = screen.painted_generation
             original(generation)
-            if was_busy and not screen.busy:
+            if screen.painted_generation != before:
                 painted.append(time.perf_counter())
 
         screen._painted = record  # type: ignore[method-assign]
@@ -184,7 +185,7 @@ async def run() -> None:
     app = make_app(__import__("pathlib").Path(sys.argv[1]), annotator=sys.argv[2],
                    study="demo-difficulty")
     async with app.run_test(size=(100, 32)):
-        while not (isinstance(app.screen, PairScreen) and not app.screen.busy):
+        while not (isinstance(app.screen, PairScreen) and app.screen.painted_generation >= 1):
             await asyncio.sleep(0.001)
         print("first item", flush=True)
 

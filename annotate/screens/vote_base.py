@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 PAINT_FALLBACK_S = 0.05
-"""At most this long after an item is shown, keys are accepted even if no repaint was seen."""
+"""If no repaint is seen, the response time starts this long after the item was shown."""
 
 
 class VoteScreen(Screen[None]):
@@ -67,10 +67,12 @@ class VoteScreen(Screen[None]):
         super().__init__()
         self.session = session
         self.busy = True
-        """True from a key press until the next item is painted; keys are ignored."""
+        """True while a vote or undo is being committed: keys are ignored meanwhile."""
         self.shown: ShownPair | ShownBattle | None = None
         self._shown_at = 0.0
         self._generation = 0
+        self.painted_generation = -1
+        """The last item generation known to be painted (benchmarks watch it)."""
 
     def compose(self) -> ComposeResult:
         yield StudyProgress()
@@ -105,19 +107,21 @@ class VoteScreen(Screen[None]):
             self.busy = False
             self._show_summary()
             return
-        self.busy = True
         self.show_item(self.shown)
+        self.busy = False
+        self._shown_at = time.perf_counter()
         self._generation += 1
         generation = self._generation
-        # Keys work again once the item is painted. call_after_refresh does not
+        # The response time runs from the paint. call_after_refresh does not
         # always fire while a screen is being pushed, so a short timer backs it up.
         self.call_after_refresh(self._painted, generation)
         self.set_timer(PAINT_FALLBACK_S, partial(self._painted, generation))
 
     def _painted(self, generation: int) -> None:
-        if generation == self._generation and self.busy:
+        """The item is on screen: its response time starts now (unless a key came first)."""
+        if generation == self._generation and self.painted_generation != generation:
+            self.painted_generation = generation
             self._shown_at = time.perf_counter()
-            self.busy = False
 
     def _show_summary(self) -> None:
         from annotate.screens.summary import SummaryScreen
@@ -138,6 +142,7 @@ class VoteScreen(Screen[None]):
         if self.busy or self.shown is None:
             return
         self.busy = True
+        self.painted_generation = self._generation  # a late paint callback changes nothing
         response_ms = round((time.perf_counter() - self._shown_at) * 1000)
         self._vote(key, response_ms)
 
@@ -178,7 +183,7 @@ class VoteScreen(Screen[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.busy = self.shown is None
+            self.busy = False
             self.app_report(event.worker.error)
 
     def app_report(self, err: BaseException) -> None:
