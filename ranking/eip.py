@@ -8,13 +8,15 @@ on this graph has a unique stationary distribution whose question part is the
 
 The response matrix has one row per question and one column per model. It may
 be a compact ``bool``/``uint8`` (or any integer) array of 0/1, which when large
-is processed in row blocks and never converted to float64 as a whole, or a
+is bit-packed and never converted to float64 as a whole, or a
 float array holding continuous scores in ``[0, 1]`` and ``NaN`` for missing
 answers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import math
 import os
 import threading
@@ -48,7 +50,7 @@ _CACHE_BYTES = 64 << 20
 _TASK_BLOCKS = 16
 """Blocks per task handed to a worker thread in the blocked path."""
 
-_PACKED_ROWS = 1 << 15
+_PACKED_ROWS = 1 << 16
 """Questions per task in the bit-packed path (0/1 input too large to cache)."""
 
 
@@ -59,7 +61,20 @@ def _available_cpus() -> int:
 
 
 _THREADS = min(2, _available_cpus())
-"""Worker threads for the blocked and bit-packed paths."""
+"""Worker threads for the blocked float path."""
+
+_PROCESSES = min(2, _available_cpus())
+"""Worker processes for the bit-packed path."""
+
+_PROCESS_MIN_ELEMENTS = 1 << 27
+"""Entries (about 134 million) from which the bit-packed path forks worker processes."""
+
+
+def _fork_available() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
 
 _BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
 """``_BITS[c, k]`` is 1.0 when byte ``c`` packs a 1 for the ``k``-th of its 8 models
@@ -178,6 +193,9 @@ class _Dense:
                 self.ot = (~nan).astype(np.float64)
             _check_float_values(xt.T, 0)
         self.xt = xt
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def sums(self) -> _Sums:
         n_m, n_q = self.xt.shape
@@ -317,6 +335,9 @@ class _Blocked:
     def _map(self, fn: Callable[[int, int], _T]) -> list[_T]:
         return _run_tasks(fn, self._tasks, self._n_threads)
 
+    def close(self) -> None:
+        """Nothing to release."""
+
     def sums(self) -> _Sums:
         n_q, n_m = self.n_rows, self.n_cols
         succ = np.empty(n_q)
@@ -430,8 +451,8 @@ class _Blocked:
         _not_converged(deltas, tol=tol, max_iter=max_iter, alpha=alpha)
 
 
-class _Packed:
-    """A large 0/1 (bool/integer) matrix, bit-packed once along the models.
+class _PackedPart:
+    """Rows ``offset .. offset + n_rows`` of a 0/1 matrix, bit-packed along the models.
 
     ``np.packbits`` turns each row into ``ceil(n_models / 8)`` bytes, stored
     transposed: ``codes[j, q]`` holds models ``8j .. 8j+7`` of question ``q``
@@ -440,28 +461,20 @@ class _Packed:
     table per position), ``A w = sum_j T[j, codes[j]]``; ``A^T v`` comes from
     the weighted histograms ``np.bincount(codes[j], weights=v)`` times the
     256 x 8 bit matrix. Each iteration thus reads 1/8 of the bytes of the
-    input and never converts the matrix to float.
-
-    The questions are cut into tasks of ``_PACKED_ROWS`` rows run on up to
-    ``_THREADS`` threads; partial sums are added in task order.
+    input and never converts the matrix to float. Rows are handled in tasks
+    of ``_PACKED_ROWS`` (one thread: ``np.take`` and ``np.bincount`` hold the GIL).
     """
 
-    def __init__(self, arr: npt.NDArray[Any]) -> None:
+    def __init__(self, arr: npt.NDArray[Any], offset: int = 0) -> None:
         self.arr = arr
+        self.offset = offset
         self.n_rows, self.n_cols = arr.shape
         self.n_bytes = (self.n_cols + 7) // 8
         self.codes = np.empty((self.n_bytes, self.n_rows), dtype=np.uint8)
         rows = max(1, _PACKED_ROWS)
         self._tasks = [(lo, min(lo + rows, self.n_rows)) for lo in range(0, self.n_rows, rows)]
-        self._n_threads = max(1, min(_THREADS, len(self._tasks)))
-        self._failure_totals = np.zeros(self.n_cols)
-
-    def _map(self, fn: Callable[[int, int], _T]) -> list[_T]:
-        return _run_tasks(fn, self._tasks, self._n_threads)
-
-    def _fold(self, hist: FloatArray) -> FloatArray:
-        """Per-position byte histograms (n_bytes, 256) -> per-model sums (n_models,)."""
-        return (hist @ _BITS).reshape(-1)[: self.n_cols]
+        self.table = np.empty((self.n_bytes, 256))
+        self._w8 = np.zeros((self.n_bytes, 8))  # w padded to whole bytes (padding bits are 0)
 
     def _row_sums(self, lo: int, hi: int, table: FloatArray) -> FloatArray:
         """``A[lo:hi] @ w`` from the packed codes, ``table[j, c]`` summing ``w`` over byte ``c``."""
@@ -478,19 +491,21 @@ class _Packed:
         hist = np.empty((self.n_bytes, 256))
         for j in range(self.n_bytes):
             hist[j] = np.bincount(self.codes[j, lo:hi], weights=v, minlength=256)
-        return self._fold(hist)
+        return (hist @ _BITS).reshape(-1)[: self.n_cols]
 
-    def sums(self) -> _Sums:
-        n_q, n_m = self.n_rows, self.n_cols
-        succ = np.empty(n_q)
-        fail = np.empty(n_q)
-
-        def task(lo: int, hi: int) -> FloatArray:
-            _check_compact_values(self.arr[lo:hi], lo)
+    def sums(self) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Pack the rows; return success and failure mass per row and F(m) over these rows."""
+        n_m = self.n_cols
+        succ = np.empty(self.n_rows)
+        fail = np.empty(self.n_rows)
+        F = np.zeros(n_m)
+        for lo, hi in self._tasks:
+            raw = self.arr[lo:hi]
+            _check_compact_values(raw, lo + self.offset)
             for start in range(lo, hi, _PACK_ROWS):  # small pieces: the transpose stays in cache
                 stop = min(start + _PACK_ROWS, hi)
                 self.codes[:, start:stop] = np.packbits(self.arr[start:stop], axis=1).T
-            words = _byte_words(self.arr[lo:hi])
+            words = _byte_words(raw)
             if words is None:
                 s_b = self._row_sums(lo, hi, _POPCOUNT_TABLE)
             else:
@@ -501,16 +516,137 @@ class _Packed:
             # F(m) = retained questions failed by m, in the same pass
             keep_b = (s_b > 0) & (f_b > 0)
             if words is None:
-                return float(keep_b.sum()) - self._column_sums(lo, hi, keep_b.astype(np.float64))
-            solved = _swar_column_sums(words)
-            dropped = np.flatnonzero(~keep_b)
-            if dropped.size:
-                solved -= self.arr[lo:hi][dropped].sum(axis=0, dtype=np.int64)
-            return float(keep_b.sum()) - solved.astype(np.float64)
+                F += float(keep_b.sum()) - self._column_sums(lo, hi, keep_b.astype(np.float64))
+            else:
+                solved = _swar_column_sums(words)
+                dropped = np.flatnonzero(~keep_b)
+                if dropped.size:
+                    solved -= raw[dropped].sum(axis=0, dtype=np.int64)
+                F += float(keep_b.sum()) - solved.astype(np.float64)
+        self.succ, self.fail = succ, fail
+        return succ, fail, F
 
-        F = np.zeros(n_m)
-        for part in self._map(task):
-            F += part
+    def start(self, n_keep: int, alpha: float) -> None:
+        """Set up eq. 2 on these rows; retained rows are those with both masses positive."""
+        keepf = ((self.succ > 0) & (self.fail > 0)).astype(np.float64)
+        self.alpha_keep = alpha * keepf
+        self.tele_keep = keepf * ((1.0 - alpha) / n_keep)
+        self.inv_succ = np.divide(1.0, self.succ, out=np.zeros(self.n_rows), where=keepf > 0)
+        self.pi_q = keepf / n_keep
+
+    def step(self, w: FloatArray, w_sum: float) -> tuple[FloatArray, float]:
+        """One pass: update ``pi_q`` by eq. 2; return its ``A^T (pi_q / S)`` and L1 change."""
+        self._w8.reshape(-1)[: self.n_cols] = w
+        np.matmul(self._w8, _BITS.T, out=self.table)
+        z = np.zeros(self.n_cols)
+        dq = 0.0
+        for lo, hi in self._tasks:
+            y = self._row_sums(lo, hi, self.table)
+            np.subtract(w_sum, y, out=y)  # failure mass, eq. 2
+            y *= self.alpha_keep[lo:hi]
+            y += self.tele_keep[lo:hi]
+            old = self.pi_q[lo:hi]
+            dq += float(np.abs(old - y).sum())
+            old[...] = y
+            y *= self.inv_succ[lo:hi]
+            z += self._column_sums(lo, hi, y)
+        return z, dq
+
+
+def _packed_worker(conn: Any, arr: npt.NDArray[Any], lo: int, hi: int) -> None:
+    """Forked worker: owns rows ``lo:hi`` of a :class:`_Packed` matrix; driven through ``conn``."""
+    try:
+        part = _PackedPart(arr[lo:hi], offset=lo)
+        conn.send(part.sums())
+        while (msg := conn.recv()) is not None:
+            if msg[0] == "start":
+                part.start(*msg[1:])
+            elif msg[0] == "step":
+                conn.send(part.step(*msg[1:]))
+            else:  # "pi_q"
+                conn.send(part.pi_q)
+    except BaseException as err:  # reported to the parent, which re-raises it
+        try:
+            conn.send(err)
+        except Exception:  # not picklable
+            conn.send(RuntimeError(f"EIP worker failed: {err!r}"))
+    finally:
+        conn.close()
+
+
+class _Packed:
+    """A large 0/1 (bool/integer) matrix, bit-packed (see :class:`_PackedPart`).
+
+    With ``_PROCESSES`` > 1, fork available and at least ``_PROCESS_MIN_ELEMENTS``
+    entries, the rows are split between forked worker processes (NumPy's gather
+    and histogram hold the GIL, so threads would not run them in parallel). Each
+    worker packs and keeps its own rows; an iteration sends it ``w`` (n_models
+    floats) and gets back its partial ``A^T v`` and L1 change, which are added
+    in worker order. The input is shared with the workers copy-on-write and
+    only read.
+    """
+
+    def __init__(self, arr: npt.NDArray[Any]) -> None:
+        self.n_rows, self.n_cols = arr.shape
+        n_proc = min(_PROCESSES, self.n_rows)
+        self._conns: list[Any] = []
+        self._procs: list[Any] = []
+        self._local: _PackedPart | None = None
+        if n_proc > 1 and arr.size >= _PROCESS_MIN_ELEMENTS and _fork_available():
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("fork")
+            bounds = [self.n_rows * i // n_proc for i in range(n_proc + 1)]
+            try:
+                for lo, hi in itertools.pairwise(bounds):
+                    parent, child = ctx.Pipe()
+                    proc = ctx.Process(
+                        target=_packed_worker, args=(child, arr, lo, hi), daemon=True
+                    )
+                    proc.start()
+                    child.close()
+                    self._conns.append(parent)
+                    self._procs.append(proc)
+            except BaseException:
+                self.close()
+                raise
+        else:
+            self._local = _PackedPart(arr)
+
+    def _recv(self, conn: Any) -> Any:
+        msg = conn.recv()
+        if isinstance(msg, BaseException):
+            raise msg
+        return msg
+
+    def close(self) -> None:
+        """Stop the worker processes, if any."""
+        for conn in self._conns:
+            with contextlib.suppress(OSError, ValueError):  # worker already gone
+                conn.send(None)
+            conn.close()
+        for proc in self._procs:
+            proc.join(timeout=5)
+            if proc.is_alive():  # pragma: no cover - a worker that did not stop
+                proc.terminate()
+                proc.join()
+        self._conns, self._procs = [], []
+
+    def sums(self) -> _Sums:
+        n_q, n_m = self.n_rows, self.n_cols
+        if self._local is not None:
+            succ, fail, F = self._local.sums()
+        else:
+            # receive every worker's answer before raising, lowest rows first
+            parts = [conn.recv() for conn in self._conns]
+            for part in parts:
+                if isinstance(part, BaseException):
+                    raise part
+            succ = np.concatenate([p[0] for p in parts])
+            fail = np.concatenate([p[1] for p in parts])
+            F = np.zeros(n_m)
+            for p in parts:
+                F += p[2]
         self._failure_totals = F
         return _Sums(succ, fail, np.full(n_m, float(n_q)), 0, False)
 
@@ -532,42 +668,36 @@ class _Packed:
         n_m = self.n_cols
         n_keep = int(keep.sum())
         tele_m = (1.0 - alpha) / n_m
-        keepf = keep.astype(np.float64)
-        alpha_keep = alpha * keepf
-        tele_keep = keepf * ((1.0 - alpha) / n_keep)
+        if self._local is not None:
+            self._local.start(n_keep, alpha)
+        for conn in self._conns:
+            conn.send(("start", n_keep, alpha))
         pi_m = np.full(n_m, 1.0 / n_m)
-        pi_q = keepf / n_keep
-        w8 = np.zeros((self.n_bytes, 8))  # w padded to whole bytes (padding bits are 0)
-        table = np.empty((self.n_bytes, 256))
-        w_sum = 0.0
-
-        def task(lo: int, hi: int) -> tuple[FloatArray, float]:
-            y = self._row_sums(lo, hi, table)
-            np.subtract(w_sum, y, out=y)  # failure mass, eq. 2
-            y *= alpha_keep[lo:hi]
-            y += tele_keep[lo:hi]
-            old = pi_q[lo:hi]
-            dq = float(np.abs(old - y).sum())
-            old[...] = y
-            y *= inv_succ[lo:hi]
-            return self._column_sums(lo, hi, y), dq
-
         deltas: list[float] = []
         for _ in range(max_iter):
             w = pi_m / F
             w_sum = float(w.sum())
-            w8.reshape(-1)[:n_m] = w
-            np.matmul(w8, _BITS.T, out=table)
-            z = np.zeros(n_m)
-            dq = 0.0
-            for z_t, dq_t in self._map(task):
-                z += z_t
-                dq += dq_t
+            if self._local is not None:
+                z, dq = self._local.step(w, w_sum)
+            else:
+                for conn in self._conns:
+                    conn.send(("step", w, w_sum))
+                z = np.zeros(n_m)
+                dq = 0.0
+                for conn in self._conns:
+                    z_t, dq_t = self._recv(conn)
+                    z += z_t
+                    dq += dq_t
             new_m = alpha * z + tele_m
             delta = dq + float(np.abs(new_m - pi_m).sum())
             pi_m = new_m
             deltas.append(delta)
             if delta < tol:
+                if self._local is not None:
+                    return self._local.pi_q, pi_m, deltas
+                for conn in self._conns:
+                    conn.send(("pi_q",))
+                pi_q = np.concatenate([self._recv(conn) for conn in self._conns])
                 return pi_q, pi_m, deltas
         _not_converged(deltas, tol=tol, max_iter=max_iter, alpha=alpha)
 
@@ -673,11 +803,14 @@ def eip(
         Responses, one row per question and one column per model. Either a
         ``bool`` or integer array of 0 (failed) / 1 (solved), or a float array
         of scores in ``[0, 1]`` (sec. 2.4) where ``NaN`` marks a missing
-        answer. A matrix whose float64 copy would exceed 64 MiB is processed
-        in row blocks of about 4 MiB (one pass per iteration), so a large
-        ``bool``/``uint8`` matrix is never upcast whole; smaller matrices are
-        converted to float64 once. A missing answer is neither a success nor a failure:
-        it adds no competency edge and no difficulty edge, and the row sums
+        answer. A matrix whose float64 copy fits in 64 MiB is converted to
+        float64 once. A larger 0/1 (``bool``/integer) matrix is never
+        converted to float: it is bit-packed (1/8 of the bytes of ``uint8``)
+        and each iteration reads the packed bits once; from 2**27 entries its
+        rows are split between two forked worker processes (where ``fork`` is
+        available). A larger float matrix is processed in row blocks of about
+        4 MiB on two threads. A missing answer is neither a success nor a
+        failure: it adds no competency edge and no difficulty edge, and the row sums
         ``S(q)`` and column sums ``F(m)`` run over observed entries only.
     alpha : float, default=0.85
         Damping factor in ``(0, 1]`` (the paper's default is 0.85). ``alpha=1``
@@ -776,45 +909,51 @@ def eip(
         data = _Blocked(arr)
     else:
         data = _Packed(arr)
-    sums = data.sums()
+    try:
+        sums = data.sums()
 
-    if continuous is False and sums.has_fraction:
-        raise InvalidParameterError(
-            "A holds scores strictly between 0 and 1 but continuous=False; "
-            "pass continuous=True (or None) for partial credit, or round the scores"
-        )
-    is_continuous = sums.has_fraction if continuous is None else bool(continuous)
-    obs = sums.succ + sums.fail
-    if np.any(obs <= 0):
-        i = int(np.flatnonzero(obs <= 0)[0])
-        raise DegenerateDataError(
-            f"question {i} has no observed answer (its row is all NaN); drop it before calling eip"
-        )
-    if np.any(sums.col_obs <= 0):
-        j = int(np.flatnonzero(sums.col_obs <= 0)[0])
-        raise DegenerateDataError(
-            f"model {j} has no observed answer (its column is all NaN); drop it"
-        )
+        if continuous is False and sums.has_fraction:
+            raise InvalidParameterError(
+                "A holds scores strictly between 0 and 1 but continuous=False; "
+                "pass continuous=True (or None) for partial credit, or round the scores"
+            )
+        is_continuous = sums.has_fraction if continuous is None else bool(continuous)
+        obs = sums.succ + sums.fail
+        if np.any(obs <= 0):
+            i = int(np.flatnonzero(obs <= 0)[0])
+            raise DegenerateDataError(
+                f"question {i} has no observed answer (its row is all NaN); "
+                "drop it before calling eip"
+            )
+        if np.any(sums.col_obs <= 0):
+            j = int(np.flatnonzero(sums.col_obs <= 0)[0])
+            raise DegenerateDataError(
+                f"model {j} has no observed answer (its column is all NaN); drop it"
+            )
 
-    solved_by_none = sums.succ <= 0
-    solved_by_all = (sums.fail <= 0) & ~solved_by_none
-    keep = ~(solved_by_all | solved_by_none)
-    n_keep = int(keep.sum())
-    if n_keep == 0:
-        raise DegenerateDataError(
-            f"all {n_q} questions are solved by every model or by none, so nothing "
-            "can propagate; EIP needs questions that some models solve and others fail"
+        solved_by_none = sums.succ <= 0
+        solved_by_all = (sums.fail <= 0) & ~solved_by_none
+        keep = ~(solved_by_all | solved_by_none)
+        n_keep = int(keep.sum())
+        if n_keep == 0:
+            raise DegenerateDataError(
+                f"all {n_q} questions are solved by every model or by none, so nothing "
+                "can propagate; EIP needs questions that some models solve and others fail"
+            )
+        F = data.failure_totals(keep)
+        F[np.abs(F) < 1e-12 * n_keep] = 0.0
+        if np.any(F <= 0):
+            j = int(np.flatnonzero(F <= 0)[0])
+            raise DegenerateDataError(
+                f"model {j} fails none of the {n_keep} retained questions (F(m) = 0), so its "
+                "difficulty transition P_M->Q is undefined; add questions it fails or drop it"
+            )
+        inv_succ = np.divide(1.0, sums.succ, out=np.zeros(n_q), where=keep)
+        pi_q, pi_m, deltas = data.propagate(
+            keep, inv_succ, F, alpha=alpha, tol=tol, max_iter=max_iter
         )
-    F = data.failure_totals(keep)
-    F[np.abs(F) < 1e-12 * n_keep] = 0.0
-    if np.any(F <= 0):
-        j = int(np.flatnonzero(F <= 0)[0])
-        raise DegenerateDataError(
-            f"model {j} fails none of the {n_keep} retained questions (F(m) = 0), so its "
-            "difficulty transition P_M->Q is undefined; add questions it fails or drop it"
-        )
-    inv_succ = np.divide(1.0, sums.succ, out=np.zeros(n_q), where=keep)
-    pi_q, pi_m, deltas = data.propagate(keep, inv_succ, F, alpha=alpha, tol=tol, max_iter=max_iter)
+    finally:
+        data.close()  # stops the worker processes of the bit-packed path
 
     # pi_q is exactly 0 on excluded questions, so its maximum is over the retained ones
     difficulty = np.where(solved_by_none, 1.0, pi_q)

@@ -13,6 +13,7 @@ import csv
 import importlib
 import json
 import math
+import multiprocessing
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -724,7 +725,7 @@ def test_metabench_gsm8k_real_matrix(shared_data: Path) -> None:
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("processes", [1, 2])
 @pytest.mark.parametrize(
     ("n_q", "n_m", "dtype", "layout"),
     [
@@ -736,13 +737,13 @@ def test_metabench_gsm8k_real_matrix(shared_data: Path) -> None:
     ],
 )
 def test_packed_path_matches_dense_path(
-    n_q: int, n_m: int, dtype: Any, layout: str, threads: int, monkeypatch: pytest.MonkeyPatch
+    n_q: int, n_m: int, dtype: Any, layout: str, processes: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """0/1 input too large to cache is bit-packed and run on threads; same fit as float64.
+    """0/1 input too large to cache is bit-packed (and split between forked workers).
 
-    The thresholds are lowered so that a few-thousand-row matrix is packed and split into
-    many tasks (several per thread), and a few rows solved by all / by none are planted
-    so that the exclusion bookkeeping inside the tasks is exercised.
+    The thresholds are lowered so that a few-thousand-row matrix is packed, handed to
+    worker processes and cut into many tasks, and a few rows solved by all / by none
+    are planted so that the exclusion bookkeeping inside the tasks is exercised.
     """
     rng = np.random.default_rng(n_q + n_m)
     A = random_responses(rng, n_q, n_m)
@@ -753,7 +754,8 @@ def test_packed_path_matches_dense_path(
     monkeypatch.setattr(eip_module, "_CACHE_BYTES", 0)
     monkeypatch.setattr(eip_module, "_PACKED_ROWS", 257)
     monkeypatch.setattr(eip_module, "_PACK_ROWS", 100)
-    monkeypatch.setattr(eip_module, "_THREADS", threads)
+    monkeypatch.setattr(eip_module, "_PROCESSES", processes)
+    monkeypatch.setattr(eip_module, "_PROCESS_MIN_ELEMENTS", 0)
     X = A.astype(dtype)
     if layout == "F":
         X = np.asfortranarray(X)
@@ -766,6 +768,7 @@ def test_packed_path_matches_dense_path(
     np.testing.assert_array_equal(res.solved_by_none, dense.solved_by_none)
     assert res.solved_by_all.sum() >= 2
     assert res.solved_by_none.sum() >= 1
+    assert not multiprocessing.active_children()  # workers stopped
 
 
 def test_packed_setup_word_sums_are_exact() -> None:
@@ -803,17 +806,28 @@ def test_blocked_float_path_threads_match_dense(
     assert res.n_missing == dense.n_missing
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("processes", [1, 2])
 def test_packed_path_errors_name_the_first_bad_row(
-    threads: int, monkeypatch: pytest.MonkeyPatch
+    processes: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With several tasks failing validation, the error names the lowest bad row."""
+    """Errors found in the packed path (in a worker or not) name the lowest bad row,
+    and no worker process outlives the call."""
     monkeypatch.setattr(eip_module, "_CACHE_BYTES", 0)
     monkeypatch.setattr(eip_module, "_PACKED_ROWS", 10)
-    monkeypatch.setattr(eip_module, "_THREADS", threads)
+    monkeypatch.setattr(eip_module, "_PROCESSES", processes)
+    monkeypatch.setattr(eip_module, "_PROCESS_MIN_ELEMENTS", 0)
     A = np.zeros((100, 4), dtype=np.uint8)
     A[::2, 0] = 1
-    A[37, 2] = 3
-    A[85, 1] = 2
+    A[1::2, 1:] = 1
+    bad = A.copy()
+    bad[37, 2] = 3
+    bad[85, 1] = 2
     with pytest.raises(InvalidParameterError, match=r"A\[37, 2\]"):
+        eip(bad)
+    bad[37, 2] = 1
+    with pytest.raises(InvalidParameterError, match=r"A\[85, 1\]"):  # second worker's rows
+        eip(bad)
+    A[:, 3] = 1  # model 3 fails nothing: refused after the workers have packed their rows
+    with pytest.raises(DegenerateDataError, match="model 3 fails none"):
         eip(A)
+    assert not multiprocessing.active_children()
