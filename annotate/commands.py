@@ -12,9 +12,12 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Protocol
 
+from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
 
 from annotate.screens.contracts import StudyListingLike
+from annotate.widgets.literal import sanitize
 
 
 class _Host(Protocol):
@@ -32,10 +35,11 @@ class StudyCommands(Provider):
         self.rows = await asyncio.to_thread(host.list_studies, host.annotator)
 
     def _commands(self) -> list[tuple[str, str, str]]:
+        """(title, help, study name); study text is sanitised and escaped (shown literally)."""
         return [
             (
-                f"Open study {row.name}",
-                f"{' '.join(row.title.split())} ({row.done} / {row.total} done)",
+                sanitize(f"Open study {row.name}"),
+                escape(sanitize(f"{' '.join(row.title.split())} ({row.done} / {row.total} done)")),
                 row.name,
             )
             for row in self.rows
@@ -51,13 +55,13 @@ class StudyCommands(Provider):
 
     async def discover(self) -> Hits:
         for title, help_text, name in self._commands():
-            yield DiscoveryHit(title, partial(self._open, name), help=help_text)
+            yield DiscoveryHit(Text(title), partial(self._open, name), text=title, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for title, help_text, name in self._commands():
             score = matcher.match(title)
             if score > 0:
-                yield Hit(
-                    score, matcher.highlight(title), partial(self._open, name), help=help_text
-                )
+                # highlight() would parse the title as markup: show it as plain Text
+                display = matcher.highlight(title) if "[" not in title else Text(title)
+                yield Hit(score, display, partial(self._open, name), text=title, help=help_text)

@@ -14,6 +14,7 @@ from annotate.app import make_app
 from annotate.screens.battle import BattleScreen
 from annotate.screens.pair import PairScreen
 from annotate.widgets.literal import LiteralText, literal, sanitize
+from annotate.widgets.panes import TextPane
 from annotate.widgets.progress import StudyProgress
 from tests.annotate.conftest import press, settle
 
@@ -102,8 +103,47 @@ async def test_literal_arena_on_screen_narrow(literal_engine: Engine) -> None:
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, BattleScreen)
+        categories = []
         for _ in range(2):
             for widget in screen.query(LiteralText):
                 assert_safe(widget)
+            prompt = screen.query_one("#prompt", TextPane)
+            border = prompt.render_lines(Region(0, 0, *prompt.outer_size))[-1]
+            categories.append(border.text)  # the bottom border holds the category
             await press(pilot, "t")
         assert app.is_running
+    assert any("[i]markup[/i]" in line for line in categories), categories
+
+
+async def test_narrow_terminal_stacks_the_two_halves(engine: Engine) -> None:
+    app = make_app(engine=engine, annotator="n", study="demo-difficulty")
+    async with app.run_test(size=(60, 30)) as pilot:
+        await settle(pilot)
+        first, second = app.screen.query_one("#first"), app.screen.query_one("#second")
+        assert first.region.x == second.region.x
+        assert first.region.bottom <= second.region.y
+    app = make_app(engine=engine, annotator="n", study="demo-difficulty")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        first, second = app.screen.query_one("#first"), app.screen.query_one("#second")
+        assert first.region.y == second.region.y
+        assert first.region.right <= second.region.x
+
+
+async def test_palette_shows_study_titles_literally(literal_engine: Engine) -> None:
+    from annotate.commands import StudyCommands
+
+    app = make_app(engine=literal_engine, annotator="pal")
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        await press(pilot, "ctrl+p")
+        await pilot.press(*"Open study literal")
+        await settle(pilot)
+        provider = StudyCommands(app.screen)
+        await provider.startup()
+        helps = [h for _, h, _ in provider._commands()]
+        assert any("Literal text \\[bold red]check\\[/]" in h for h in helps)
+        from textual.content import Content
+
+        shown = [Content.from_markup(h).plain for h in helps]
+        assert any("Literal text [bold red]check[/]" in h for h in shown)
