@@ -8,16 +8,25 @@ Run::
 Each case runs in its own subprocess, which generates a synthetic uint8 response
 matrix (questions x models) from a Rasch model in row blocks, then times
 ``ranking.eip`` end to end (validation, exclusion, propagation, result). The
-table shows the median and the best wall time over the repeats, the iterations, the peak
-resident memory of the subprocess (``ru_maxrss``, which includes the uint8
+table shows the median and the best wall time over the repeats, the iterations,
+the peak resident memory of the subprocess (``ru_maxrss``, which includes the uint8
 matrix itself) and the extra memory EIP allocates on top of its input
-(tracemalloc peak, measured in a separate untimed call). The paper's numbers
+(tracemalloc peak, measured in a separate untimed call). From 2**27 entries the
+bit-packed path forks two worker processes; "worker RSS" is the largest peak
+RSS of a worker, which counts the pages of the input it read: they are shared
+with the parent copy-on-write (only read), so the physical total is about the
+parent's peak plus each worker's private part (its half of the packed bits,
+1/16 of the input, and small buffers). "total PSS" measures that directly: the
+peak of the summed proportional set size (shared pages split between the
+processes sharing them) of the subprocess and its workers, sampled every 20 ms
+during one more untimed call. The paper's numbers
 were measured on an Intel i7; the ratio is ours / paper's (below 1 = faster).
 
 The subprocesses run with ``OPENBLAS_NUM_THREADS=1`` unless ``--blas-threads``
 says otherwise: the products are memory-bound matrix-vector products, and on a
 small shared machine a threaded BLAS only adds contention. Large 0/1 inputs are
-bit-packed and processed by ``ranking.eip``'s own worker threads (up to 2).
+bit-packed and, from 2**27 entries, split between ``ranking.eip``'s two worker
+processes.
 
 Timings on a shared machine depend on what else runs: the 1-minute load average
 is printed before and after the grid and at the start of each case ("load").
@@ -88,19 +97,63 @@ def run_case(n_q: int, n_m: int, repeats: int) -> dict[str, object]:
         times.append(time.perf_counter() - t0)
     assert res is not None
     rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss_workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     tracemalloc.start()
     ranking.eip(A)
     _, traced_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
+    pss_peak = _peak_pss(lambda: ranking.eip(A))
     return {
         "times": times,
         "iterations": res.iterations,
         "last_delta": float(res.deltas[-1]),
         "rss_input_kib": rss_input,
         "rss_peak_kib": rss_peak,
+        "rss_workers_kib": rss_workers,
+        "pss_total_kib": pss_peak,
         "eip_extra_bytes": traced_peak,
         "input_bytes": int(A.nbytes),
     }
+
+
+def _pss_kib(pid: int) -> int:
+    """Proportional set size of a process (shared pages split between sharers), 0 if unknown."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _peak_pss(call) -> int:  # type: ignore[no-untyped-def]
+    """Peak summed PSS of this process and its worker processes while ``call()`` runs (KiB).
+
+    Sampled every 20 ms in a thread, in an untimed call; 0 where /proc is unavailable.
+    """
+    import multiprocessing
+    import threading
+
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            pids = [os.getpid()] + [p.pid for p in multiprocessing.active_children() if p.pid]
+            peak = max(peak, sum(_pss_kib(pid) for pid in pids))
+            done.wait(0.02)
+
+    thread = threading.Thread(target=sample)
+    thread.start()
+    try:
+        call()
+    finally:
+        done.set()
+        thread.join()
+    return peak
 
 
 def _fmt_bytes(n: float) -> str:
@@ -131,8 +184,8 @@ def main() -> None:
     )
     header = (
         f"{'questions':>10} {'models':>6} {'Q x M':>9} {'iter':>4} {'median s':>9} {'best s':>9} "
-        f"{'paper s':>8} {'ratio':>6} {'peak RSS':>10} {'input':>10} {'EIP extra':>10} "
-        f"{'load':>5}  source"
+        f"{'paper s':>8} {'ratio':>6} {'peak RSS':>10} {'worker RSS':>10} {'total PSS':>10} "
+        f"{'input':>10} {'EIP extra':>10} {'load':>5}  source"
     )
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(header)
@@ -154,9 +207,12 @@ def main() -> None:
         out = json.loads(proc.stdout.strip().splitlines()[-1])
         med = statistics.median(out["times"])
         best = min(out["times"])
+        workers = _fmt_bytes(out["rss_workers_kib"] * 1024) if out["rss_workers_kib"] else "-"
+        pss = _fmt_bytes(out["pss_total_kib"] * 1024) if out["pss_total_kib"] else "?"
         print(
             f"{n_q:>10,} {n_m:>6,} {size:>9.2e} {out['iterations']:>4} {med:>9.4f} {best:>9.4f} "
             f"{paper_s:>8.4g} {med / paper_s:>6.2f} {_fmt_bytes(out['rss_peak_kib'] * 1024):>10} "
+            f"{workers:>10} {pss:>10} "
             f"{_fmt_bytes(out['input_bytes']):>10} {_fmt_bytes(out['eip_extra_bytes']):>10} "
             f"{load:>5.2f}  {source}",
             flush=True,
