@@ -19,6 +19,7 @@ import contextlib
 import itertools
 import math
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -71,9 +72,10 @@ _PROCESS_MIN_ELEMENTS = 1 << 27
 
 
 def _fork_available() -> bool:
+    """Fork-based workers only on Linux (fork is unsafe with some macOS system libraries)."""
     import multiprocessing
 
-    return "fork" in multiprocessing.get_all_start_methods()
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 _BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
@@ -565,11 +567,14 @@ def _packed_worker(conn: Any, arr: npt.NDArray[Any], lo: int, hi: int) -> None:
                 conn.send(part.step(*msg[1:]))
             else:  # "pi_q"
                 conn.send(part.pi_q)
+    except (EOFError, BrokenPipeError):  # the parent has gone away
+        pass
     except BaseException as err:  # reported to the parent, which re-raises it
-        try:
-            conn.send(err)
-        except Exception:  # not picklable
-            conn.send(RuntimeError(f"EIP worker failed: {err!r}"))
+        with contextlib.suppress(OSError):
+            try:
+                conn.send(err)
+            except Exception:  # not picklable
+                conn.send(RuntimeError(f"EIP worker failed: {err!r}"))
     finally:
         conn.close()
 
