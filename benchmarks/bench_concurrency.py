@@ -37,6 +37,7 @@ def worker(args: tuple[str, str, str, int, float]) -> dict[str, object]:
         time.sleep(0.001)
     receipts: list[str] = []
     latencies: list[float] = []
+    began = time.time()
     undone = conflicts = 0
     for i in range(n_votes):
         if session.current() is None:
@@ -53,8 +54,11 @@ def worker(args: tuple[str, str, str, int, float]) -> dict[str, object]:
             undone += 1
             if session.current() is not None:  # in the arena, others may have filled it
                 receipts.append(session.vote(keys[0], 3000).vote_uuid)
+    ended = time.time()
     engine.dispose()
     return {
+        "began": began,
+        "ended": ended,
         "name": name,
         "receipts": receipts,
         "latencies": latencies,
@@ -67,12 +71,11 @@ def run(study: str, procs: int, n_votes: int) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "concurrent.db"
         open_store(db, seed_demo=True).dispose()
-        start_at = time.time() + 2.0
+        start_at = time.time() + 2.0  # processes that are still importing start late
         jobs = [(str(db), study, f"p{i:02d}", n_votes, start_at) for i in range(procs)]
         ctx = mp.get_context("spawn")
         with ctx.Pool(procs) as pool:
             results = pool.map(worker, jobs)
-        wall = time.time() - start_at
         con = sqlite3.connect(db)
         integrity = con.execute("PRAGMA integrity_check").fetchone()[0]
         rows = con.execute("SELECT uuid FROM vote").fetchall()
@@ -87,6 +90,7 @@ def run(study: str, procs: int, n_votes: int) -> list[str]:
             "SELECT coalesce(max(n), 0) FROM (SELECT count(*) n FROM current_vote GROUP BY item_id)"
         ).fetchone()[0]
         con.close()
+    wall = max(float(r["ended"]) for r in results) - min(float(r["began"]) for r in results)  # type: ignore[arg-type]
     receipts = [u for r in results for u in r["receipts"]]  # type: ignore[attr-defined]
     lat = sorted(x for r in results for x in r["latencies"])  # type: ignore[attr-defined]
     undone = sum(int(r["undone"]) for r in results)  # type: ignore[call-overload]
