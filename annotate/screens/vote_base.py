@@ -37,10 +37,8 @@ PAINT_FALLBACK_S = 0.05
 class VoteScreen(Screen[None]):
     """Base class of :class:`PairScreen` and :class:`BattleScreen`."""
 
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
-        (0, "-narrow"),
-        (70, "-wide"),
-    ]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (70, "-wide")]
+    """Below 70 columns the two halves are stacked (the ``-narrow`` class in app.tcss)."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "u",
