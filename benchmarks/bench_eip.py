@@ -4,6 +4,7 @@ Run::
 
     .venv/bin/python benchmarks/bench_eip.py            # full grid, up to 1e6 x 2000
     .venv/bin/python benchmarks/bench_eip.py --quick    # small cases only
+    .venv/bin/python benchmarks/bench_eip.py --only 1000000 2000   # one case
 
 Each case runs in its own subprocess, which generates a synthetic uint8 response
 matrix (questions x models) from a Rasch model in row blocks, then times
@@ -168,6 +169,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small cases only")
     parser.add_argument("--repeats", type=int, default=None, help="timed calls per case")
+    parser.add_argument(
+        "--only", nargs=2, type=int, metavar=("Q", "M"), help="run only this case of the grid"
+    )
     parser.add_argument("--blas-threads", default="1", help="OPENBLAS_NUM_THREADS for cases")
     parser.add_argument("--case", nargs=2, type=int, metavar=("Q", "M"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -177,6 +181,10 @@ def main() -> None:
         return
 
     cases = QUICK_CASES if args.quick else PAPER_CASES
+    if args.only:
+        cases = [c for c in PAPER_CASES if [c[0], c[1]] == args.only]
+        if not cases:
+            parser.error(f"no case {args.only[0]} x {args.only[1]} in the grid")
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(args.blas_threads))
     print(
         f"ranking.eip benchmark (alpha=0.85, tol=1e-10, uint8 input; "
