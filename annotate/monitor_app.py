@@ -17,8 +17,10 @@ from textual.screen import Screen
 
 from annotate.errors import AnnotateError
 from annotate.screens.monitor import MonitorScreen
+from annotate.screens.report import ReportScreen
 from annotate.services.monitoring import MonitorSource
 from annotate.services.settings import load_keymap
+from annotate.widgets.report_tables import ReportViewLike
 
 
 class MonitorApp(App[None]):
@@ -38,6 +40,14 @@ class MonitorApp(App[None]):
     TITLE = "annotate monitor"
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="Stop monitoring.", priority=True, id="quit"),
+        Binding(
+            "a",
+            "alignment_report",
+            "Alignment",
+            tooltip="How well the difficulty estimators agree with the annotators "
+            "(difficulty studies; shows everyone's votes, so it is for the study lead).",
+            id="alignment-report",
+        ),
     ]
 
     def __init__(
@@ -63,9 +73,35 @@ class MonitorApp(App[None]):
         self.set_keymap(keymap)
         self.push_screen(MonitorScreen(self.source, self.initial_study))
 
+    def load_report(self, study: str) -> ReportViewLike:
+        """The report of ``study`` for :class:`ReportScreen` (runs in its worker thread)."""
+        from annotate.services.report import report_view
+
+        return report_view(self.source.engine, study)
+
+    def action_alignment_report(self) -> None:
+        screen = self.screen
+        if not isinstance(screen, MonitorScreen) or screen.study is None:
+            return
+        snap = screen.snapshot
+        if snap is None or snap.kind != "difficulty":
+            self.notify(
+                "The alignment report compares difficulty estimators with the votes of a "
+                "difficulty study; pick one with s.",
+                title="Difficulty studies only",
+                severity="warning",
+            )
+            return
+        self.push_screen(ReportScreen(screen.study))
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if isinstance(screen, MonitorScreen):
+            yield SystemCommand(
+                "Alignment report",
+                "Estimators vs human votes of this difficulty study (EIP paper, Table 2)",
+                self.action_alignment_report,
+            )
             yield SystemCommand("Pick a study", "Monitor another study", screen.action_pick_study)
             yield SystemCommand("Refit now", "Refit even without new votes", screen.action_refresh)
             yield from screen.palette_commands()

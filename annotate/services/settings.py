@@ -37,6 +37,11 @@ undo                    u        undo the last vote (its item comes back)
 studies                 escape   back to the list of studies
 help                    ?        show the keys
 quit                    q        quit (votes are already saved)
+pick-study              s        monitor: watch another study
+refresh                 r        monitor: refit now
+alignment-report        a        monitor: the human-alignment report (difficulty)
+close-report            escape   report: back
+reload-report           r        report: recompute from the current votes
 ======================  =======  ==============================================
 
 A missing file means the defaults. A file that cannot be read, or that names
@@ -65,6 +70,13 @@ BINDING_IDS: dict[str, str] = {
     "studies": "escape",
     "help": "question_mark",
     "quit": "q",
+    # annotate monitor
+    "pick-study": "s",
+    "refresh": "r",
+    "alignment-report": "a",
+    # the report screen
+    "close-report": "escape",
+    "reload-report": "r",
 }
 """Every remappable binding id and its default key."""
 

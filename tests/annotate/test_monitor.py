@@ -210,3 +210,38 @@ class TestMonitor:
 
         app = make_monitor_app(arena, "demo-arena", keymap={})
         assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+async def test_alignment_report_opens_from_the_monitor(engine: Engine) -> None:
+    """`a` on a difficulty study opens the report screen with the alignment table; on an
+    arena study it explains that the report is for difficulty studies."""
+    from annotate.screens.report import ReportScreen
+
+    for name, keys in (("ann1", "left"), ("ann2", "right"), ("ann3", "left")):
+        s = VotingSession(engine, "demo-difficulty", name)
+        for i in range(40):
+            s.vote(keys if i % 3 else "skip", 3000)
+    app = make_monitor_app(engine, "demo-difficulty", keymap={})
+    notes = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: shown(app) is not None)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen))
+        screen = app.screen
+        await wait_for(pilot, lambda: len(screen.query("DataTable")) > 0, timeout=60)
+        text = " ".join(
+            str(t.get_row_at(r)) for t in screen.query("DataTable") for r in range(t.row_count)
+        )
+        assert "EIP" in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen))
+    del notes
+
+    app = make_monitor_app(engine, "demo-arena", keymap={})
+    notes = record_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: shown(app) is not None)
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, MonitorScreen)
+        assert any("difficulty" in str(n) for n in notes)
