@@ -435,9 +435,10 @@ def test_blocked_path_errors_name_the_row() -> None:
 
 
 def test_bool_matrix_is_never_upcast_whole() -> None:
-    """A bool matrix too large to cache is read in ~4 MiB float64 blocks.
+    """A bool matrix too large to cache is bit-packed, never converted to float64.
 
-    20,000 x 500 as float64 would be 80 MB; EIP's own allocations stay far below.
+    20,000 x 500 as float64 would be 80 MB; EIP's own allocations (1.25 MB of packed
+    bits and per-task buffers) stay far below.
     """
     rng = np.random.default_rng(0)
     A = rng.random((20_000, 500)) < rng.uniform(0.2, 0.8, 500)
