@@ -70,6 +70,9 @@ def write_table(rows: list[dict[str, Any]], columns: list[str], path: Path, fmt:
     import pandas as pd
 
     df = pd.DataFrame(rows, columns=columns)
+    for col in ("response_ms", "position"):
+        if col in df.columns:
+            df[col] = df[col].astype("Int64")  # whole numbers, empty when missing
     target = path.with_suffix(f".{fmt}")
     if fmt == "csv":
         df.to_csv(target, index=False)
