@@ -7,12 +7,18 @@ the terminal, and never imports :mod:`annotate`.
 from __future__ import annotations
 
 from ranking.agreement import (
+    AgreementBootstrapResult,
+    AgreementReplicates,
     AgreementResult,
+    BootstrapDistribution,
     PairwiseKappaResult,
     RaterConsensusResult,
+    agreement_bootstrap,
+    agreement_replicates,
     cohen_kappa,
     cohen_kappa_table,
     fleiss_kappa,
+    fleiss_kappa_complete,
     krippendorff_alpha,
     leave_one_out_agreement,
     pairwise_cohen_matrix,
@@ -103,16 +109,22 @@ from ranking.simulation import (
 )
 
 __all__ = [
+    "AgreementBootstrapResult",
+    "AgreementReplicates",
     "AgreementResult",
     "AlignmentReport",
+    "BootstrapDistribution",
     "ConsensusResult",
     "HumanScaleResult",
     "PairwiseKappaResult",
     "RaterConsensusResult",
+    "agreement_bootstrap",
+    "agreement_replicates",
     "alignment_report",
     "cohen_kappa",
     "cohen_kappa_table",
     "fleiss_kappa",
+    "fleiss_kappa_complete",
     "human_difficulty_scale",
     "krippendorff_alpha",
     "leave_one_out_agreement",

@@ -26,17 +26,23 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from ranking._validation import check_same_length
+from ranking._validation import check_same_length, make_rng
 from ranking.errors import DegenerateDataError, InvalidParameterError, ShapeError
-from ranking.types import BoolArray, FloatArray, IntArray
+from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
 
 __all__ = [
+    "AgreementBootstrapResult",
+    "AgreementReplicates",
     "AgreementResult",
+    "BootstrapDistribution",
     "PairwiseKappaResult",
     "RaterConsensusResult",
+    "agreement_bootstrap",
+    "agreement_replicates",
     "cohen_kappa",
     "cohen_kappa_table",
     "fleiss_kappa",
+    "fleiss_kappa_complete",
     "krippendorff_alpha",
     "leave_one_out_agreement",
     "pairwise_cohen_matrix",
@@ -902,3 +908,500 @@ def _delta(values: FloatArray, n_c: FloatArray, level: str) -> FloatArray:
     diff = values[:, None] - values[None, :]
     ratio: FloatArray = np.divide(diff, s, out=np.zeros_like(diff), where=s != 0)
     return ratio * ratio
+
+
+# ---------------------------------------------------------------------------
+# bootstrap of alpha and Fleiss' kappa
+
+
+@dataclass(frozen=True)
+class AgreementReplicates:
+    """Nominal Krippendorff's alpha and Fleiss' kappa on bootstrap replicates.
+
+    See :func:`agreement_replicates`.
+    """
+
+    alpha: MaskedFloatArray
+    """Masked array of shape (n_replicates,): nominal alpha per replicate, masked
+    where undefined."""
+    fleiss: MaskedFloatArray
+    """Masked array of shape (n_replicates,): Fleiss' kappa on the units rated by
+    every drawn rater who rated anything, masked where undefined."""
+    labels: FloatArray
+    """Array of shape (n_categories,): the category codes."""
+
+
+@dataclass(frozen=True)
+class BootstrapDistribution:
+    """Bootstrap replicates of one statistic under one resampling scheme."""
+
+    replicates: MaskedFloatArray
+    """Masked array of shape (n_boot,): the statistic per replicate, masked where
+    undefined."""
+    interval: tuple[float, float] | None
+    """Percentile interval (numpy's "linear" quantiles) of the defined
+    replicates; ``None`` when no replicate is defined."""
+    n_valid: int
+    """Replicates in which the statistic is defined."""
+
+
+@dataclass(frozen=True)
+class AgreementBootstrapResult:
+    """Alpha and Fleiss' kappa with bootstrap distributions over units and over raters.
+
+    See :func:`agreement_bootstrap`. A distribution is ``None`` when its
+    scheme did not run: ``n_boot = 0``; units are resampled only when at least
+    two units hold a rating (an abstention counts), raters only when there
+    are at least two raters and one unit.
+    """
+
+    alpha: AgreementResult
+    """Nominal Krippendorff's alpha, abstentions as missing."""
+    fleiss: AgreementResult
+    """Fleiss' kappa on the units rated by every rater (see :func:`fleiss_kappa_complete`),
+    abstentions as missing."""
+    fleiss_with_abstain: AgreementResult | None
+    """Fleiss' kappa with the abstention as one more category; ``None`` without ``abstain``."""
+    alpha_over_units: BootstrapDistribution | None
+    alpha_over_raters: BootstrapDistribution | None
+    fleiss_over_units: BootstrapDistribution | None
+    fleiss_over_raters: BootstrapDistribution | None
+    fleiss_with_abstain_over_units: BootstrapDistribution | None
+    fleiss_with_abstain_over_raters: BootstrapDistribution | None
+    n_boot: int
+    """Replicates per resampling scheme."""
+    confidence: float
+    """Coverage of the percentile intervals."""
+    labels: FloatArray
+    """Array of shape (n_categories,): the category codes (without the abstention)."""
+    abstain: float | None
+    """The abstention code, or ``None``."""
+
+
+def _complete_units(ratings: FloatArray) -> tuple[BoolArray, int]:
+    """Units rated by every rater who rated anything, and that number of raters."""
+    rated = ~np.isnan(ratings)
+    raters = rated.any(axis=1)
+    if not raters.any():
+        return np.zeros(ratings.shape[1], dtype=bool), 0
+    return np.asarray(rated[raters].all(axis=0), dtype=np.bool_), int(raters.sum())
+
+
+def fleiss_kappa_complete(
+    ratings: npt.ArrayLike, *, labels: npt.ArrayLike | None = None
+) -> AgreementResult:
+    """Fleiss' kappa of reliability data, on the units rated by every rater.
+
+    Raters who rated no unit are left out; of the others, only the units
+    that all of them rated enter :func:`fleiss_kappa` (which needs the same
+    raters on every unit).
+
+    Parameters
+    ----------
+    ratings : array-like of shape (n_raters, n_units)
+        Numeric category codes; NaN where a rater did not rate a unit.
+    labels : array-like of shape (n_categories,), optional
+        Category codes (default: sorted observed codes).
+
+    Returns
+    -------
+    AgreementResult
+        As :func:`fleiss_kappa` on the complete units. ``value`` is ``None``
+        with ``n_units = 0`` when no rater rated anything or no unit was rated
+        by all of them.
+
+    Raises
+    ------
+    ShapeError, InvalidParameterError
+        As :func:`rating_counts`.
+
+    References
+    ----------
+    Fleiss, J. L. (1971). Measuring nominal scale agreement among many
+    raters. Psychological Bulletin 76(5), 378-382.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ranking.agreement import fleiss_kappa_complete
+    >>> r = fleiss_kappa_complete([[1, 2, 1, np.nan], [1, 2, 2, 1], [1, 2, 1, 2]])
+    >>> round(r.value, 4), r.n_units, r.n_raters
+    (0.55, 3, 3)
+    >>> fleiss_kappa_complete([[1, np.nan], [np.nan, 2]]).reason
+    'no unit is rated by all 2 raters who rated anything; use krippendorff_alpha, which allows missing ratings'
+    """  # noqa: E501
+    data = _as_ratings(ratings, "ratings")
+    lab = _resolve_labels(data.ravel(), labels)
+    complete, m = _complete_units(data)
+    method = "fleiss_kappa"
+    if m == 0:
+        return AgreementResult(None, "no rater rated any unit", method, 0, 0, None, None)
+    if not complete.any():
+        return AgreementResult(
+            None,
+            f"no unit is rated by all {m} raters who rated anything; use krippendorff_alpha, "
+            "which allows missing ratings",
+            method,
+            0,
+            0,
+            None,
+            None,
+        )
+    raters = ~np.isnan(data).all(axis=1)
+    counts, _ = rating_counts(data[raters][:, complete], labels=lab)
+    return fleiss_kappa(counts)
+
+
+def _indicators(ratings: FloatArray, labels: FloatArray) -> FloatArray:
+    """Array of shape (n_categories, n_raters, n_units): indicator of each code."""
+    return np.stack([np.equal(ratings, lab).astype(np.float64) for lab in labels])
+
+
+def _boot_counts(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
+    """Array of shape (n_rep, n): times each of ``n`` objects is drawn, n draws per row."""
+    idx = rng.integers(0, n, size=(n_rep, n))
+    flat = idx + (np.arange(n_rep) * n)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=n_rep * n).reshape(n_rep, n)
+    return counts.astype(np.float64)
+
+
+def _alpha_from_sums(N: FloatArray, o: FloatArray, nc: FloatArray) -> FloatArray:
+    """Nominal alpha from pairable values N, observed agreement o and value counts nc."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d_o = (N - o) / N
+        d_e = (N * N - (nc * nc).sum(axis=1)) / (N * (N - 1.0))
+        out = 1.0 - d_o / d_e
+    ok = (N > 1) & (d_e > _EPS)
+    return np.where(ok, out, np.nan)
+
+
+def _fleiss_from(p_bar: FloatArray, p_j: FloatArray, ok: BoolArray) -> FloatArray:
+    """Fleiss' kappa from mean unit agreement and category shares; NaN where undefined."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_e = (p_j * p_j).sum(axis=1)
+        out = (p_bar - p_e) / (1.0 - p_e)
+    return np.where(ok & (1.0 - p_e > _EPS), out, np.nan)
+
+
+def _replicates_over_units(F: FloatArray, W: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Alpha and Fleiss' kappa per unit-resample; NaN where undefined (internal sentinel).
+
+    ``F`` has shape (K, A, U) (see :func:`_indicators`), ``W`` shape (B, U).
+    """
+    rated = F.sum(axis=0)  # (A, U)
+    n = F.sum(axis=1).T  # (U, K)
+    m = n.sum(axis=1)
+    pairable = m >= 2
+    s = np.where(pairable, (n * (n - 1.0)).sum(axis=1) / np.maximum(m - 1.0, 1.0), 0.0)
+    N = W @ np.where(pairable, m, 0.0)
+    o = W @ s
+    nc = W @ (n * pairable[:, None])  # (B, K)
+    alpha = _alpha_from_sums(N, o, nc)
+    raters = rated.any(axis=1)
+    n_r = int(raters.sum())
+    complete = rated[raters].all(axis=0) if n_r else np.zeros(F.shape[2], dtype=bool)
+    if n_r >= 2 and complete.any():
+        nu = n[complete]
+        p_u = ((nu * nu).sum(axis=1) - n_r) / (n_r * (n_r - 1.0))
+        Wc = W[:, complete]
+        tot = Wc.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p_bar = (Wc @ p_u) / tot
+            p_j = (Wc @ nu) / (tot * n_r)[:, None]
+        kappa = _fleiss_from(p_bar, p_j, tot > 0)
+    else:
+        kappa = np.full(W.shape[0], np.nan)
+    return alpha, kappa
+
+
+def _replicates_over_raters(
+    F: FloatArray, rater_weights: FloatArray, *, need_alpha: bool = True
+) -> tuple[FloatArray, FloatArray]:
+    """Alpha and Fleiss' kappa per rater-resample; NaN where undefined (internal sentinel).
+
+    ``F`` has shape (K, A, U), ``rater_weights`` shape (B, A). A rater drawn
+    twice is two raters whose copies are never paired with each other. Alpha is
+    all NaN when ``need_alpha`` is false.
+    """
+    rated = F.sum(axis=0)  # (A, U)
+    # Counts are small integers, exact in float32: the products run in float32 and
+    # the sums over units in float64. Per replicate b and unit u: n_k = sum_a w_a
+    # x_auk, m = sum_k n_k, s2 = sum_a w_a^2 x_au (pairs of a rater with its own
+    # copies). Ordered pairs of values from different raters: m^2 - s2, of which
+    # sum_k n_k^2 - s2 agree.
+    W = rater_weights.astype(np.float32)
+    Fs = F.astype(np.float32)
+    n = [W @ Fs[k] for k in range(Fs.shape[0])]  # K x (B, U)
+    m = np.add.reduce(n)
+    sumsq = np.add.reduce([x * x for x in n])
+    s2 = (W * W) @ rated.astype(np.float32)
+    pairs_u = m * m - s2
+    pairable = pairs_u > 0
+    agree = sumsq - s2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(pairable, agree / np.where(pairable, pairs_u, 1.0), 0.0)
+    if need_alpha:
+        N = np.where(pairable, m, 0.0).sum(axis=1, dtype=np.float64)
+        o = (share * m).sum(axis=1, dtype=np.float64)
+        nc = np.stack([np.where(pairable, x, 0.0).sum(axis=1, dtype=np.float64) for x in n], axis=1)
+        alpha = _alpha_from_sums(N, o, nc)
+    else:
+        alpha = np.full(W.shape[0], np.nan)
+    has_any = rated.any(axis=1)  # (A,)
+    drawn = ((W > 0) & has_any[None, :]).astype(np.float32)
+    m_b = (W * has_any[None, :]).sum(axis=1, dtype=np.float64)  # ratings per complete unit
+    missing = drawn @ (rated == 0).astype(np.float32)  # drawn raters missing the unit
+    complete = (missing == 0) & (drawn.sum(axis=1) >= 2)[:, None]
+    cnt = complete.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_bar = np.where(complete, share, 0.0).sum(axis=1, dtype=np.float64) / cnt
+        p_j = (
+            np.stack([np.where(complete, x, 0.0).sum(axis=1, dtype=np.float64) for x in n], axis=1)
+            / (cnt * m_b)[:, None]
+        )
+    kappa = _fleiss_from(p_bar, p_j, cnt > 0)
+    return alpha, kappa
+
+
+def _as_weights(w: npt.ArrayLike, name: str, n: int, what: str) -> FloatArray:
+    arr = np.asarray(w, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] != n:
+        raise ShapeError(
+            f"{name} must have shape (n_replicates, {n}) for {n} {what}, got {arr.shape}"
+        )
+    if not np.isfinite(arr).all() or (arr < 0).any() or np.any(arr != np.rint(arr)):
+        raise InvalidParameterError(f"{name} must hold non-negative integer draw counts")
+    return arr
+
+
+def agreement_replicates(
+    reliability_data: npt.ArrayLike,
+    *,
+    unit_weights: npt.ArrayLike | None = None,
+    rater_weights: npt.ArrayLike | None = None,
+    labels: npt.ArrayLike | None = None,
+) -> AgreementReplicates:
+    """Nominal alpha and Fleiss' kappa for many bootstrap replicates at once.
+
+    A replicate repeats either units or raters, each weight being how many
+    times that unit or rater was drawn. The statistics are computed from
+    weighted sums, without building the resampled data.
+
+    A rater drawn twice is two raters, but the copies are never paired with
+    each other: only pairs of values from different original raters count as
+    agreement (otherwise every duplicate would add perfect self-agreement and
+    bias the interval upwards). With unit weights, and with rater weights
+    that are all 0 or 1, each replicate equals :func:`krippendorff_alpha` and
+    :func:`fleiss_kappa_complete` on the explicitly resampled data.
+
+    Parameters
+    ----------
+    reliability_data : array-like of shape (n_raters, n_units)
+        Numeric category codes; NaN where a rater did not rate a unit.
+    unit_weights : array-like of shape (n_replicates, n_units), optional
+        Draw counts of the units (raters fixed).
+    rater_weights : array-like of shape (n_replicates, n_raters), optional
+        Draw counts of the raters (units fixed). Give exactly one of the two.
+    labels : array-like of shape (n_categories,), optional
+        Category codes (default: sorted observed codes).
+
+    Returns
+    -------
+    AgreementReplicates
+        ``alpha`` and ``fleiss`` as masked arrays of shape (n_replicates,).
+        Fleiss' kappa uses the units rated by every drawn rater who rated anything.
+
+    Raises
+    ------
+    ShapeError
+        If ``reliability_data`` is not 2-D or a weight matrix has the wrong shape.
+    InvalidParameterError
+        For bad codes, both or neither weight matrix, or weights that are not
+        non-negative integers.
+
+    References
+    ----------
+    Hayes, A. F. and Krippendorff, K. (2007). Answering the call for a
+    standard reliability measure for coding data. Communication Methods and
+    Measures 1(1), 77-89.
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap.
+    Chapman & Hall.
+
+    Examples
+    --------
+    The first replicate keeps every unit once; the second drops the last unit:
+
+    >>> from ranking.agreement import agreement_replicates, krippendorff_alpha
+    >>> data = [[1, 2, 1, 2], [1, 2, 2, 2], [1, 2, 1, 1]]
+    >>> rep = agreement_replicates(data, unit_weights=[[1, 1, 1, 1], [1, 1, 2, 0]])
+    >>> [round(float(a), 4) for a in rep.alpha]
+    [0.3889, 0.3714]
+    >>> round(krippendorff_alpha([[1, 2, 1, 1], [1, 2, 2, 2], [1, 2, 1, 1]]).value, 4)
+    0.3714
+    """
+    data = _as_ratings(reliability_data, "reliability_data")
+    lab = _resolve_labels(data.ravel(), labels)
+    F = _indicators(data, lab)
+    if unit_weights is not None and rater_weights is None:
+        W = _as_weights(unit_weights, "unit_weights", data.shape[1], "units")
+        alpha, kappa = _replicates_over_units(F, W)
+    elif rater_weights is not None and unit_weights is None:
+        W = _as_weights(rater_weights, "rater_weights", data.shape[0], "raters")
+        alpha, kappa = _replicates_over_raters(F, W)
+    else:
+        raise InvalidParameterError(
+            "give exactly one of unit_weights (resample units) and rater_weights (resample raters)"
+        )
+    return AgreementReplicates(_masked_nan(alpha), _masked_nan(kappa), lab)
+
+
+def _masked_nan(x: FloatArray) -> MaskedFloatArray:
+    ok = ~np.isnan(x)
+    return _masked(np.where(ok, x, 0.0), mask=~ok)
+
+
+def _distribution(x: FloatArray, confidence: float) -> BootstrapDistribution:
+    """Percentile interval of the defined replicates (NaN = undefined)."""
+    v = x[~np.isnan(x)]
+    interval = None
+    if v.size:
+        a = (1.0 - confidence) / 2.0
+        lo, hi = np.quantile(v, [a, 1.0 - a])
+        interval = (float(lo), float(hi))
+    return BootstrapDistribution(_masked_nan(x), interval, int(v.size))
+
+
+def agreement_bootstrap(
+    reliability_data: npt.ArrayLike,
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    rng: RNGLike = None,
+    labels: npt.ArrayLike | None = None,
+    abstain: float | None = None,
+) -> AgreementBootstrapResult:
+    """Nominal alpha and Fleiss' kappa with percentile bootstrap intervals.
+
+    Two resampling schemes are run, each ``n_boot`` times: over units
+    (raters fixed) and over raters (units fixed). Over raters, a rater drawn
+    several times is never paired with its own copy (see
+    :func:`agreement_replicates`). Fleiss' kappa uses the units rated by every
+    (drawn) rater who rated anything.
+
+    An *abstention* (e.g. a "skip" vote) is a rating without a category: it
+    is missing for alpha and Fleiss' kappa, and one more category for
+    ``fleiss_with_abstain``. Both statistics share the same draws.
+
+    Parameters
+    ----------
+    reliability_data : array-like of shape (n_raters, n_units)
+        Numeric codes; NaN where a rater did not rate a unit.
+    n_boot : int, default 1000
+        Replicates per scheme; 0 gives the point estimates only.
+    confidence : float, default 0.95
+        Coverage of the intervals, in (0, 1).
+    rng : numpy.random.Generator, int or None
+        Source of the draws. The unit draws (shape (n_boot, n_units)) come
+        first, then the rater draws (shape (n_boot, n_raters)), each as
+        ``rng.integers(0, n, size=(n_boot, n))``.
+    labels : array-like of shape (n_categories,), optional
+        Category codes, without the abstention (default: sorted observed codes).
+    abstain : float, optional
+        The code of an abstention.
+
+    Returns
+    -------
+    AgreementBootstrapResult
+        Point estimates and, per statistic and scheme, a
+        :class:`BootstrapDistribution` (``None`` when the scheme did not run:
+        units need at least two units with a rating, abstentions included;
+        raters need at least two raters and one unit).
+
+    Raises
+    ------
+    ShapeError
+        If ``reliability_data`` is not 2-D.
+    InvalidParameterError
+        For bad codes (a code outside ``labels`` and ``abstain``), an
+        abstention code among ``labels``, ``n_boot < 0`` or ``confidence``
+        outside (0, 1).
+
+    References
+    ----------
+    Hayes, A. F. and Krippendorff, K. (2007). Answering the call for a
+    standard reliability measure for coding data. Communication Methods and
+    Measures 1(1), 77-89.
+    Fleiss, J. L. (1971). Measuring nominal scale agreement among many
+    raters. Psychological Bulletin 76(5), 378-382.
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap.
+    Chapman & Hall.
+
+    Examples
+    --------
+    Four raters, eight units, code 0 an abstention:
+
+    >>> from ranking.agreement import agreement_bootstrap
+    >>> data = [[1, 2, 1, 2, 1, 1, 2, 0],
+    ...         [1, 2, 1, 2, 2, 1, 2, 1],
+    ...         [1, 2, 2, 2, 1, 1, 0, 1],
+    ...         [1, 2, 1, 1, 1, 1, 2, 1]]
+    >>> r = agreement_bootstrap(data, n_boot=200, rng=0, labels=[1, 2], abstain=0)
+    >>> round(r.alpha.value, 3), round(r.fleiss.value, 3)
+    (0.597, 0.467)
+    >>> lo, hi = r.alpha_over_units.interval
+    >>> bool(lo <= r.alpha.value <= hi), r.alpha_over_units.replicates.shape
+    (True, (200,))
+    """
+    data = _as_ratings(reliability_data, "reliability_data")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 0:
+        raise InvalidParameterError(f"n_boot must be an integer >= 0, got {n_boot!r}")
+    conf = float(confidence)
+    if not 0.0 < conf < 1.0:
+        raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}")
+    if abstain is not None and not np.isfinite(float(abstain)):
+        raise InvalidParameterError(f"abstain must be a finite code, got {abstain!r}")
+    gen = make_rng(rng)
+    judged = data if abstain is None else np.where(data == abstain, np.nan, data)
+    lab = _resolve_labels(judged.ravel(), labels)
+    if abstain is not None and np.any(lab == abstain):
+        raise InvalidParameterError(
+            f"abstain code {abstain!r} is among labels {lab.tolist()}; an abstention is not a "
+            "category"
+        )
+    lab_all = lab if abstain is None else np.concatenate([[float(abstain)], lab])
+    alpha = krippendorff_alpha(judged)
+    fleiss = fleiss_kappa_complete(judged, labels=lab)
+    fleiss_ab = None if abstain is None else fleiss_kappa_complete(data, labels=lab_all)
+    n_raters, n_units = data.shape
+    dist: dict[str, BootstrapDistribution | None] = {}
+    if n_boot > 0 and n_raters > 0 and n_units > 0:
+        F = _indicators(judged, lab)
+        Fa = None if abstain is None else _indicators(data, lab_all)
+        if int((~np.isnan(data)).any(axis=0).sum()) >= 2:
+            wu = _boot_counts(gen, n_boot, n_units)
+            a, k = _replicates_over_units(F, wu)
+            dist["alpha_u"], dist["fleiss_u"] = _distribution(a, conf), _distribution(k, conf)
+            if Fa is not None:
+                dist["fleiss_ab_u"] = _distribution(_replicates_over_units(Fa, wu)[1], conf)
+        if n_raters >= 2:
+            wr = _boot_counts(gen, n_boot, n_raters)
+            a, k = _replicates_over_raters(F, wr)
+            dist["alpha_r"], dist["fleiss_r"] = _distribution(a, conf), _distribution(k, conf)
+            if Fa is not None:
+                k_ab = _replicates_over_raters(Fa, wr, need_alpha=False)[1]
+                dist["fleiss_ab_r"] = _distribution(k_ab, conf)
+    return AgreementBootstrapResult(
+        alpha,
+        fleiss,
+        fleiss_ab,
+        dist.get("alpha_u"),
+        dist.get("alpha_r"),
+        dist.get("fleiss_u"),
+        dist.get("fleiss_r"),
+        dist.get("fleiss_ab_u"),
+        dist.get("fleiss_ab_r"),
+        int(n_boot),
+        conf,
+        lab,
+        None if abstain is None else float(abstain),
+    )

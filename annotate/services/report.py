@@ -55,11 +55,11 @@ from annotate.services.arrays import response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
 from annotate.store import repo
 from ranking.agreement import (
-    fleiss_kappa,
-    krippendorff_alpha,
+    AgreementResult,
+    BootstrapDistribution,
+    agreement_bootstrap,
     leave_one_out_agreement,
     pairwise_cohen_matrix,
-    rating_counts,
 )
 from ranking.alignment import (
     FIRST_HARDER,
@@ -794,25 +794,12 @@ def _ratings(data: _StudyData, *, with_skips: bool) -> FloatArray:
     return R
 
 
-def _onehot(R: FloatArray, labels: Sequence[float]) -> FloatArray:
-    """(K, A, U) indicators of each label."""
-    return np.stack([np.equal(R, lab).astype(np.float64) for lab in labels])
-
-
-def _complete(R: FloatArray) -> tuple[npt.NDArray[np.bool_], int]:
-    """Units rated by every rater who rated anything, and that number of raters."""
-    rated = ~np.isnan(R)
-    raters = rated.any(axis=1)
-    if not raters.any():
-        return np.zeros(R.shape[1], dtype=bool), 0
-    return np.asarray(rated[raters].all(axis=0), dtype=np.bool_), int(raters.sum())
-
-
-def _fleiss_point(R: FloatArray, labels: Sequence[float], what: str) -> tuple[Estimate, int, int]:
-    complete, m = _complete(R)
+def _fleiss_estimate(res: AgreementResult, R: FloatArray, what: str) -> tuple[Estimate, int, int]:
+    """Fleiss' kappa on the pairs every voting annotator judged, with the report's wording."""
+    m = int((~np.isnan(R)).any(axis=1).sum())
     if m == 0:
         return _undefined(f"there are no {what}"), 0, 0
-    if not complete.any():
+    if res.n_units == 0:
         return (
             _undefined(
                 f"no pair has {what} from all {m} annotators, and Fleiss' kappa needs the same "
@@ -821,155 +808,31 @@ def _fleiss_point(R: FloatArray, labels: Sequence[float], what: str) -> tuple[Es
             0,
             m,
         )
-    raters = ~np.isnan(R).all(axis=1)
-    counts, _ = rating_counts(R[raters][:, complete], labels=list(labels))
-    res = fleiss_kappa(counts)
     if res.value is None:
-        return _undefined(res.reason or "undefined"), int(complete.sum()), m
-    return Estimate(res.value, None, None, None), int(complete.sum()), m
+        return _undefined(res.reason or "undefined"), res.n_units, m
+    return Estimate(res.value, None, None, None), res.n_units, m
 
 
-def _alpha_point(R: FloatArray) -> tuple[Estimate, int]:
+def _alpha_estimate(res: AgreementResult, R: FloatArray) -> tuple[Estimate, int]:
     if R.size == 0 or np.isnan(R).all():
         return _undefined("there are no non-skipped votes"), 0
-    res = krippendorff_alpha(R)
     if res.value is None:
         return _undefined(res.reason or "undefined"), res.n_units
     return Estimate(res.value, None, None, None), res.n_units
 
 
-def _boot_weights(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
-    idx = rng.integers(0, n, size=(n_rep, n))
-    flat = idx + (np.arange(n_rep) * n)[:, None]
-    counts = np.bincount(flat.ravel(), minlength=n_rep * n).reshape(n_rep, n)
-    return counts.astype(np.float64)
-
-
-def alpha_fleiss_replicates(
-    F: FloatArray,
-    *,
-    unit_weights: FloatArray | None = None,
-    rater_weights: FloatArray | None = None,
-    need_alpha: bool = True,
-) -> tuple[FloatArray, FloatArray]:
-    """Nominal Krippendorff's alpha and Fleiss' kappa for many bootstrap replicates at once.
-
-    ``F`` has shape (K, A, U): indicator of rater ``a`` giving unit ``u`` category
-    ``k`` (all zero when missing). A replicate either repeats units
-    (``unit_weights`` of shape (B, U)) or raters (``rater_weights`` (B, A)), each
-    weight being how many times the unit or rater was drawn. Fleiss' kappa uses
-    the units rated by every drawn rater who rated anything. Returns two arrays of
-    shape (B,) with NaN where the statistic is undefined (internal sentinel,
-    turned into ``None`` before it leaves this module); alpha is all NaN when
-    ``need_alpha`` is false.
-
-    A rater drawn twice is two raters, but the copies are never paired with
-    each other: only pairs of values from different original raters count as
-    agreement (otherwise every duplicate would add perfect self-agreement and
-    bias the interval upwards). With every weight 0 or 1, and for unit
-    resampling, each replicate equals
-    :func:`ranking.agreement.krippendorff_alpha` / :func:`ranking.agreement.fleiss_kappa`
-    on the explicitly resampled data (tested).
-    """
-    rated = F.sum(axis=0)  # (A, U)
-    if unit_weights is not None:
-        n = F.sum(axis=1).T  # (U, K)
-        m = n.sum(axis=1)
-        pairable = m >= 2
-        s = np.where(pairable, (n * (n - 1.0)).sum(axis=1) / np.maximum(m - 1.0, 1.0), 0.0)
-        W = unit_weights
-        N = W @ np.where(pairable, m, 0.0)
-        o = W @ s
-        nc = W @ (n * pairable[:, None])  # (B, K)
-        alpha = _alpha_from_sums(N, o, nc)
-        raters = rated.any(axis=1)
-        n_r = int(raters.sum())
-        complete = rated[raters].all(axis=0) if n_r else np.zeros(F.shape[2], dtype=bool)
-        if n_r >= 2 and complete.any():
-            nu = n[complete]
-            p_u = ((nu * nu).sum(axis=1) - n_r) / (n_r * (n_r - 1.0))
-            Wc = W[:, complete]
-            tot = Wc.sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                p_bar = (Wc @ p_u) / tot
-                p_j = (Wc @ nu) / (tot * n_r)[:, None]
-            kappa = _fleiss_from(p_bar, p_j, tot > 0)
-        else:
-            kappa = np.full(W.shape[0], np.nan)
-        return alpha, kappa
-    assert rater_weights is not None
-    # Counts are small integers, exact in float32: the products run in float32 and
-    # the sums over units in float64. Per replicate b and unit u: n_k = sum_a w_a
-    # x_auk, m = sum_k n_k, s2 = sum_a w_a^2 x_au (pairs of a rater with its own
-    # copies). Ordered pairs of values from different raters: m^2 - s2, of which
-    # sum_k n_k^2 - s2 agree.
-    W = rater_weights.astype(np.float32)
-    Fs = F.astype(np.float32)
-    n = [W @ Fs[k] for k in range(Fs.shape[0])]  # K x (B, U)
-    m = np.add.reduce(n)
-    sumsq = np.add.reduce([x * x for x in n])
-    s2 = (W * W) @ rated.astype(np.float32)
-    pairs_u = m * m - s2
-    pairable = pairs_u > 0
-    agree = sumsq - s2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(pairable, agree / np.where(pairable, pairs_u, 1.0), 0.0)
-    if need_alpha:
-        N = np.where(pairable, m, 0.0).sum(axis=1, dtype=np.float64)
-        o = (share * m).sum(axis=1, dtype=np.float64)
-        nc = np.stack([np.where(pairable, x, 0.0).sum(axis=1, dtype=np.float64) for x in n], axis=1)
-        alpha = _alpha_from_sums(N, o, nc)
-    else:
-        alpha = np.full(W.shape[0], np.nan)
-    has_any = rated.any(axis=1)  # (A,)
-    drawn = ((W > 0) & has_any[None, :]).astype(np.float32)
-    m_b = (W * has_any[None, :]).sum(axis=1, dtype=np.float64)  # ratings per complete unit
-    missing = drawn @ (rated == 0).astype(np.float32)  # drawn raters missing the unit
-    complete = (missing == 0) & (drawn.sum(axis=1) >= 2)[:, None]
-    cnt = complete.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p_bar = np.where(complete, share, 0.0).sum(axis=1, dtype=np.float64) / cnt
-        p_j = (
-            np.stack([np.where(complete, x, 0.0).sum(axis=1, dtype=np.float64) for x in n], axis=1)
-            / (cnt * m_b)[:, None]
-        )
-    kappa = _fleiss_from(p_bar, p_j, cnt > 0)
-    return alpha, kappa
-
-
-def _alpha_from_sums(N: FloatArray, o: FloatArray, nc: FloatArray) -> FloatArray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        d_o = (N - o) / N
-        d_e = (N * N - (nc * nc).sum(axis=1)) / (N * (N - 1.0))
-        out = 1.0 - d_o / d_e
-    ok = (N > 1) & (d_e > 1e-12)
-    return np.where(ok, out, np.nan)
-
-
-def _fleiss_from(p_bar: FloatArray, p_j: FloatArray, ok: npt.NDArray[np.bool_]) -> FloatArray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p_e = (p_j * p_j).sum(axis=1)
-        out = (p_bar - p_e) / (1.0 - p_e)
-    return np.where(ok & (1.0 - p_e > 1e-12), out, np.nan)
-
-
-def _percentile(x: FloatArray, confidence: float) -> Interval | None:
-    v = x[~np.isnan(x)]
-    if v.size == 0:
+def _interval(d: BootstrapDistribution | None) -> Interval | None:
+    if d is None or d.interval is None:
         return None
-    a = (1.0 - confidence) / 2.0
-    lo, hi = np.quantile(v, [a, 1.0 - a])
-    return Interval(float(lo), float(hi), int(v.size))
+    return Interval(d.interval[0], d.interval[1], d.n_valid)
 
 
 def _with_intervals(
-    est: Estimate, reps_p: FloatArray | None, reps_a: FloatArray | None, confidence: float
+    est: Estimate, pairs: BootstrapDistribution | None, annotators: BootstrapDistribution | None
 ) -> Estimate:
     if est.value is None:
         return est
-    ip = _percentile(reps_p, confidence) if reps_p is not None else None
-    ia = _percentile(reps_a, confidence) if reps_a is not None else None
-    return Estimate(est.value, None, ip, ia)
+    return Estimate(est.value, None, _interval(pairs), _interval(annotators))
 
 
 def _agreement(
@@ -978,26 +841,28 @@ def _agreement(
     names = tuple(data.annotators)
     R = _ratings(data, with_skips=False)
     R3 = _ratings(data, with_skips=True)
-    fleiss, f_units, f_raters = _fleiss_point(R, (1.0, 2.0), "non-skipped votes")
-    fleiss3, f3_units, _ = _fleiss_point(R3, (0.0, 1.0, 2.0), "votes")
-    alpha, a_units = _alpha_point(R)
-    n_a, n_p = R.shape
+    # skips are abstentions: missing for alpha and Fleiss, a category for Fleiss-with-skips;
+    # the bootstrap resamples pairs (units) and annotators (raters)
+    boot = agreement_bootstrap(
+        R3,
+        n_boot=n_boot,
+        confidence=confidence,
+        rng=rng,
+        labels=(float(FIRST_HARDER), float(SECOND_HARDER)),
+        abstain=float(SKIP),
+    )
+    assert boot.fleiss_with_abstain is not None  # abstain is given
+    fleiss, f_units, f_raters = _fleiss_estimate(boot.fleiss, R, "non-skipped votes")
+    fleiss3, f3_units, _ = _fleiss_estimate(boot.fleiss_with_abstain, R3, "votes")
+    alpha, a_units = _alpha_estimate(boot.alpha, R)
+    alpha = _with_intervals(alpha, boot.alpha_over_units, boot.alpha_over_raters)
+    fleiss = _with_intervals(fleiss, boot.fleiss_over_units, boot.fleiss_over_raters)
+    fleiss3 = _with_intervals(
+        fleiss3, boot.fleiss_with_abstain_over_units, boot.fleiss_with_abstain_over_raters
+    )
+    n_a = R.shape[0]
     judged = (~np.isnan(R)).sum(axis=1)
     skipped = (R3 == SKIP).sum(axis=1)
-    if n_boot > 0 and n_a > 0 and n_p > 0:
-        F2, F3 = _onehot(R, (1.0, 2.0)), _onehot(R3, (0.0, 1.0, 2.0))
-        reps: dict[str, FloatArray | None] = {}
-        if int((~np.isnan(R3)).any(axis=0).sum()) >= 2:
-            wp = _boot_weights(rng, n_boot, n_p)
-            reps["alpha_p"], reps["fleiss_p"] = alpha_fleiss_replicates(F2, unit_weights=wp)
-            reps["fleiss3_p"] = alpha_fleiss_replicates(F3, unit_weights=wp, need_alpha=False)[1]
-        if n_a >= 2:
-            wa = _boot_weights(rng, n_boot, n_a)
-            reps["alpha_a"], reps["fleiss_a"] = alpha_fleiss_replicates(F2, rater_weights=wa)
-            reps["fleiss3_a"] = alpha_fleiss_replicates(F3, rater_weights=wa, need_alpha=False)[1]
-        alpha = _with_intervals(alpha, reps.get("alpha_p"), reps.get("alpha_a"), confidence)
-        fleiss = _with_intervals(fleiss, reps.get("fleiss_p"), reps.get("fleiss_a"), confidence)
-        fleiss3 = _with_intervals(fleiss3, reps.get("fleiss3_p"), reps.get("fleiss3_a"), confidence)
     if n_a == 0 or np.isnan(R).all():
         pk: tuple[tuple[float | None, ...], ...] = tuple(tuple(None for _ in names) for _ in names)
         po: tuple[tuple[int, ...], ...] = tuple(tuple(0 for _ in names) for _ in names)

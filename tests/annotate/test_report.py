@@ -22,7 +22,6 @@ from annotate.services.db import open_store
 from annotate.services.estimators import Matrix, estimate
 from annotate.services.importing import import_paths
 from annotate.services.report import (
-    alpha_fleiss_replicates,
     default_study,
     human_alignment_report,
     md_escape,
@@ -30,7 +29,6 @@ from annotate.services.report import (
 )
 from annotate.services.voting import VotingSession
 from annotate.store import repo
-from ranking.agreement import fleiss_kappa, krippendorff_alpha
 from ranking.alignment import alignment_report
 
 # --- a hand-built study ---------------------------------------------------------------
@@ -280,76 +278,6 @@ def test_agreement_equals_reference_packages(hand_engine: Engine) -> None:
                 assert got == pytest.approx(ref), (i, j)
     assert g.krippendorff_alpha.pairs_interval is not None
     assert g.krippendorff_alpha.annotators_interval is not None
-
-
-def test_replicates_equal_the_statistic_on_resampled_data() -> None:
-    rng = np.random.default_rng(3)
-    R = rng.choice([1.0, 2.0, np.nan], p=[0.45, 0.4, 0.15], size=(6, 30))
-    R[:, :8] = rng.choice([1.0, 2.0], size=(6, 8))  # some complete units for Fleiss
-    F = np.stack([(c == R).astype(float) for c in (1.0, 2.0)])
-    # over units
-    W = np.stack([np.bincount(rng.integers(0, 30, 30), minlength=30) for _ in range(5)])
-    alpha, kappa = alpha_fleiss_replicates(F, unit_weights=W.astype(float))
-    for b in range(5):
-        idx = np.repeat(np.arange(30), W[b])
-        sub = R[:, idx]
-        assert alpha[b] == pytest.approx(
-            krippendorff.alpha(reliability_data=sub, level_of_measurement="nominal")
-        )
-        comp = ~np.isnan(sub).any(axis=0)
-        counts = np.stack([(sub[:, comp] == c).sum(axis=0) for c in (1, 2)], axis=1)
-        if comp.any():
-            assert kappa[b] == pytest.approx(sm_fleiss(counts))
-    # over raters, each drawn at most once: the statistic on the subset of raters
-    Wr = np.array([[1, 1, 0, 1, 0, 1], [0, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 1]], dtype=float)
-    alpha, kappa = alpha_fleiss_replicates(F, rater_weights=Wr)
-    for b in range(3):
-        sub = R[Wr[b] > 0]
-        assert alpha[b] == pytest.approx(krippendorff_alpha(sub).value)
-        comp = ~np.isnan(sub).any(axis=0)
-        counts = np.stack([(sub[:, comp] == c).sum(axis=0) for c in (1, 2)], axis=1)
-        assert kappa[b] == pytest.approx(float(fleiss_kappa(counts)))
-
-
-def slow_alpha_without_self_pairs(R: np.ndarray, w: np.ndarray) -> float:
-    """Nominal alpha where rater copies are distinct coders never paired with each other.
-
-    Coincidences use only pairs of values from different original raters (each
-    unit still contributes its number of values); the expected disagreement uses
-    the value counts, as in the usual alpha.
-    """
-    raters = [i for i in range(len(w)) for _ in range(int(w[i]))]
-    o = np.zeros((2, 2))
-    nc = np.zeros(2)
-    for u in range(R.shape[1]):
-        vals = [(r, R[r, u]) for r in raters if not np.isnan(R[r, u])]
-        m = len(vals)
-        pairs = [
-            (x, y)
-            for i, (ra, x) in enumerate(vals)
-            for j, (rb, y) in enumerate(vals)
-            if i != j and ra != rb
-        ]
-        if not pairs:
-            continue
-        for _, x in vals:
-            nc[int(x) - 1] += 1
-        for x, y in pairs:
-            o[int(x) - 1, int(y) - 1] += m / len(pairs)
-    n = o.sum()
-    d_o = (n - np.trace(o)) / n
-    d_e = (n * n - (nc * nc).sum()) / (n * (n - 1))
-    return 1 - d_o / d_e
-
-
-def test_rater_copies_are_not_paired_with_themselves() -> None:
-    rng = np.random.default_rng(5)
-    R = rng.choice([1.0, 2.0, np.nan], p=[0.5, 0.4, 0.1], size=(5, 20))
-    F = np.stack([(c == R).astype(float) for c in (1.0, 2.0)])
-    w = np.array([[2, 0, 1, 2, 0], [0, 3, 1, 0, 1]], dtype=float)
-    alpha, _ = alpha_fleiss_replicates(F, rater_weights=w)
-    for b in range(2):
-        assert alpha[b] == pytest.approx(slow_alpha_without_self_pairs(R, w[b]))
 
 
 # --- degenerate cases -------------------------------------------------------------------

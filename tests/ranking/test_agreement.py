@@ -24,9 +24,12 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from ranking.agreement import (
     AgreementResult,
+    agreement_bootstrap,
+    agreement_replicates,
     cohen_kappa,
     cohen_kappa_table,
     fleiss_kappa,
+    fleiss_kappa_complete,
     krippendorff_alpha,
     leave_one_out_agreement,
     pairwise_cohen_matrix,
@@ -598,3 +601,178 @@ class TestMalformed:
             krippendorff_alpha([[-1, 2], [1, 2]], level="ratio")
         with pytest.raises(InvalidParameterError, match="min_overlap"):
             pairwise_cohen_matrix([[1, 2], [1, 2]], min_overlap=0)
+
+
+# ---------------------------------------------------------------------------
+# bootstrap replicates of alpha and Fleiss' kappa
+
+
+def _sm_fleiss_complete(R: np.ndarray, codes=(1, 2)) -> float:
+    """statsmodels' Fleiss kappa on the units rated by every rater who rated anything."""
+    R = R[~np.isnan(R).all(axis=1)]
+    comp = ~np.isnan(R).any(axis=0)
+    counts = np.stack([(R[:, comp] == c).sum(axis=0) for c in codes], axis=1)
+    return float(sm_fleiss_kappa(counts))
+
+
+def slow_alpha_without_self_pairs(R: np.ndarray, w: np.ndarray) -> float:
+    """Nominal alpha where rater copies are distinct coders never paired with each other.
+
+    Coincidences use only pairs of values from different original raters (each
+    unit still contributes its number of values); the expected disagreement uses
+    the value counts, as in the usual alpha.
+    """
+    raters = [i for i in range(len(w)) for _ in range(int(w[i]))]
+    o = np.zeros((2, 2))
+    nc = np.zeros(2)
+    for u in range(R.shape[1]):
+        vals = [(r, R[r, u]) for r in raters if not np.isnan(R[r, u])]
+        m = len(vals)
+        pairs = [
+            (x, y)
+            for i, (ra, x) in enumerate(vals)
+            for j, (rb, y) in enumerate(vals)
+            if i != j and ra != rb
+        ]
+        if not pairs:
+            continue
+        for _, x in vals:
+            nc[int(x) - 1] += 1
+        for x, y in pairs:
+            o[int(x) - 1, int(y) - 1] += m / len(pairs)
+    n = o.sum()
+    d_o = (n - np.trace(o)) / n
+    d_e = (n * n - (nc * nc).sum()) / (n * (n - 1))
+    return 1 - d_o / d_e
+
+
+class TestAgreementBootstrap:
+    def test_replicates_equal_the_statistic_on_resampled_data(self) -> None:
+        """Each replicate = krippendorff package / statsmodels / ranking on resampled data."""
+        rng = np.random.default_rng(3)
+        R = rng.choice([1.0, 2.0, np.nan], p=[0.45, 0.4, 0.15], size=(6, 30))
+        R[:, :8] = rng.choice([1.0, 2.0], size=(6, 8))  # some complete units for Fleiss
+        # over units
+        W = np.stack([np.bincount(rng.integers(0, 30, 30), minlength=30) for _ in range(5)])
+        rep = agreement_replicates(R, unit_weights=W, labels=[1, 2])
+        for b in range(5):
+            sub = R[:, np.repeat(np.arange(30), W[b])]
+            ref = krippendorff.alpha(reliability_data=sub, level_of_measurement="nominal")
+            np.testing.assert_allclose(float(rep.alpha[b]), ref, rtol=1e-10)
+            if (~np.isnan(sub).any(axis=0)).any():
+                np.testing.assert_allclose(
+                    float(rep.fleiss[b]), _sm_fleiss_complete(sub), rtol=1e-10
+                )
+        # over raters, each drawn at most once: the statistic on the subset of raters
+        Wr = np.array([[1, 1, 0, 1, 0, 1], [0, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 1]], dtype=float)
+        rep = agreement_replicates(R, rater_weights=Wr)
+        for b in range(3):
+            sub = R[Wr[b] > 0]
+            # float32 products inside: agreement to single precision
+            np.testing.assert_allclose(
+                float(rep.alpha[b]), krippendorff_alpha(sub).value, rtol=1e-6
+            )
+            np.testing.assert_allclose(
+                float(rep.fleiss[b]), float(fleiss_kappa_complete(sub)), rtol=1e-6
+            )
+            np.testing.assert_allclose(float(rep.fleiss[b]), _sm_fleiss_complete(sub), rtol=1e-6)
+
+    def test_rater_copies_are_not_paired_with_themselves(self) -> None:
+        """Against a slow loop over explicit rater copies."""
+        rng = np.random.default_rng(5)
+        R = rng.choice([1.0, 2.0, np.nan], p=[0.5, 0.4, 0.1], size=(5, 20))
+        w = np.array([[2, 0, 1, 2, 0], [0, 3, 1, 0, 1]], dtype=float)
+        rep = agreement_replicates(R, rater_weights=w)
+        for b in range(2):
+            np.testing.assert_allclose(
+                float(rep.alpha[b]), slow_alpha_without_self_pairs(R, w[b]), rtol=1e-6
+            )
+
+    def test_bootstrap_draws_units_then_raters(self) -> None:
+        """The documented draws reproduce every replicate; intervals are numpy percentiles."""
+        gen = np.random.default_rng(11)
+        R = gen.choice([0.0, 1.0, 2.0, np.nan], p=[0.1, 0.45, 0.35, 0.1], size=(5, 25))
+        res = agreement_bootstrap(R, n_boot=40, rng=7, labels=[1, 2], abstain=0, confidence=0.9)
+        judged = np.where(R == 0, np.nan, R)
+        assert res.alpha.value == pytest.approx(
+            krippendorff.alpha(reliability_data=judged, level_of_measurement="nominal")
+        )
+        assert res.fleiss.value == pytest.approx(_sm_fleiss_complete(judged))
+        assert res.fleiss_with_abstain is not None
+        assert res.fleiss_with_abstain.value == pytest.approx(_sm_fleiss_complete(R, (0, 1, 2)))
+        draws = np.random.default_rng(7)
+        wu = np.stack([np.bincount(r, minlength=25) for r in draws.integers(0, 25, (40, 25))])
+        wr = np.stack([np.bincount(r, minlength=5) for r in draws.integers(0, 5, (40, 5))])
+        units = agreement_replicates(judged, unit_weights=wu, labels=[1, 2])
+        raters = agreement_replicates(judged, rater_weights=wr, labels=[1, 2])
+        abst_u = agreement_replicates(R, unit_weights=wu, labels=[0, 1, 2])
+        abst_r = agreement_replicates(R, rater_weights=wr, labels=[0, 1, 2])
+        pairs = [
+            (res.alpha_over_units, units.alpha),
+            (res.fleiss_over_units, units.fleiss),
+            (res.alpha_over_raters, raters.alpha),
+            (res.fleiss_over_raters, raters.fleiss),
+            (res.fleiss_with_abstain_over_units, abst_u.fleiss),
+            (res.fleiss_with_abstain_over_raters, abst_r.fleiss),
+        ]
+        for dist, ref in pairs:
+            assert dist is not None
+            np.testing.assert_array_equal(np.ma.getmaskarray(dist.replicates), ref.mask)
+            np.testing.assert_allclose(dist.replicates.compressed(), ref.compressed(), rtol=1e-12)
+            lo, hi = np.quantile(ref.compressed(), [0.05, 0.95])
+            assert dist.interval == pytest.approx((lo, hi))
+            assert dist.n_valid == ref.count()
+
+    def test_schemes_that_cannot_run_are_none(self) -> None:
+        one_rater = agreement_bootstrap([[1, 2, 1]], n_boot=20, rng=0)
+        assert one_rater.alpha_over_raters is None
+        assert one_rater.alpha_over_units is not None
+        assert one_rater.alpha_over_units.interval is None  # alpha never defined
+        assert one_rater.alpha_over_units.n_valid == 0
+        assert one_rater.fleiss_with_abstain is None
+        one_unit = agreement_bootstrap([[1, np.nan], [2, np.nan]], n_boot=20, rng=0)
+        assert one_unit.alpha_over_units is None
+        assert one_unit.alpha_over_raters is not None
+        none = agreement_bootstrap([[1, 2], [2, 1]], n_boot=0)
+        assert none.alpha_over_units is None
+        assert none.alpha_over_raters is None
+        assert none.alpha.value is not None
+
+    def test_fleiss_kappa_complete_undefined(self) -> None:
+        r = fleiss_kappa_complete([[np.nan, np.nan], [np.nan, np.nan]], labels=[1, 2])
+        assert (r.value, r.n_units, r.n_raters) == (None, 0, 0)
+        r = fleiss_kappa_complete([[1, np.nan], [np.nan, 2]])
+        assert r.value is None
+        assert r.n_units == 0
+        assert "krippendorff_alpha" in (r.reason or "")
+
+    @settings(max_examples=30, deadline=None)
+    @given(reliability_data())
+    def test_perfect_agreement_replicates_are_one(self, data) -> None:
+        """Closed form: identical raters give alpha 1 in every defined replicate."""
+        row = data[0]
+        same = np.tile(np.where(np.isnan(row), 1.0, row), (3, 1))
+        if np.unique(same).size < 2:
+            return
+        res = agreement_bootstrap(same, n_boot=20, rng=1)
+        for dist in (res.alpha_over_units, res.alpha_over_raters):
+            assert dist is not None
+            np.testing.assert_allclose(dist.replicates.compressed(), 1.0, rtol=1e-6)
+
+    def test_malformed_raises(self) -> None:
+        with pytest.raises(InvalidParameterError, match="n_boot"):
+            agreement_bootstrap([[1, 2], [1, 2]], n_boot=-1)
+        with pytest.raises(InvalidParameterError, match="confidence"):
+            agreement_bootstrap([[1, 2], [1, 2]], confidence=1.0)
+        with pytest.raises(InvalidParameterError, match="abstention is not a category"):
+            agreement_bootstrap([[1, 2], [1, 2]], labels=[1, 2], abstain=1)
+        with pytest.raises(InvalidParameterError, match="not in labels"):
+            agreement_bootstrap([[1, 3], [1, 2]], labels=[1, 2])
+        with pytest.raises(ShapeError):
+            agreement_bootstrap([1, 2, 3])
+        with pytest.raises(InvalidParameterError, match="exactly one"):
+            agreement_replicates([[1, 2], [1, 2]])
+        with pytest.raises(ShapeError, match="unit_weights"):
+            agreement_replicates([[1, 2], [1, 2]], unit_weights=[[1, 1, 1]])
+        with pytest.raises(InvalidParameterError, match="integer draw counts"):
+            agreement_replicates([[1, 2], [1, 2]], rater_weights=[[0.5, 1.5]])
