@@ -16,11 +16,19 @@ Pipeline (store -> arrays -> :mod:`ranking` -> frozen dataclasses):
 3. :func:`ranking.alignment.alignment_report` gives predictions, individual and
    consensus alignment (eq. 9, with its near-tie rule) and Cohen's kappa with
    bootstrap intervals over pairs and over annotators;
-4. :mod:`ranking.agreement` gives the agreement among people (Fleiss' kappa,
-   Krippendorff's alpha with skips as missing, pairwise Cohen's kappa,
-   leave-one-out agreement);
+4. :mod:`ranking.agreement` gives the agreement among people
+   (:func:`ranking.agreement.agreement_bootstrap`: Fleiss' kappa and
+   Krippendorff's alpha with skips as missing, with bootstrap intervals over
+   pairs and over annotators; pairwise Cohen's kappa; leave-one-out agreement);
 5. :func:`ranking.alignment.human_difficulty_scale` fits a human difficulty per
    question and correlates every estimator with it.
+
+The statistics come from :mod:`ranking`: this module loads arrays, calls those
+functions, pools per-group results by n-weighted means (correlations, annotator
+reliability) and assembles the frozen dataclasses below (and the JSON of ``--json``). The
+text tables are built in :mod:`annotate.services.report_view` and the files
+(Markdown, CSVs, plots) written by :mod:`annotate.services.report_files`; their
+public names are re-exported here.
 
 Undefined statistics carry ``None`` and a reason, never NaN or 0. An estimator
 that cannot be computed, or a human scale that cannot be fitted, is reported
@@ -53,6 +61,16 @@ from sqlmodel import Session
 from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
 from annotate.services.arrays import response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
+from annotate.services.report_files import WrittenReport, md_escape, write_report
+from annotate.services.report_view import (
+    ReportTable,
+    ReportView,
+    build_view,
+    ci_text,
+    num,
+    pct,
+    value_text,
+)
 from annotate.store import repo
 from ranking.agreement import (
     AgreementResult,
@@ -73,6 +91,45 @@ from ranking.alignment import (
     vote_consensus,
 )
 from ranking.errors import ConvergenceError, RankingInputError
+
+__all__ = [
+    "ESTIMATORS",
+    "LABELS",
+    "POOL_ORDER",
+    "PRED_WORDS",
+    "SUBGROUP_METHODS",
+    "WHOLE",
+    "Agreement",
+    "AnnotatorAgreement",
+    "AnnotatorAlignment",
+    "Correlation",
+    "HumanAlignmentReport",
+    "HumanScale",
+    "MethodAlignment",
+    "NearTies",
+    "PairRow",
+    "QuestionScale",
+    "ReportTable",
+    "ReportView",
+    "ScaleGroup",
+    "Subgroup",
+    "WrittenReport",
+    "blas_threads",
+    "build_view",
+    "ci_text",
+    "default_study",
+    "human_alignment_report",
+    "md_escape",
+    "num",
+    "pct",
+    "read_difficulty_file",
+    "report_view",
+    "value_text",
+    "write_report",
+]
+"""Public names; ReportTable, ReportView and the text helpers live in
+:mod:`annotate.services.report_view`, WrittenReport, md_escape and write_report in
+:mod:`annotate.services.report_files`, and are re-exported here."""
 
 _T = TypeVar("_T")
 FloatArray = npt.NDArray[np.float64]
@@ -281,26 +338,6 @@ class HumanScale:
 
 
 @dataclass(frozen=True)
-class ReportTable:
-    """A table ready to show: every cell is already text."""
-
-    key: str
-    title: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class ReportView:
-    """What the report screen and the Markdown show: a heading, lines and tables."""
-
-    title: str
-    summary: tuple[str, ...]
-    tables: tuple[ReportTable, ...]
-
-
-@dataclass(frozen=True)
 class HumanAlignmentReport:
     """Everything in the human-alignment report of one difficulty study."""
 
@@ -337,7 +374,7 @@ class HumanAlignmentReport:
 
     def view(self) -> ReportView:
         """Text tables for the terminal, the Markdown file and the report screen."""
-        return _report_view(self)
+        return build_view(self)
 
 
 # ---------------------------------------------------------------------------
@@ -1470,641 +1507,6 @@ def _report_dict(r: HumanAlignmentReport) -> dict[str, Any]:
         ],
         "notes": list(r.notes),
     }
-
-
-# ---------------------------------------------------------------------------
-# text tables
-
-
-def pct(x: float | None) -> str:
-    """A fraction as a percentage with one decimal, or an em dash."""
-    return "—" if x is None else f"{100.0 * x:.1f}"
-
-
-def num(x: float | None, digits: int = 3) -> str:
-    return "—" if x is None else f"{x:.{digits}f}"
-
-
-def ci_text(i: Interval | None, *, percent: bool) -> str:
-    if i is None:
-        return "—"
-    f = pct if percent else num
-    return f"[{f(i.low)}, {f(i.high)}]"
-
-
-def value_text(e: Estimate, *, percent: bool) -> str:
-    """The value, or ``undefined: reason``."""
-    if e.value is None:
-        return f"undefined: {e.reason}"
-    return pct(e.value) if percent else num(e.value)
-
-
-def _report_view(r: HumanAlignmentReport) -> ReportView:
-    nt = r.near_ties
-    conf = f"{100 * r.confidence:g}%"
-    summary = [
-        f"Study {r.study}: {r.n_questions} questions, {r.n_pairs} pairs, {len(r.annotators)} "
-        f"annotators, {r.n_votes} current votes ({r.n_skips} skips).",
-        f"Consensus (eq. 9) on {nt.consensus_pairs} pairs; near-tie rule "
-        f"({nt.rule}, margin {nt.margin:g}) touched {nt.near_ties} pair(s): {nt.resolved} "
-        f"resolved, {nt.excluded} left out; {nt.without_votes} pair(s) had no non-skipped vote.",
-        f"Intervals: {conf} percentile bootstrap, {r.n_boot} replicates over pairs "
-        f"and over annotators (seed {r.seed}). Percentages: alignment in %.",
-    ]
-    if not r.human_scale.fitted:
-        summary.append(
-            "Human difficulty scale: not fitted (the reason is under 'Estimators vs the "
-            "human difficulty scale')."
-        )
-    elif len(r.human_scale.groups) > 1:
-        hs0 = r.human_scale
-        n_fit = sum(g.fitted for g in hs0.groups)
-        summary.append(
-            f"Human difficulty scale: fitted separately on {n_fit} of {len(hs0.groups)} groups "
-            "of questions linked by judged pairs (scales of different groups are not "
-            "comparable); correlations are n-weighted means of the within-group coefficients."
-        )
-    summary.extend(r.notes)
-    tables = [
-        ReportTable(
-            "alignment",
-            "Alignment with human judgement (Table 2)",
-            (
-                "method",
-                "consensus %",
-                "CI pairs",
-                "CI annotators",
-                "kappa",
-                "CI pairs",
-                "CI annotators",
-                "mean individual %",
-                "pairs",
-                "tied predictions",
-            ),
-            tuple(
-                (
-                    m.label,
-                    value_text(m.consensus, percent=True),
-                    ci_text(m.consensus.pairs_interval, percent=True),
-                    ci_text(m.consensus.annotators_interval, percent=True),
-                    value_text(m.kappa, percent=False),
-                    ci_text(m.kappa.pairs_interval, percent=False),
-                    ci_text(m.kappa.annotators_interval, percent=False),
-                    value_text(m.mean_individual, percent=True),
-                    str(m.pairs),
-                    str(m.tied_predictions),
-                )
-                for m in r.alignment
-            ),
-            "consensus: share of consensus pairs where the prediction matches the majority; "
-            "a tied prediction counts as a miss.",
-        ),
-        ReportTable(
-            "individual",
-            "Individual alignment per annotator, % (Table 2's V columns)",
-            ("annotator", "judged", *r.labels),
-            tuple(
-                (
-                    a,
-                    str(r.alignment[0].individual[i].judged) if r.alignment else "0",
-                    *(_cell(m.individual[i]) for m in r.alignment),
-                )
-                for i, a in enumerate(r.annotators)
-            ),
-            f"value [{conf} bootstrap interval over pairs]; — = no non-skipped vote.",
-        ),
-    ]
-    if r.subgroups:
-        tables.append(
-            ReportTable(
-                "subgroups",
-                "Alignment by model pool (Figure 7)",
-                (
-                    "pool",
-                    "models",
-                    "method",
-                    "consensus %",
-                    "CI pairs",
-                    "CI annotators",
-                    "kappa",
-                    "CI pairs",
-                    "CI annotators",
-                    "pairs",
-                ),
-                tuple(
-                    (
-                        s.pool,
-                        str(len(s.models)),
-                        s.label,
-                        value_text(s.consensus, percent=True),
-                        ci_text(s.consensus.pairs_interval, percent=True),
-                        ci_text(s.consensus.annotators_interval, percent=True),
-                        value_text(s.kappa, percent=False),
-                        ci_text(s.kappa.pairs_interval, percent=False),
-                        ci_text(s.kappa.annotators_interval, percent=False),
-                        str(s.pairs),
-                    )
-                    for s in r.subgroups
-                ),
-                "each estimator recomputed from the pool's models only.",
-            )
-        )
-    g = r.agreement
-    tables.append(
-        ReportTable(
-            "agreement",
-            "Agreement among annotators",
-            ("statistic", "value", "CI pairs", "CI annotators", "pairs used"),
-            (
-                (
-                    "Fleiss' kappa",
-                    value_text(g.fleiss_kappa, percent=False),
-                    ci_text(g.fleiss_kappa.pairs_interval, percent=False),
-                    ci_text(g.fleiss_kappa.annotators_interval, percent=False),
-                    str(g.fleiss_pairs),
-                ),
-                (
-                    "Fleiss' kappa, skip as a category",
-                    value_text(g.fleiss_kappa_with_skips, percent=False),
-                    ci_text(g.fleiss_kappa_with_skips.pairs_interval, percent=False),
-                    ci_text(g.fleiss_kappa_with_skips.annotators_interval, percent=False),
-                    str(g.fleiss_with_skips_pairs),
-                ),
-                (
-                    "Krippendorff's alpha (nominal)",
-                    value_text(g.krippendorff_alpha, percent=False),
-                    ci_text(g.krippendorff_alpha.pairs_interval, percent=False),
-                    ci_text(g.krippendorff_alpha.annotators_interval, percent=False),
-                    str(g.alpha_pairs),
-                ),
-                (
-                    "mean pairwise Cohen's kappa",
-                    num(g.mean_pairwise_kappa)
-                    if g.mean_pairwise_kappa is not None
-                    else f"undefined: {g.mean_pairwise_reason}",
-                    "—",
-                    "—",
-                    "",
-                ),
-            ),
-            "Fleiss: pairs judged by every annotator; alpha: skips as missing.",
-        )
-    )
-    rel = {a: (v, se) for a, v, se in r.human_scale.reliability}
-    tables.append(
-        ReportTable(
-            "annotators",
-            "Annotators: agreement with the others (leave-one-out) and reliability",
-            (
-                "annotator",
-                "judged",
-                "skipped",
-                "LOO kappa",
-                "LOO agreement %",
-                "LOO pairs",
-                "reliability",
-                "± se",
-            ),
-            tuple(
-                (
-                    x.annotator,
-                    str(x.judged),
-                    str(x.skipped),
-                    num(x.kappa) if x.kappa is not None else f"undefined: {x.kappa_reason}",
-                    pct(x.agreement),
-                    str(x.pairs),
-                    num(rel.get(x.annotator, (None, None))[0], 2),
-                    num(rel.get(x.annotator, (None, None))[1], 2),
-                )
-                for x in g.leave_one_out
-            ),
-            "reliability: discrimination in the human-scale fit, relative to the mean "
-            "annotator (1 = average, 0 = random, < 0 = inverted).",
-        )
-    )
-    n_a = len(g.annotators)
-    tables.append(
-        ReportTable(
-            "pairwise",
-            "Pairwise Cohen's kappa between annotators",
-            ("annotator", *g.annotators),
-            tuple(
-                (g.annotators[i], *(num(g.pairwise_kappa[i][j], 2) for j in range(n_a)))
-                for i in range(n_a)
-            ),
-            "on the pairs both judged; — = undefined (fewer than 2 shared pairs or one "
-            "category used by both).",
-        )
-    )
-    hs = r.human_scale
-    tables.append(
-        ReportTable(
-            "correlations",
-            "Estimators vs the human difficulty scale",
-            ("method", "Spearman", "p", "Kendall", "p", "questions", "groups", "note"),
-            tuple(
-                (
-                    c.label,
-                    num(c.spearman),
-                    num(c.spearman_p, 4),
-                    num(c.kendall),
-                    num(c.kendall_p, 4),
-                    str(c.n),
-                    str(c.groups),
-                    c.reason or "",
-                )
-                for c in hs.correlations
-            ),
-            (
-                "human scale: am-ELO fit of the votes (Bradley-Terry with one discrimination "
-                "per annotator), per group of linked questions; with several groups the "
-                "coefficients are n-weighted means of the within-group ones (no p-value)."
-                + (f" Not fitted: {hs.reason}" if hs.reason else "")
-            )
-            if hs.fitted
-            else f"not fitted: {hs.reason}",
-        )
-    )
-    if hs.fitted:
-        qs = sorted(
-            (q for q in hs.questions if q.difficulty is not None),
-            key=lambda q: (q.group or 0, -(q.difficulty or 0.0)),
-        )
-        tables.append(
-            ReportTable(
-                "human_scale",
-                "Human difficulty per question (Elo points per group, hardest first)",
-                ("question", "subject", "group", "difficulty", "interval"),
-                tuple(
-                    (
-                        q.key,
-                        q.subject,
-                        str(q.group or ""),
-                        num(q.difficulty, 0),
-                        f"[{num(q.lower, 0)}, {num(q.upper, 0)}]",
-                    )
-                    for q in qs
-                )
-                + tuple(
-                    (q.key, q.subject, str(q.group or ""), q.excluded or "not fitted", "")
-                    for q in hs.questions
-                    if q.difficulty is None and q.excluded
-                ),
-                f"{conf} Wald intervals.",
-            )
-        )
-    if nt.near_ties:
-        pr = {p.key: p for p in r.pairs}
-        tables.append(
-            ReportTable(
-                "near_ties",
-                "Pairs touched by the near-tie rule",
-                ("pair", "first", "second", "first harder", "second harder", "skips", "consensus"),
-                tuple(
-                    (
-                        k,
-                        pr[k].first,
-                        pr[k].second,
-                        str(pr[k].n_first),
-                        str(pr[k].n_second),
-                        str(pr[k].n_skip),
-                        pr[k].consensus + (" (weighted vote)" if pr[k].resolved else " (left out)"),
-                    )
-                    for k in nt.pairs
-                ),
-            )
-        )
-    return ReportView(f"Human alignment: {r.title or r.study}", tuple(summary), tuple(tables))
-
-
-def _cell(a: AnnotatorAlignment) -> str:
-    if a.value is None:
-        return "—"
-    if a.low is None or a.high is None:
-        return pct(a.value)
-    return f"{pct(a.value)} [{pct(a.low)}, {pct(a.high)}]"
-
-
-# ---------------------------------------------------------------------------
-# files
-
-
-@dataclass(frozen=True)
-class WrittenReport:
-    """Files written by :func:`write_report`."""
-
-    folder: Path
-    files: tuple[Path, ...]
-    notes: tuple[str, ...]
-    plot_seconds: float
-
-
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~"})
-
-
-def md_escape(text: str) -> str:
-    """``text`` as literal Markdown table-cell text (no markup, links or HTML, one line)."""
-    return " ".join(text.splitlines()).translate(_MD_SPECIAL)
-
-
-def _md_table(t: ReportTable) -> list[str]:
-    lines = [f"### {md_escape(t.title)}", ""]
-    if not t.rows:
-        return [*lines, "(empty)", ""]
-    lines.append("| " + " | ".join(md_escape(c) for c in t.columns) + " |")
-    lines.append("|" + "|".join("---" for _ in t.columns) + "|")
-    lines.extend("| " + " | ".join(md_escape(c) for c in row) + " |" for row in t.rows)
-    if t.note:
-        lines += ["", f"*{md_escape(t.note)}*"]
-    return [*lines, ""]
-
-
-def _f(x: float | None) -> str:
-    return "" if x is None else repr(float(x))
-
-
-def _iv(i: Interval | None) -> list[str]:
-    return ["", ""] if i is None else [repr(i.low), repr(i.high)]
-
-
-def _est_cells(e: Estimate) -> list[str]:
-    return [_f(e.value), *_iv(e.pairs_interval), *_iv(e.annotators_interval), e.reason or ""]
-
-
-_EST_HEAD = ("", "_low_pairs", "_high_pairs", "_low_annotators", "_high_annotators", "_reason")
-
-
-def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list[str]]]]:
-    def head(name: str) -> list[str]:
-        return [name + s for s in _EST_HEAD]
-
-    out: dict[str, tuple[list[str], list[list[str]]]] = {}
-    out["alignment.csv"] = (
-        [
-            "method",
-            "label",
-            "source",
-            *head("consensus"),
-            *head("kappa"),
-            *head("mean_individual"),
-            "pairs",
-            "pairs_predicted",
-            "tied_predictions",
-            "notes",
-        ],
-        [
-            [
-                m.method,
-                m.label,
-                m.source,
-                *_est_cells(m.consensus),
-                *_est_cells(m.kappa),
-                *_est_cells(m.mean_individual),
-                str(m.pairs),
-                str(m.pairs_predicted),
-                str(m.tied_predictions),
-                "; ".join(m.notes),
-            ]
-            for m in r.alignment
-        ],
-    )
-    out["individual.csv"] = (
-        ["method", "annotator", "alignment", "low_pairs", "high_pairs", "judged"],
-        [
-            [m.method, a.annotator, _f(a.value), _f(a.low), _f(a.high), str(a.judged)]
-            for m in r.alignment
-            for a in m.individual
-        ],
-    )
-    out["predictions.csv"] = (
-        [
-            "pair",
-            "first",
-            "second",
-            "subject",
-            "votes_first",
-            "votes_second",
-            "skips",
-            "consensus",
-            "near_tie",
-            "resolved",
-            *r.methods,
-        ],
-        [
-            [
-                p.key,
-                p.first,
-                p.second,
-                p.subject,
-                str(p.n_first),
-                str(p.n_second),
-                str(p.n_skip),
-                p.consensus,
-                str(p.near_tie).lower(),
-                str(p.resolved).lower(),
-                *p.predictions,
-            ]
-            for p in r.pairs
-        ],
-    )
-    out["subgroups.csv"] = (
-        ["pool", "models", "method", *head("consensus"), *head("kappa"), "pairs", "notes"],
-        [
-            [
-                s.pool,
-                " ".join(s.models),
-                s.method,
-                *_est_cells(s.consensus),
-                *_est_cells(s.kappa),
-                str(s.pairs),
-                "; ".join(s.notes),
-            ]
-            for s in r.subgroups
-        ],
-    )
-    g = r.agreement
-    out["agreement.csv"] = (
-        [
-            "statistic",
-            "value",
-            "low_pairs",
-            "high_pairs",
-            "low_annotators",
-            "high_annotators",
-            "reason",
-            "pairs",
-        ],
-        [
-            ["fleiss_kappa", *_est_cells(g.fleiss_kappa), str(g.fleiss_pairs)],
-            [
-                "fleiss_kappa_with_skips",
-                *_est_cells(g.fleiss_kappa_with_skips),
-                str(g.fleiss_with_skips_pairs),
-            ],
-            ["krippendorff_alpha", *_est_cells(g.krippendorff_alpha), str(g.alpha_pairs)],
-            [
-                "mean_pairwise_cohen_kappa",
-                _f(g.mean_pairwise_kappa),
-                "",
-                "",
-                "",
-                "",
-                g.mean_pairwise_reason or "",
-                "",
-            ],
-        ],
-    )
-    rel = {a: (v, se) for a, v, se in r.human_scale.reliability}
-    out["annotators.csv"] = (
-        [
-            "annotator",
-            "judged",
-            "skipped",
-            "loo_kappa",
-            "loo_kappa_reason",
-            "loo_agreement",
-            "loo_pairs",
-            "reliability",
-            "reliability_se",
-        ],
-        [
-            [
-                x.annotator,
-                str(x.judged),
-                str(x.skipped),
-                _f(x.kappa),
-                x.kappa_reason or "",
-                _f(x.agreement),
-                str(x.pairs),
-                _f(rel.get(x.annotator, (None, None))[0]),
-                _f(rel.get(x.annotator, (None, None))[1]),
-            ]
-            for x in g.leave_one_out
-        ],
-    )
-    out["pairwise_kappa.csv"] = (
-        ["annotator", *g.annotators],
-        [[a, *(_f(v) for v in row)] for a, row in zip(g.annotators, g.pairwise_kappa, strict=True)],
-    )
-    hs = r.human_scale
-    out["human_scale.csv"] = (
-        [
-            "question",
-            "subject",
-            "group",
-            "human_difficulty",
-            "lower",
-            "upper",
-            "excluded",
-            *r.methods,
-        ],
-        [
-            [
-                q.key,
-                q.subject,
-                str(q.group or ""),
-                _f(q.difficulty),
-                _f(q.lower),
-                _f(q.upper),
-                q.excluded or "",
-                *(_f(r.difficulty[j][i]) for j in range(len(r.methods))),
-            ]
-            for i, q in enumerate(hs.questions)
-        ],
-    )
-    out["correlations.csv"] = (
-        [
-            "method",
-            "spearman",
-            "spearman_p",
-            "kendall",
-            "kendall_p",
-            "questions",
-            "groups",
-            "reason",
-        ],
-        [
-            [
-                c.method,
-                _f(c.spearman),
-                _f(c.spearman_p),
-                _f(c.kendall),
-                _f(c.kendall_p),
-                str(c.n),
-                str(c.groups),
-                c.reason or "",
-            ]
-            for c in hs.correlations
-        ],
-    )
-    return out
-
-
-def write_report(r: HumanAlignmentReport, folder: Path, *, plots: bool = True) -> WrittenReport:
-    """Write ``report.md``, the CSVs and (with ``plots``) the PNGs under ``folder``."""
-    import csv
-
-    folder.mkdir(parents=True, exist_ok=True)
-    files: list[Path] = []
-    for name, (header, rows) in _csv_tables(r).items():
-        path = folder / name
-        with path.open("w", encoding="utf-8", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(header)
-            w.writerows(rows)
-        files.append(path)
-    notes: list[str] = []
-    t = time.perf_counter()
-    pngs: list[Path] = []
-    if plots:
-        from annotate.services.plots import write_plots
-
-        pngs, notes = write_plots(r, folder)
-    plot_seconds = time.perf_counter() - t
-    v = r.view()
-    md = [f"# {md_escape(v.title)}", ""]
-    md += [md_escape(line) + "  " for line in v.summary] + [""]
-    figures = {p.name: p for p in pngs}
-    captions = {
-        "alignment.png": "Consensus alignment and Cohen's kappa per method",
-        "pools.png": "Alignment by model pool (Figure 7)",
-        "individual.png": "Individual alignment per annotator",
-        "difficulty_by_subject.png": "Difficulty per subject",
-        "estimator_vs_human.png": "Estimators vs the human difficulty scale",
-    }
-    after = {
-        "alignment": ["alignment.png"],
-        "individual": ["individual.png"],
-        "subgroups": ["pools.png"],
-        "correlations": ["estimator_vs_human.png", "difficulty_by_subject.png"],
-    }
-    for table in v.tables:
-        md += _md_table(table)
-        for png in after.get(table.key, []):
-            if png in figures:
-                md += [f"![{captions[png]}]({png})", ""]
-    if "difficulty_by_subject.png" in figures and "correlations" not in {t.key for t in v.tables}:
-        md += ["![Difficulty per subject](difficulty_by_subject.png)", ""]
-    if notes:
-        md += ["## Figures not drawn", ""] + [f"- {md_escape(n)}" for n in notes] + [""]
-    md += ["## Method notes", ""]
-    for m in r.alignment:
-        for n in m.notes:
-            md.append(f"- {md_escape(m.label)}: {md_escape(n)}")
-    md += [
-        "- Consensus (eq. 9): majority of the non-skipped votes per pair; a pair whose "
-        "majority margin is at most the near-tie margin is resolved by a reliability-weighted "
-        "vote or left out (see ranking.alignment).",
-        "- A tied prediction (equal difficulties) is reported as a tie and counts as a miss.",
-        "- Annotator-bootstrap intervals of the agreement statistics never pair an annotator "
-        "with its own copy.",
-        "- Pairwise Cohen's kappa and leave-one-out agreement have no intervals.",
-        "",
-    ]
-    md_path = folder / "report.md"
-    md_path.write_text("\n".join(md), encoding="utf-8")
-    files = [md_path, *files, *pngs]
-    return WrittenReport(folder, tuple(files), tuple(notes), plot_seconds)
 
 
 def report_view(engine: Engine, study: str, **options: Any) -> ReportView:

@@ -1,0 +1,338 @@
+"""The human-alignment report as files: ``report.md``, CSVs and PNG plots.
+
+:func:`write_report` writes a :class:`annotate.services.report.HumanAlignmentReport`
+under a folder. The Markdown uses the same text tables as the screen
+(:mod:`annotate.services.report_view`), escaped so that study text stays
+literal; the plots come from :mod:`annotate.services.plots`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from annotate.services.report_view import ReportTable
+from ranking.alignment import Estimate, Interval
+
+if TYPE_CHECKING:
+    from annotate.services.report import HumanAlignmentReport
+
+
+@dataclass(frozen=True)
+class WrittenReport:
+    """Files written by :func:`write_report`."""
+
+    folder: Path
+    files: tuple[Path, ...]
+    notes: tuple[str, ...]
+    plot_seconds: float
+
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~"})
+
+
+def md_escape(text: str) -> str:
+    """``text`` as literal Markdown table-cell text (no markup, links or HTML, one line)."""
+    return " ".join(text.splitlines()).translate(_MD_SPECIAL)
+
+
+def _md_table(t: ReportTable) -> list[str]:
+    lines = [f"### {md_escape(t.title)}", ""]
+    if not t.rows:
+        return [*lines, "(empty)", ""]
+    lines.append("| " + " | ".join(md_escape(c) for c in t.columns) + " |")
+    lines.append("|" + "|".join("---" for _ in t.columns) + "|")
+    lines.extend("| " + " | ".join(md_escape(c) for c in row) + " |" for row in t.rows)
+    if t.note:
+        lines += ["", f"*{md_escape(t.note)}*"]
+    return [*lines, ""]
+
+
+def _f(x: float | None) -> str:
+    return "" if x is None else repr(float(x))
+
+
+def _iv(i: Interval | None) -> list[str]:
+    return ["", ""] if i is None else [repr(i.low), repr(i.high)]
+
+
+def _est_cells(e: Estimate) -> list[str]:
+    return [_f(e.value), *_iv(e.pairs_interval), *_iv(e.annotators_interval), e.reason or ""]
+
+
+_EST_HEAD = ("", "_low_pairs", "_high_pairs", "_low_annotators", "_high_annotators", "_reason")
+
+
+def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list[str]]]]:
+    def head(name: str) -> list[str]:
+        return [name + s for s in _EST_HEAD]
+
+    out: dict[str, tuple[list[str], list[list[str]]]] = {}
+    out["alignment.csv"] = (
+        [
+            "method",
+            "label",
+            "source",
+            *head("consensus"),
+            *head("kappa"),
+            *head("mean_individual"),
+            "pairs",
+            "pairs_predicted",
+            "tied_predictions",
+            "notes",
+        ],
+        [
+            [
+                m.method,
+                m.label,
+                m.source,
+                *_est_cells(m.consensus),
+                *_est_cells(m.kappa),
+                *_est_cells(m.mean_individual),
+                str(m.pairs),
+                str(m.pairs_predicted),
+                str(m.tied_predictions),
+                "; ".join(m.notes),
+            ]
+            for m in r.alignment
+        ],
+    )
+    out["individual.csv"] = (
+        ["method", "annotator", "alignment", "low_pairs", "high_pairs", "judged"],
+        [
+            [m.method, a.annotator, _f(a.value), _f(a.low), _f(a.high), str(a.judged)]
+            for m in r.alignment
+            for a in m.individual
+        ],
+    )
+    out["predictions.csv"] = (
+        [
+            "pair",
+            "first",
+            "second",
+            "subject",
+            "votes_first",
+            "votes_second",
+            "skips",
+            "consensus",
+            "near_tie",
+            "resolved",
+            *r.methods,
+        ],
+        [
+            [
+                p.key,
+                p.first,
+                p.second,
+                p.subject,
+                str(p.n_first),
+                str(p.n_second),
+                str(p.n_skip),
+                p.consensus,
+                str(p.near_tie).lower(),
+                str(p.resolved).lower(),
+                *p.predictions,
+            ]
+            for p in r.pairs
+        ],
+    )
+    out["subgroups.csv"] = (
+        ["pool", "models", "method", *head("consensus"), *head("kappa"), "pairs", "notes"],
+        [
+            [
+                s.pool,
+                " ".join(s.models),
+                s.method,
+                *_est_cells(s.consensus),
+                *_est_cells(s.kappa),
+                str(s.pairs),
+                "; ".join(s.notes),
+            ]
+            for s in r.subgroups
+        ],
+    )
+    g = r.agreement
+    out["agreement.csv"] = (
+        [
+            "statistic",
+            "value",
+            "low_pairs",
+            "high_pairs",
+            "low_annotators",
+            "high_annotators",
+            "reason",
+            "pairs",
+        ],
+        [
+            ["fleiss_kappa", *_est_cells(g.fleiss_kappa), str(g.fleiss_pairs)],
+            [
+                "fleiss_kappa_with_skips",
+                *_est_cells(g.fleiss_kappa_with_skips),
+                str(g.fleiss_with_skips_pairs),
+            ],
+            ["krippendorff_alpha", *_est_cells(g.krippendorff_alpha), str(g.alpha_pairs)],
+            [
+                "mean_pairwise_cohen_kappa",
+                _f(g.mean_pairwise_kappa),
+                "",
+                "",
+                "",
+                "",
+                g.mean_pairwise_reason or "",
+                "",
+            ],
+        ],
+    )
+    rel = {a: (v, se) for a, v, se in r.human_scale.reliability}
+    out["annotators.csv"] = (
+        [
+            "annotator",
+            "judged",
+            "skipped",
+            "loo_kappa",
+            "loo_kappa_reason",
+            "loo_agreement",
+            "loo_pairs",
+            "reliability",
+            "reliability_se",
+        ],
+        [
+            [
+                x.annotator,
+                str(x.judged),
+                str(x.skipped),
+                _f(x.kappa),
+                x.kappa_reason or "",
+                _f(x.agreement),
+                str(x.pairs),
+                _f(rel.get(x.annotator, (None, None))[0]),
+                _f(rel.get(x.annotator, (None, None))[1]),
+            ]
+            for x in g.leave_one_out
+        ],
+    )
+    out["pairwise_kappa.csv"] = (
+        ["annotator", *g.annotators],
+        [[a, *(_f(v) for v in row)] for a, row in zip(g.annotators, g.pairwise_kappa, strict=True)],
+    )
+    hs = r.human_scale
+    out["human_scale.csv"] = (
+        [
+            "question",
+            "subject",
+            "group",
+            "human_difficulty",
+            "lower",
+            "upper",
+            "excluded",
+            *r.methods,
+        ],
+        [
+            [
+                q.key,
+                q.subject,
+                str(q.group or ""),
+                _f(q.difficulty),
+                _f(q.lower),
+                _f(q.upper),
+                q.excluded or "",
+                *(_f(r.difficulty[j][i]) for j in range(len(r.methods))),
+            ]
+            for i, q in enumerate(hs.questions)
+        ],
+    )
+    out["correlations.csv"] = (
+        [
+            "method",
+            "spearman",
+            "spearman_p",
+            "kendall",
+            "kendall_p",
+            "questions",
+            "groups",
+            "reason",
+        ],
+        [
+            [
+                c.method,
+                _f(c.spearman),
+                _f(c.spearman_p),
+                _f(c.kendall),
+                _f(c.kendall_p),
+                str(c.n),
+                str(c.groups),
+                c.reason or "",
+            ]
+            for c in hs.correlations
+        ],
+    )
+    return out
+
+
+def write_report(r: HumanAlignmentReport, folder: Path, *, plots: bool = True) -> WrittenReport:
+    """Write ``report.md``, the CSVs and (with ``plots``) the PNGs under ``folder``."""
+    import csv
+
+    folder.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    for name, (header, rows) in _csv_tables(r).items():
+        path = folder / name
+        with path.open("w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            w.writerows(rows)
+        files.append(path)
+    notes: list[str] = []
+    t = time.perf_counter()
+    pngs: list[Path] = []
+    if plots:
+        from annotate.services.plots import write_plots
+
+        pngs, notes = write_plots(r, folder)
+    plot_seconds = time.perf_counter() - t
+    v = r.view()
+    md = [f"# {md_escape(v.title)}", ""]
+    md += [md_escape(line) + "  " for line in v.summary] + [""]
+    figures = {p.name: p for p in pngs}
+    captions = {
+        "alignment.png": "Consensus alignment and Cohen's kappa per method",
+        "pools.png": "Alignment by model pool (Figure 7)",
+        "individual.png": "Individual alignment per annotator",
+        "difficulty_by_subject.png": "Difficulty per subject",
+        "estimator_vs_human.png": "Estimators vs the human difficulty scale",
+    }
+    after = {
+        "alignment": ["alignment.png"],
+        "individual": ["individual.png"],
+        "subgroups": ["pools.png"],
+        "correlations": ["estimator_vs_human.png", "difficulty_by_subject.png"],
+    }
+    for table in v.tables:
+        md += _md_table(table)
+        for png in after.get(table.key, []):
+            if png in figures:
+                md += [f"![{captions[png]}]({png})", ""]
+    if "difficulty_by_subject.png" in figures and "correlations" not in {t.key for t in v.tables}:
+        md += ["![Difficulty per subject](difficulty_by_subject.png)", ""]
+    if notes:
+        md += ["## Figures not drawn", ""] + [f"- {md_escape(n)}" for n in notes] + [""]
+    md += ["## Method notes", ""]
+    for m in r.alignment:
+        for n in m.notes:
+            md.append(f"- {md_escape(m.label)}: {md_escape(n)}")
+    md += [
+        "- Consensus (eq. 9): majority of the non-skipped votes per pair; a pair whose "
+        "majority margin is at most the near-tie margin is resolved by a reliability-weighted "
+        "vote or left out (see ranking.alignment).",
+        "- A tied prediction (equal difficulties) is reported as a tie and counts as a miss.",
+        "- Annotator-bootstrap intervals of the agreement statistics never pair an annotator "
+        "with its own copy.",
+        "- Pairwise Cohen's kappa and leave-one-out agreement have no intervals.",
+        "",
+    ]
+    md_path = folder / "report.md"
+    md_path.write_text("\n".join(md), encoding="utf-8")
+    files = [md_path, *files, *pngs]
+    return WrittenReport(folder, tuple(files), tuple(notes), plot_seconds)

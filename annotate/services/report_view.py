@@ -1,0 +1,346 @@
+"""The human-alignment report as text: what the terminal, the report screen and the Markdown show.
+
+:func:`build_view` turns a :class:`annotate.services.report.HumanAlignmentReport`
+into a :class:`ReportView`: a heading, summary lines and :class:`ReportTable`
+objects whose cells are already text. No statistics and no I/O here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ranking.alignment import Estimate, Interval
+
+if TYPE_CHECKING:
+    from annotate.services.report import AnnotatorAlignment, HumanAlignmentReport
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """A table ready to show: every cell is already text."""
+
+    key: str
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """What the report screen and the Markdown show: a heading, lines and tables."""
+
+    title: str
+    summary: tuple[str, ...]
+    tables: tuple[ReportTable, ...]
+
+
+def pct(x: float | None) -> str:
+    """A fraction as a percentage with one decimal, or an em dash."""
+    return "—" if x is None else f"{100.0 * x:.1f}"
+
+
+def num(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def ci_text(i: Interval | None, *, percent: bool) -> str:
+    if i is None:
+        return "—"
+    f = pct if percent else num
+    return f"[{f(i.low)}, {f(i.high)}]"
+
+
+def value_text(e: Estimate, *, percent: bool) -> str:
+    """The value, or ``undefined: reason``."""
+    if e.value is None:
+        return f"undefined: {e.reason}"
+    return pct(e.value) if percent else num(e.value)
+
+
+def build_view(r: HumanAlignmentReport) -> ReportView:
+    """The text tables of ``r`` (what :meth:`HumanAlignmentReport.view` returns)."""
+    nt = r.near_ties
+    conf = f"{100 * r.confidence:g}%"
+    summary = [
+        f"Study {r.study}: {r.n_questions} questions, {r.n_pairs} pairs, {len(r.annotators)} "
+        f"annotators, {r.n_votes} current votes ({r.n_skips} skips).",
+        f"Consensus (eq. 9) on {nt.consensus_pairs} pairs; near-tie rule "
+        f"({nt.rule}, margin {nt.margin:g}) touched {nt.near_ties} pair(s): {nt.resolved} "
+        f"resolved, {nt.excluded} left out; {nt.without_votes} pair(s) had no non-skipped vote.",
+        f"Intervals: {conf} percentile bootstrap, {r.n_boot} replicates over pairs "
+        f"and over annotators (seed {r.seed}). Percentages: alignment in %.",
+    ]
+    if not r.human_scale.fitted:
+        summary.append(
+            "Human difficulty scale: not fitted (the reason is under 'Estimators vs the "
+            "human difficulty scale')."
+        )
+    elif len(r.human_scale.groups) > 1:
+        hs0 = r.human_scale
+        n_fit = sum(g.fitted for g in hs0.groups)
+        summary.append(
+            f"Human difficulty scale: fitted separately on {n_fit} of {len(hs0.groups)} groups "
+            "of questions linked by judged pairs (scales of different groups are not "
+            "comparable); correlations are n-weighted means of the within-group coefficients."
+        )
+    summary.extend(r.notes)
+    tables = [
+        ReportTable(
+            "alignment",
+            "Alignment with human judgement (Table 2)",
+            (
+                "method",
+                "consensus %",
+                "CI pairs",
+                "CI annotators",
+                "kappa",
+                "CI pairs",
+                "CI annotators",
+                "mean individual %",
+                "pairs",
+                "tied predictions",
+            ),
+            tuple(
+                (
+                    m.label,
+                    value_text(m.consensus, percent=True),
+                    ci_text(m.consensus.pairs_interval, percent=True),
+                    ci_text(m.consensus.annotators_interval, percent=True),
+                    value_text(m.kappa, percent=False),
+                    ci_text(m.kappa.pairs_interval, percent=False),
+                    ci_text(m.kappa.annotators_interval, percent=False),
+                    value_text(m.mean_individual, percent=True),
+                    str(m.pairs),
+                    str(m.tied_predictions),
+                )
+                for m in r.alignment
+            ),
+            "consensus: share of consensus pairs where the prediction matches the majority; "
+            "a tied prediction counts as a miss.",
+        ),
+        ReportTable(
+            "individual",
+            "Individual alignment per annotator, % (Table 2's V columns)",
+            ("annotator", "judged", *r.labels),
+            tuple(
+                (
+                    a,
+                    str(r.alignment[0].individual[i].judged) if r.alignment else "0",
+                    *(_cell(m.individual[i]) for m in r.alignment),
+                )
+                for i, a in enumerate(r.annotators)
+            ),
+            f"value [{conf} bootstrap interval over pairs]; — = no non-skipped vote.",
+        ),
+    ]
+    if r.subgroups:
+        tables.append(
+            ReportTable(
+                "subgroups",
+                "Alignment by model pool (Figure 7)",
+                (
+                    "pool",
+                    "models",
+                    "method",
+                    "consensus %",
+                    "CI pairs",
+                    "CI annotators",
+                    "kappa",
+                    "CI pairs",
+                    "CI annotators",
+                    "pairs",
+                ),
+                tuple(
+                    (
+                        s.pool,
+                        str(len(s.models)),
+                        s.label,
+                        value_text(s.consensus, percent=True),
+                        ci_text(s.consensus.pairs_interval, percent=True),
+                        ci_text(s.consensus.annotators_interval, percent=True),
+                        value_text(s.kappa, percent=False),
+                        ci_text(s.kappa.pairs_interval, percent=False),
+                        ci_text(s.kappa.annotators_interval, percent=False),
+                        str(s.pairs),
+                    )
+                    for s in r.subgroups
+                ),
+                "each estimator recomputed from the pool's models only.",
+            )
+        )
+    g = r.agreement
+    tables.append(
+        ReportTable(
+            "agreement",
+            "Agreement among annotators",
+            ("statistic", "value", "CI pairs", "CI annotators", "pairs used"),
+            (
+                (
+                    "Fleiss' kappa",
+                    value_text(g.fleiss_kappa, percent=False),
+                    ci_text(g.fleiss_kappa.pairs_interval, percent=False),
+                    ci_text(g.fleiss_kappa.annotators_interval, percent=False),
+                    str(g.fleiss_pairs),
+                ),
+                (
+                    "Fleiss' kappa, skip as a category",
+                    value_text(g.fleiss_kappa_with_skips, percent=False),
+                    ci_text(g.fleiss_kappa_with_skips.pairs_interval, percent=False),
+                    ci_text(g.fleiss_kappa_with_skips.annotators_interval, percent=False),
+                    str(g.fleiss_with_skips_pairs),
+                ),
+                (
+                    "Krippendorff's alpha (nominal)",
+                    value_text(g.krippendorff_alpha, percent=False),
+                    ci_text(g.krippendorff_alpha.pairs_interval, percent=False),
+                    ci_text(g.krippendorff_alpha.annotators_interval, percent=False),
+                    str(g.alpha_pairs),
+                ),
+                (
+                    "mean pairwise Cohen's kappa",
+                    num(g.mean_pairwise_kappa)
+                    if g.mean_pairwise_kappa is not None
+                    else f"undefined: {g.mean_pairwise_reason}",
+                    "—",
+                    "—",
+                    "",
+                ),
+            ),
+            "Fleiss: pairs judged by every annotator; alpha: skips as missing.",
+        )
+    )
+    rel = {a: (v, se) for a, v, se in r.human_scale.reliability}
+    tables.append(
+        ReportTable(
+            "annotators",
+            "Annotators: agreement with the others (leave-one-out) and reliability",
+            (
+                "annotator",
+                "judged",
+                "skipped",
+                "LOO kappa",
+                "LOO agreement %",
+                "LOO pairs",
+                "reliability",
+                "± se",
+            ),
+            tuple(
+                (
+                    x.annotator,
+                    str(x.judged),
+                    str(x.skipped),
+                    num(x.kappa) if x.kappa is not None else f"undefined: {x.kappa_reason}",
+                    pct(x.agreement),
+                    str(x.pairs),
+                    num(rel.get(x.annotator, (None, None))[0], 2),
+                    num(rel.get(x.annotator, (None, None))[1], 2),
+                )
+                for x in g.leave_one_out
+            ),
+            "reliability: discrimination in the human-scale fit, relative to the mean "
+            "annotator (1 = average, 0 = random, < 0 = inverted).",
+        )
+    )
+    n_a = len(g.annotators)
+    tables.append(
+        ReportTable(
+            "pairwise",
+            "Pairwise Cohen's kappa between annotators",
+            ("annotator", *g.annotators),
+            tuple(
+                (g.annotators[i], *(num(g.pairwise_kappa[i][j], 2) for j in range(n_a)))
+                for i in range(n_a)
+            ),
+            "on the pairs both judged; — = undefined (fewer than 2 shared pairs or one "
+            "category used by both).",
+        )
+    )
+    hs = r.human_scale
+    tables.append(
+        ReportTable(
+            "correlations",
+            "Estimators vs the human difficulty scale",
+            ("method", "Spearman", "p", "Kendall", "p", "questions", "groups", "note"),
+            tuple(
+                (
+                    c.label,
+                    num(c.spearman),
+                    num(c.spearman_p, 4),
+                    num(c.kendall),
+                    num(c.kendall_p, 4),
+                    str(c.n),
+                    str(c.groups),
+                    c.reason or "",
+                )
+                for c in hs.correlations
+            ),
+            (
+                "human scale: am-ELO fit of the votes (Bradley-Terry with one discrimination "
+                "per annotator), per group of linked questions; with several groups the "
+                "coefficients are n-weighted means of the within-group ones (no p-value)."
+                + (f" Not fitted: {hs.reason}" if hs.reason else "")
+            )
+            if hs.fitted
+            else f"not fitted: {hs.reason}",
+        )
+    )
+    if hs.fitted:
+        qs = sorted(
+            (q for q in hs.questions if q.difficulty is not None),
+            key=lambda q: (q.group or 0, -(q.difficulty or 0.0)),
+        )
+        tables.append(
+            ReportTable(
+                "human_scale",
+                "Human difficulty per question (Elo points per group, hardest first)",
+                ("question", "subject", "group", "difficulty", "interval"),
+                tuple(
+                    (
+                        q.key,
+                        q.subject,
+                        str(q.group or ""),
+                        num(q.difficulty, 0),
+                        f"[{num(q.lower, 0)}, {num(q.upper, 0)}]",
+                    )
+                    for q in qs
+                )
+                + tuple(
+                    (q.key, q.subject, str(q.group or ""), q.excluded or "not fitted", "")
+                    for q in hs.questions
+                    if q.difficulty is None and q.excluded
+                ),
+                f"{conf} Wald intervals.",
+            )
+        )
+    if nt.near_ties:
+        pr = {p.key: p for p in r.pairs}
+        tables.append(
+            ReportTable(
+                "near_ties",
+                "Pairs touched by the near-tie rule",
+                ("pair", "first", "second", "first harder", "second harder", "skips", "consensus"),
+                tuple(
+                    (
+                        k,
+                        pr[k].first,
+                        pr[k].second,
+                        str(pr[k].n_first),
+                        str(pr[k].n_second),
+                        str(pr[k].n_skip),
+                        pr[k].consensus + (" (weighted vote)" if pr[k].resolved else " (left out)"),
+                    )
+                    for k in nt.pairs
+                ),
+            )
+        )
+    return ReportView(f"Human alignment: {r.title or r.study}", tuple(summary), tuple(tables))
+
+
+def _cell(a: AnnotatorAlignment) -> str:
+    if a.value is None:
+        return "—"
+    if a.low is None or a.high is None:
+        return pct(a.value)
+    return f"{pct(a.value)} [{pct(a.low)}, {pct(a.high)}]"
