@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def modules_after(statement: str) -> set[str]:
     code = f"import sys; {statement}; print('\\n'.join(sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     return set(out.stdout.split())
 
 

@@ -97,7 +97,7 @@ def estimate(
     if method in IRT_METHODS:
         fractional = ~np.isnan(A) & (A != 0) & (A != 1)
         if fractional.any():
-            A = np.where(np.isnan(A), np.nan, (A >= threshold).astype(np.float64))
+            A = np.where(np.isnan(A), np.nan, (threshold <= A).astype(np.float64))
             notes.append(
                 f"{int(fractional.sum())} partial-credit score(s) counted as correct when "
                 f">= {threshold} (IRT needs right/wrong answers)"

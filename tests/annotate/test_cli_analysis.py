@@ -46,8 +46,10 @@ def test_rank_2pl_mml_with_few_models_says_it_did_not_converge(capsys) -> None:
     # The command must say so in one line (never print an unconverged fit).
     code = main(["rank", "irt-2pl-mml", str(DEMO / "difficulty" / "responses.csv")])
     out, err = capsys.readouterr()
-    assert code == 1 and out == ""
-    assert "irt-2pl-mml did not converge" in err and err.count("\n") == 1
+    assert code == 1
+    assert out == ""
+    assert "irt-2pl-mml did not converge" in err
+    assert err.count("\n") == 1
 
 
 def test_rank_2pl_mml_on_a_matrix_with_many_models(capsys, tmp_path: Path) -> None:
@@ -72,7 +74,8 @@ def test_rank_eip_json_interface(capsys, tmp_path: Path) -> None:
     )
     assert set(doc) >= {"models", "questions", "iterations"}
     assert isinstance(doc["iterations"], int)
-    assert (tmp_path / "eip_models.csv").exists() and (tmp_path / "eip_questions.csv").exists()
+    assert (tmp_path / "eip_models.csv").exists()
+    assert (tmp_path / "eip_questions.csv").exists()
 
 
 def test_rank_bad_matrix_is_one_clear_line(capsys, tmp_path: Path) -> None:
@@ -95,7 +98,8 @@ def test_rate_reports_a_disconnected_graph(capsys, tmp_path: Path) -> None:
     code = main(["rate", str(f), "--method", "m-elo"])
     _, err = capsys.readouterr()
     assert code == 1
-    assert "connected" in err and "nan" not in err.lower()
+    assert "connected" in err
+    assert "nan" not in err.lower()
 
 
 @pytest.mark.shared_data

@@ -23,8 +23,13 @@ STUDY_FILES = {
     "tiny-difficulty": ["study.toml", "questions.jsonl", "pairs.csv", "responses.csv"],
     "tiny-arena": ["study.toml", "prompts.jsonl", "responses.jsonl", "battles.csv"],
 }
-FORMAT_FILES = ["arena_battles.jsonl", "arena_battles.csv", "arena_battles.json",
-                "llmfao_sample.csv", "arena_minimal.csv"]
+FORMAT_FILES = [
+    "arena_battles.jsonl",
+    "arena_battles.csv",
+    "arena_battles.json",
+    "llmfao_sample.csv",
+    "arena_minimal.csv",
+]
 
 mutation = st.one_of(
     st.tuples(st.just("delete"), st.integers(0, 10_000), st.integers(1, 40)),
@@ -32,8 +37,13 @@ mutation = st.one_of(
     st.tuples(st.just("replace"), st.integers(0, 10_000), st.binary(min_size=1, max_size=8)),
     st.tuples(st.just("truncate"), st.integers(0, 10_000), st.just(b"")),
     st.tuples(st.just("dup-line"), st.integers(0, 50), st.just(b"")),
-    st.tuples(st.just("swap-chars"), st.integers(0, 10_000), st.sampled_from(
-        [b",", b'"', b"{", b"}", b"\n", b"\x00", b"\xff", b"1.5", b"-1", b"NaN", b"[]"])),
+    st.tuples(
+        st.just("swap-chars"),
+        st.integers(0, 10_000),
+        st.sampled_from(
+            [b",", b'"', b"{", b"}", b"\n", b"\x00", b"\xff", b"1.5", b"-1", b"NaN", b"[]"]
+        ),
+    ),
 )
 
 
@@ -63,14 +73,20 @@ def check(db: Path, target: list[Path]) -> None:
     try:
         import_paths(engine, target)
     except InputFileError as err:
+        message = str(err)
         engine.dispose()
-        assert str(err).strip() and "\n" not in str(err)
+        assert message.strip()
+        assert "\n" not in message
         assert hashlib.sha256(db.read_bytes()).hexdigest() == before
     else:
         engine.dispose()
 
 
-@settings(max_examples=int(__import__("os").environ.get("FUZZ_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(__import__("os").environ.get("FUZZ_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     study=st.sampled_from(sorted(STUDY_FILES)),
     which=st.integers(0, 3),
@@ -88,7 +104,11 @@ def test_mutated_study_files(study: str, which: int, ops: list) -> None:
         check(Path(tmp) / "v.db", [folder])
 
 
-@settings(max_examples=int(__import__("os").environ.get("FUZZ_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(__import__("os").environ.get("FUZZ_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(name=st.sampled_from(FORMAT_FILES), ops=st.lists(mutation, min_size=1, max_size=3))
 def test_mutated_third_party_files(name: str, ops: list) -> None:
     with tempfile.TemporaryDirectory() as tmp:

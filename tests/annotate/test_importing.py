@@ -116,7 +116,9 @@ def test_response_matrix_long_and_wide_agree(tmp_path: Path) -> None:
 
 
 class TestThirdPartyFormats:
-    @pytest.mark.parametrize("name", ["arena_battles.json", "arena_battles.jsonl", "arena_battles.csv"])
+    @pytest.mark.parametrize(
+        "name", ["arena_battles.json", "arena_battles.jsonl", "arena_battles.csv"]
+    )
     def test_chatbot_arena_records(self, tmp_path: Path, name: str) -> None:
         engine = open_store(tmp_path / "v.db")
         rep = import_paths(engine, [DATA / "formats" / name], study="arena")
@@ -166,8 +168,11 @@ class TestThirdPartyFormats:
         engine = open_store(tmp_path / "v.db")
         folder = DATA / "formats" / "lm_eval" / "org__model-small"
         rep = import_paths(
-            engine, [folder / "samples_arc_easy_2025-01-15T10-20-30.123456.jsonl"],
-            study="one", model="renamed", metric="acc_norm",
+            engine,
+            [folder / "samples_arc_easy_2025-01-15T10-20-30.123456.jsonl"],
+            study="one",
+            model="renamed",
+            metric="acc_norm",
         )
         assert rep.scores_added == 3
         assert response_matrix(engine, "one").models == ["renamed"]
@@ -217,16 +222,21 @@ def test_export_import_round_trip_merges_laptops(tmp_path: Path, fmt: str) -> No
     again = import_paths(central, [laptops[0].folder])
     assert (again.votes_added, again.votes_skipped) == (0, 5)
     info = {s.name: s for s in studies(central)}
-    assert info["tiny"].votes == 6 and info["tiny"].annotators == 2
+    assert info["tiny"].votes == 6
+    assert info["tiny"].annotators == 2
     merged = export_votes(central, fmt=fmt, out=tmp_path / "merged")
-    assert merged.votes == 6 and merged.log_rows == 10
+    assert merged.votes == 6
+    assert merged.log_rows == 10
     # Lossless: every field of every history row survives the trip.
     import pandas as pd
 
     def load(folder: Path) -> pd.DataFrame:
         f = folder / f"vote_log.{fmt}"
-        df = pd.read_parquet(f) if fmt == "parquet" else (
-            pd.read_csv(f) if fmt == "csv" else pd.read_json(f, lines=True))
+        df = (
+            pd.read_parquet(f)
+            if fmt == "parquet"
+            else (pd.read_csv(f) if fmt == "csv" else pd.read_json(f, lines=True))
+        )
         return df.sort_values("vote_id").reset_index(drop=True).astype(str)
 
     both = pd.concat([load(r.folder) for r in laptops]).sort_values("vote_id")

@@ -46,10 +46,23 @@ def test_migrations_apply_once_in_order(tmp_path: Path) -> None:
     assert migrate(e) == [name for name, _ in MIGRATIONS]
     assert migrate(e) == []
     assert schema_version(e) == len(MIGRATIONS)
-    names = [r[0] for r in sqlite3.connect(tmp_path / "m.db").execute(
-        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")]
-    for table in ("study", "question", "questionpair", "battle", "vote", "annotator",
-                  "responsescore", "current_vote", "_migrations"):
+    names = [
+        r[0]
+        for r in sqlite3.connect(tmp_path / "m.db").execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name"
+        )
+    ]
+    for table in (
+        "study",
+        "question",
+        "questionpair",
+        "battle",
+        "vote",
+        "annotator",
+        "responsescore",
+        "current_vote",
+        "_migrations",
+    ):
         assert table in names
 
 
@@ -81,7 +94,8 @@ def test_votes_are_append_only_and_undo_supersedes(engine) -> None:
         rows = ses.execute(text("SELECT uuid, choice, supersedes FROM vote ORDER BY id")).all()
         current = ses.execute(text("SELECT choice FROM current_vote")).all()
     assert [r[1] for r in rows][-3:] == [rows[-3][1], "retract", rows[-1][1]]
-    assert rows[-2][2] == rows[-3][0] and rows[-1][2] == rows[-2][0]
+    assert rows[-2][2] == rows[-3][0]
+    assert rows[-1][2] == rows[-2][0]
     assert len(current) == 1
 
 
@@ -90,8 +104,9 @@ def test_one_chain_per_annotator_and_item(engine) -> None:
         st = repo.get_study(s, "tiny")
         aid = repo.annotator_id(s, "x")
         item = repo.item_ids(s, st.id)["p1"]
-        kw = dict(study_id=st.id, annotator=aid, item_id=item, swapped=False, response_ms=1,
-                  fast=False)
+        kw = dict(
+            study_id=st.id, annotator=aid, item_id=item, swapped=False, response_ms=1, fast=False
+        )
         v1 = repo.insert_vote(s, choice="first", supersedes=None, **kw)
         with pytest.raises(IntegrityError), s.begin_nested():
             repo.insert_vote(s, choice="second", supersedes=None, **kw)  # a second root
@@ -113,9 +128,16 @@ def test_cascade_delete_of_a_study(engine) -> None:
         s.execute(text("DELETE FROM study WHERE name = 'tiny'"))
     with Session(engine) as s:
         for table in ("question", "item", "questionpair", "vote", "responsescore"):
-            n = s.execute(text(f"SELECT count(*) FROM {table} WHERE "
-                               + ("study_id IN (SELECT id FROM study WHERE name='tiny')"
-                                  if table in ("question", "item", "vote") else "1"))).scalar()
+            n = s.execute(
+                text(
+                    f"SELECT count(*) FROM {table} WHERE "
+                    + (
+                        "study_id IN (SELECT id FROM study WHERE name='tiny')"
+                        if table in ("question", "item", "vote")
+                        else "1"
+                    )
+                )
+            ).scalar()
             if table in ("questionpair", "responsescore"):
                 assert n == 0
             else:
@@ -126,4 +148,6 @@ def test_cascade_delete_of_a_study(engine) -> None:
 def test_integrity_check_after_use(engine, tmp_path: Path) -> None:
     VotingSession(engine, "tiny-arena", "ann").vote("a", 3000)
     engine.dispose()
-    assert sqlite3.connect(tmp_path / "v.db").execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert sqlite3.connect(tmp_path / "v.db").execute("PRAGMA integrity_check").fetchone() == (
+        "ok",
+    )
