@@ -79,6 +79,21 @@ class MonitorApp(App[None]):
 
         return report_view(self.source.engine, study)
 
+    def _report_available(self) -> bool:
+        screen = self.screen
+        if not isinstance(screen, MonitorScreen) or screen.study is None:
+            return False
+        return screen.snapshot is not None and screen.snapshot.kind == "difficulty"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "alignment_report":
+            # shown greyed out (None) where it does not apply: arena studies, other screens
+            return True if self._report_available() else None
+        return True
+
+    def on_monitor_screen_refreshed(self, _event: MonitorScreen.Refreshed) -> None:
+        self.refresh_bindings()
+
     def action_alignment_report(self) -> None:
         screen = self.screen
         if not isinstance(screen, MonitorScreen) or screen.study is None:

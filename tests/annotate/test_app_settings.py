@@ -44,14 +44,17 @@ def test_bad_files_name_the_file_and_line(tmp_path: Path, body: str, expected: s
     assert expected in str(err.value)
 
 
-def test_every_documented_id_is_a_binding_of_the_app() -> None:
+def test_every_documented_id_is_a_binding_of_the_apps() -> None:
     from annotate.app import AnnotateApp
+    from annotate.monitor_app import MonitorApp
     from annotate.screens.battle import BattleScreen
+    from annotate.screens.monitor import MonitorScreen
     from annotate.screens.pair import PairScreen
+    from annotate.screens.report import ReportScreen
 
     ids = {
         b.id
-        for cls in (AnnotateApp, PairScreen, BattleScreen)
+        for cls in (AnnotateApp, PairScreen, BattleScreen, MonitorApp, MonitorScreen, ReportScreen)
         for klass in cls.__mro__
         for b in klass.__dict__.get("BINDINGS", ())
         if getattr(b, "id", None)
