@@ -19,7 +19,7 @@ from textual.worker import Worker, WorkerState
 
 from annotate.commands import StudyCommands
 from annotate.errors import AnnotateError
-from annotate.services.settings import load_keymap
+from annotate.services.settings import user_keymap
 from annotate.services.voting import StudyProgress, VotingSession, study_progress
 
 
@@ -76,13 +76,9 @@ class AnnotateApp(App[int]):
         self._keymap_override = keymap
 
     def on_mount(self) -> None:
-        keymap = self._keymap_override
-        if keymap is None:
-            try:
-                keymap = load_keymap()
-            except AnnotateError as err:
-                self.notify(str(err), title=err.title, severity="error", markup=False)
-                keymap = {}
+        keymap, err = user_keymap(self._keymap_override)
+        if err is not None:
+            self.notify(str(err), title=err.title, severity="error", markup=False)
         self.set_keymap(keymap)
         from annotate.screens.welcome import WelcomeScreen
 

@@ -15,11 +15,10 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from annotate.errors import AnnotateError
 from annotate.screens.monitor import MonitorScreen
 from annotate.screens.report import ReportScreen
 from annotate.services.monitoring import MonitorSource
-from annotate.services.settings import load_keymap
+from annotate.services.settings import user_keymap
 from annotate.widgets.report_tables import ReportViewLike
 
 
@@ -63,13 +62,9 @@ class MonitorApp(App[None]):
         self._keymap_override = keymap
 
     def on_mount(self) -> None:
-        keymap = self._keymap_override
-        if keymap is None:
-            try:
-                keymap = load_keymap()
-            except AnnotateError as err:
-                self.notify(str(err), title=err.title, severity="error", markup=False)
-                keymap = {}
+        keymap, err = user_keymap(self._keymap_override)
+        if err is not None:
+            self.notify(str(err), title=err.title, severity="error", markup=False)
         self.set_keymap(keymap)
         self.push_screen(MonitorScreen(self.source, self.initial_study))
 

@@ -55,7 +55,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from annotate.errors import InputFileError
+from annotate.errors import AnnotateError, InputFileError
 
 BINDING_IDS: dict[str, str] = {
     "vote-first-harder": "1",
@@ -145,3 +145,17 @@ def load_keymap(path: Path | None = None) -> dict[str, str]:
             )
         keymap[key] = ",".join(k.strip() for k in value.split(",") if k.strip())
     return keymap
+
+
+def user_keymap(override: dict[str, str] | None) -> tuple[dict[str, str], AnnotateError | None]:
+    """The key map an app applies: ``override`` if given, else ``keys.toml``.
+
+    A broken ``keys.toml`` gives the defaults (an empty map) and the error, for
+    the app to show; it never stops the app from starting.
+    """
+    if override is not None:
+        return override, None
+    try:
+        return load_keymap(), None
+    except AnnotateError as err:
+        return {}, err

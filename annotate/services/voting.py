@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session
 
@@ -175,7 +175,7 @@ class VotingSession:
     def refresh(self) -> None:
         """Recompute the queue from the database (other annotators' progress)."""
         with Session(self._reader) as s:
-            items = _item_loads(s, self.study.id, self.study.kind, counts=self.overlap > 0)
+            items = repo.item_loads(s, self.study.id, self.study.kind, counts=self.overlap > 0)
             done = repo.voted_item_ids(s, self.study.id, self.annotator_id)
         self._items = {it.item_id: it for it in items}
         self._shown = None
@@ -201,11 +201,7 @@ class VotingSession:
         return self._done > 0
 
     def _item_votes(self, s: Session, item_id: int) -> int:
-        row = s.execute(
-            text("SELECT count(*) FROM current_vote WHERE study_id = :s AND item_id = :i"),
-            {"s": self.study.id, "i": item_id},
-        ).one()
-        return int(row[0])
+        return repo.item_vote_count(s, self.study.id, item_id)
 
     def current(self) -> ShownPair | ShownBattle | None:
         """The item to show now, or None when the annotator is finished.
@@ -364,17 +360,11 @@ class VotingSession:
         counts: dict[str, int] = {}
         fast = 0
         with Session(self._reader) as s:
-            rows = s.execute(
-                text(
-                    """SELECT choice, swapped, fast FROM current_vote
-                       WHERE study_id = :s AND annotator_id = :a"""
-                ),
-                {"s": self.study.id, "a": self.annotator_id},
-            ).all()
+            rows = repo.own_current_votes(s, self.study.id, self.annotator_id)
         for choice, swapped, is_fast in rows:
-            key = _display_key(self.study.kind, choice, bool(swapped))
+            key = _display_key(self.study.kind, choice, swapped)
             counts[key] = counts.get(key, 0) + 1
-            fast += int(bool(is_fast))
+            fast += int(is_fast)
         return Summary(self.study.name, self.study.title, self.study.kind, len(rows), counts, fast)
 
 
@@ -456,35 +446,6 @@ def _display_key(kind: str, choice: str, swapped: bool) -> str:
     return "a" if choice == shown_a else "b"
 
 
-def _item_loads(s: Session, study_id: int, kind: str, *, counts: bool = True) -> list[ItemLoad]:
-    """Every item of the study with its current-vote count, in one pass over the votes.
-
-    With ``counts=False`` (a study without an overlap cap, where counts do not
-    matter) every count is 0 and the votes are not read at all.
-    """
-    if kind == "difficulty":
-        sql = """SELECT i.id, i.key, i.position, q.subject FROM item i
-                 JOIN questionpair p ON p.item_id = i.id JOIN question q ON q.id = p.first_id
-                 WHERE i.study_id = :s ORDER BY i.position"""
-    else:
-        sql = """SELECT i.id, i.key, i.position, coalesce(pr.category, '') FROM item i
-                 JOIN battle b ON b.item_id = i.id LEFT JOIN prompt pr ON pr.id = b.prompt_id
-                 WHERE i.study_id = :s ORDER BY i.position"""
-    per_item: dict[int, int] = {}
-    if counts:
-        per_item = dict(
-            s.execute(
-                text(
-                    "SELECT item_id, count(*) FROM current_vote "
-                    "WHERE study_id = :s GROUP BY item_id"
-                ),
-                {"s": study_id},
-            ).all()
-        )
-    rows = s.execute(text(sql), {"s": study_id}).all()
-    return [ItemLoad(int(a), b, int(c), d, int(per_item.get(a, 0))) for a, b, c, d in rows]
-
-
 def study_progress(engine: Engine, annotator: str | None) -> list[StudyProgress]:
     """Every study with the annotator's progress (``done`` = 0 for a new or no annotator).
 
@@ -499,7 +460,7 @@ def study_progress(engine: Engine, annotator: str | None) -> list[StudyProgress]
             st = repo.get_study(s, name)
             assert st is not None
             overlap = int(st.settings.get("overlap", 0))
-            items = _item_loads(s, st.id, st.kind, counts=overlap > 0)
+            items = repo.item_loads(s, st.id, st.kind, counts=overlap > 0)
             done = repo.voted_item_ids(s, st.id, aid) if aid is not None else set()
             excluded = repo.excluded_subjects(s, st.id, aid) if aid is not None else set()
             eligible = [it for it in items if it.subject not in excluded]

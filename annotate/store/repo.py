@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import text
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from annotate.store.models import (
     Annotator,
@@ -266,15 +266,6 @@ def item_ids(session: Session, study_id: int) -> dict[str, int]:
     return {k: int(i) for k, i in rows if i is not None}
 
 
-def item_count(session: Session, study_id: int) -> int:
-    return int(session.exec(select(func.count()).where(Item.study_id == study_id)).one())
-
-
-def prompt_ids(session: Session, study_id: int) -> dict[str, int]:
-    rows = session.exec(select(Prompt.key, Prompt.id).where(Prompt.study_id == study_id))
-    return {k: int(i) for k, i in rows if i is not None}
-
-
 def battle_models(session: Session, study_id: int) -> dict[str, tuple[str | None, str, str]]:
     """Battle key -> (prompt key, model_a, model_b)."""
     rows = session.execute(
@@ -291,22 +282,60 @@ def battle_models(session: Session, study_id: int) -> dict[str, tuple[str | None
 # --- items for the screens -------------------------------------------------
 
 
-def item_loads(session: Session, study_id: int, kind: str) -> list[ItemLoad]:
-    """Every item with its subject (difficulty) and its number of current votes."""
+def item_loads(
+    session: Session, study_id: int, kind: str, *, counts: bool = True
+) -> list[ItemLoad]:
+    """Every item with its subject (difficulty) or category (arena) and its current-vote count.
+
+    The counts come from one pass over the votes; with ``counts=False`` (a study
+    without an overlap cap, where counts do not matter) every count is 0 and the
+    votes are not read at all.
+    """
     if kind == "difficulty":
-        sql = """SELECT i.id, i.key, i.position, q.subject,
-                        (SELECT count(*) FROM current_vote v WHERE v.item_id = i.id)
-                 FROM item i JOIN questionpair p ON p.item_id = i.id
-                 JOIN question q ON q.id = p.first_id
+        sql = """SELECT i.id, i.key, i.position, q.subject FROM item i
+                 JOIN questionpair p ON p.item_id = i.id JOIN question q ON q.id = p.first_id
                  WHERE i.study_id = :s ORDER BY i.position"""
     else:
-        sql = """SELECT i.id, i.key, i.position, coalesce(pr.category, ''),
-                        (SELECT count(*) FROM current_vote v WHERE v.item_id = i.id)
-                 FROM item i JOIN battle b ON b.item_id = i.id
-                 LEFT JOIN prompt pr ON pr.id = b.prompt_id
+        sql = """SELECT i.id, i.key, i.position, coalesce(pr.category, '') FROM item i
+                 JOIN battle b ON b.item_id = i.id LEFT JOIN prompt pr ON pr.id = b.prompt_id
                  WHERE i.study_id = :s ORDER BY i.position"""
+    per_item: dict[int, int] = {}
+    if counts:
+        per_item = {
+            int(i): int(n)
+            for i, n in session.execute(
+                text(
+                    "SELECT item_id, count(*) FROM current_vote "
+                    "WHERE study_id = :s GROUP BY item_id"
+                ),
+                {"s": study_id},
+            ).all()
+        }
     rows = session.execute(text(sql), {"s": study_id}).all()
-    return [ItemLoad(int(a), b, int(c), d, int(e)) for a, b, c, d, e in rows]
+    return [ItemLoad(int(a), b, int(c), d, per_item.get(int(a), 0)) for a, b, c, d in rows]
+
+
+def item_vote_count(session: Session, study_id: int, item_id: int) -> int:
+    """Current votes on one item (for the overlap cap)."""
+    row = session.execute(
+        text("SELECT count(*) FROM current_vote WHERE study_id = :s AND item_id = :i"),
+        {"s": study_id, "i": item_id},
+    ).one()
+    return int(row[0])
+
+
+def own_current_votes(
+    session: Session, study_id: int, annotator: int
+) -> list[tuple[str, bool, bool]]:
+    """``(choice, swapped, fast)`` of one annotator's current votes in a study."""
+    rows = session.execute(
+        text(
+            """SELECT choice, swapped, fast FROM current_vote
+               WHERE study_id = :s AND annotator_id = :a"""
+        ),
+        {"s": study_id, "a": annotator},
+    ).all()
+    return [(str(c), bool(sw), bool(f)) for c, sw, f in rows]
 
 
 def _question_view(q: Question) -> QuestionView:
@@ -472,14 +501,6 @@ def voted_item_ids(session: Session, study_id: int, annotator: int) -> set[int]:
     return {int(r[0]) for r in rows}
 
 
-def existing_uuids(session: Session, uuids: Sequence[str]) -> set[str]:
-    found: set[str] = set()
-    for i in range(0, len(uuids), 900):
-        chunk = list(uuids[i : i + 900])
-        found.update(session.exec(select(Vote.uuid).where(col(Vote.uuid).in_(chunk))).all())
-    return found
-
-
 VOTE_COLUMNS = (
     "vote_id",
     "study",
@@ -493,6 +514,7 @@ VOTE_COLUMNS = (
     "created_at",
     "supersedes",
 )
+"""Columns of an exported vote row, in order."""
 
 
 def vote_records(
@@ -521,19 +543,6 @@ def vote_records(
     return out
 
 
-def current_vote_arrays(session: Session, study_id: int) -> list[tuple[Any, ...]]:
-    """``(item_id, annotator_id, choice, swapped, response_ms, fast)`` of current votes."""
-    return list(
-        session.execute(
-            text(
-                """SELECT item_id, annotator_id, choice, swapped, response_ms, fast
-                   FROM current_vote WHERE study_id = :s ORDER BY id"""
-            ),
-            {"s": study_id},
-        ).all()
-    )
-
-
 def score_rows(session: Session, study_id: int) -> list[tuple[str, str, float]]:
     """Response matrix entries ``(question key, model, score)`` of a study."""
     rows = session.execute(
@@ -545,10 +554,6 @@ def score_rows(session: Session, study_id: int) -> list[tuple[str, str, float]]:
         {"s": study_id},
     ).all()
     return [(k, m, float(s)) for k, m, s in rows]
-
-
-def now_utc() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
