@@ -21,35 +21,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-_BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+from annotate.names import sanitize
 
-
-def _placeholder(code: int) -> str:
-    if code < 0x20:
-        return chr(0x2400 + code)
-    if code == 0x7F:
-        return "\u2421"
-    return f"⟨U+{code:04X}⟩"
-
-
-_TABLE: dict[int, str] = {
-    code: _placeholder(code)
-    for code in (*range(0x20), 0x7F, *range(0x80, 0xA0), *_BIDI, 0x2028, 0x2029)
-    if code not in (0x09, 0x0A)
-}
-
-
-def sanitize(text: str) -> str:
-    """``text`` with every control character replaced by a visible placeholder.
-
-    Examples
-    --------
-    >>> sanitize("red \\x1b[31m, bell \\x07, tab\\tand\\nnewline")
-    'red ␛[31m, bell ␇, tab\\tand\\nnewline'
-    >>> sanitize("[bold]stays[/]")
-    '[bold]stays[/]'
-    """
-    return text.translate(_TABLE)
+__all__ = ["LiteralText", "literal", "sanitize"]
 
 
 def literal(text: str, style: str = "") -> Text:
