@@ -1,16 +1,28 @@
-"""Command line: parse, call a service, print. Thin by design."""
+"""Command line: parse, call a service, print. Thin by design.
+
+Everything printed for people goes through :func:`say` and :func:`_table`,
+which show names and titles from files with :mod:`annotate.names` (escape
+sequences and control characters become visible placeholders). ``--json``
+output is data: exact, with every control, C1, bidirectional and lone
+surrogate character written as a ``\\uXXXX`` escape. :func:`main` turns every
+expected failure into one line on stderr and a non-zero exit status
+(``ANNOTATE_DEBUG=1`` shows the traceback instead).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from annotate import __version__
 from annotate.errors import AnnotateError
+from annotate.names import one_line, sanitize
 
 Handler = Callable[[argparse.Namespace], int]
 COMMANDS: dict[str, Handler] = {}
@@ -28,12 +40,60 @@ def _db(args: argparse.Namespace) -> Path | None:
     return Path(args.db).expanduser() if getattr(args, "db", None) else None
 
 
+_JSON_ESCAPES: dict[int, str] = {
+    code: f"\\u{code:04x}"
+    for code in (
+        0x7F,
+        *range(0x80, 0xA0),
+        0x061C,
+        0x200E,
+        0x200F,
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+        0x2028,
+        0x2029,
+        *range(0xD800, 0xE000),
+    )
+}
+"""Characters ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal may act on.
+
+They can only occur inside JSON strings, where ``\\uXXXX`` is the same value."""
+
+
+def json_text(obj: Any) -> str:
+    """``obj`` as an indented JSON document that is exact and safe for a terminal.
+
+    Non-ASCII text stays readable; C0 controls (ESC included) are escaped by
+    :func:`json.dumps`, and DEL, C1 controls, bidirectional controls, line
+    separators and lone surrogates are escaped here, so the document decodes
+    to the same values and no raw control byte reaches stdout.
+
+    Examples
+    --------
+    >>> print(json_text({"m": "gpt\\x1b[31m\\x9b\\u202e\\ud800é"}))
+    {
+      "m": "gpt\\u001b[31m\\u009b\\u202e\\ud800é"
+    }
+    """
+    return json.dumps(obj, indent=2, ensure_ascii=False, default=str).translate(_JSON_ESCAPES)
+
+
 def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.write(json_text(obj) + "\n")
+
+
+def say(text: object = "", *, file: IO[str] | None = None) -> None:
+    """Print ``text`` for people: control characters shown as placeholders, newlines kept.
+
+    Use :func:`annotate.names.one_line` on a name inside a message when a
+    newline in it must not start a new line.
+    """
+    print(sanitize(str(text)), file=file or sys.stdout)
 
 
 def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
-    cells = [[str(h) for h in header]] + [[str(c) for c in r] for r in rows]
+    """A text table; every cell is :func:`annotate.names.one_line` text."""
+    cells = [[one_line(h) for h in header]] + [[one_line(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -45,7 +105,9 @@ def cmd_app(args: argparse.Namespace) -> int:
     from annotate.app import make_app
     from annotate.services.db import open_store
 
-    engine = open_store(_db(args), seed_demo=True)
+    # The demo loads only on the first launch on the default database, never into a
+    # database the user named (use ``annotate import --demo`` for that).
+    engine = open_store(_db(args), seed_demo=_db(args) is None)
     app = make_app(engine=engine, annotator=args.annotator, study=args.study)
     app.run()
     return int(app.return_code or 0)
@@ -56,14 +118,14 @@ def cmd_studies(args: argparse.Namespace) -> int:
     from annotate.services.catalog import studies
     from annotate.services.db import open_store
 
-    rows = studies(open_store(_db(args), seed_demo=True))
+    rows = studies(open_store(_db(args)))
     if args.json:
         _print_json([r.as_dict() for r in rows])
         return 0
     if not rows:
-        print("no studies; add one with: annotate import STUDY_FOLDER")
+        say("no studies; add one with: annotate import STUDY_FOLDER (or annotate import --demo)")
         return 0
-    print(
+    say(
         _table(
             [(r.name, r.kind, r.items, r.votes, r.annotators, r.title) for r in rows],
             ["name", "kind", "items", "votes", "annotators", "title"],
@@ -74,13 +136,18 @@ def cmd_studies(args: argparse.Namespace) -> int:
 
 @command("import")
 def cmd_import(args: argparse.Namespace) -> int:
-    from annotate.services.db import open_store
+    from annotate.services.db import demo_study_dirs, open_store
     from annotate.services.importing import import_paths
 
+    paths = [Path(p) for p in args.paths]
+    if args.demo:
+        paths += demo_study_dirs()
+    if not paths:
+        raise AnnotateError("nothing to import: give one or more PATHs, or --demo")
     engine = open_store(_db(args))
     report = import_paths(
         engine,
-        [Path(p) for p in args.paths],
+        paths,
         fmt=args.format,
         study=args.study,
         model=args.model,
@@ -91,15 +158,15 @@ def cmd_import(args: argparse.Namespace) -> int:
         _print_json(report.as_dict())
         return 0
     for name in report.studies_created:
-        print(f"created study {name}")
+        say(f"created study {one_line(name)}")
     for name in report.studies_unchanged:
-        print(f"study {name} already present (same items); left as it is")
-    print(
+        say(f"study {one_line(name)} already present (same items); left as it is")
+    say(
         f"added {report.items_added} items, {report.votes_added} votes "
         f"({report.votes_skipped} already present), {report.scores_added} matrix scores"
     )
     for note in report.notes:
-        print(note)
+        say(note)
     return 0
 
 
@@ -124,9 +191,12 @@ def cmd_export(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    print(f"wrote {res.votes} current votes ({res.log_rows} rows of history) to {res.folder}/")
+    say(
+        f"wrote {res.votes} current votes ({res.log_rows} rows of history) "
+        f"to {one_line(res.folder)}/"
+    )
     for f in res.files:
-        print(f"  {f}")
+        say(f"  {one_line(f)}")
     return 0
 
 
@@ -173,7 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
         "lm-evaluation-harness --log_samples output. Everything named is written in one "
         "transaction: it all loads, or the database is unchanged.",
     )
-    i.add_argument("paths", nargs="+", metavar="PATH")
+    i.add_argument("paths", nargs="*", metavar="PATH")
+    i.add_argument(
+        "--demo",
+        action="store_true",
+        help="also import the embedded demo studies (demo-difficulty, demo-arena)",
+    )
     i.add_argument(
         "--format",
         default="auto",
@@ -254,13 +329,125 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cmd = args.command or "app"
     try:
-        return COMMANDS[cmd](args)
-    except AnnotateError as err:
-        print(f"annotate {cmd}: {err}", file=sys.stderr)
-        return 1
+        code = COMMANDS[cmd](args)
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except KeyboardInterrupt:
+        _error_line(cmd, "interrupted")
         return 130
+    except Exception as err:
+        if os.environ.get("ANNOTATE_DEBUG"):
+            raise
+        message, code = describe_error(err, _db(args))
+        _error_line(cmd, message)
+        return code
+
+
+EXIT_INTERNAL = 70
+"""Exit status of an unexpected error (a bug): ``EX_SOFTWARE`` of sysexits.h."""
+
+
+def _error_line(cmd: str, message: str) -> None:
+    with contextlib.suppress(OSError):
+        print(f"annotate {cmd}: {one_line(message)}", file=sys.stderr, flush=True)
+
+
+def _quiet_broken_pipe() -> int:
+    """End quietly when the reader of stdout went away (``annotate report | head``).
+
+    The recipe of the Python documentation (``signal`` module, "Note on
+    SIGPIPE"): point stdout at devnull so the flush at exit raises nothing.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 1
+
+
+def _database_message(err: BaseException, db: Path | None) -> str | None:
+    """One line for a database failure that no service turned into an AnnotateError."""
+    import sqlite3
+
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+    orig: BaseException = err
+    if isinstance(err, DBAPIError) and err.orig is not None:
+        orig = err.orig
+    if not isinstance(orig, sqlite3.Error | SQLAlchemyError):
+        return None
+    where = str(db) if db is not None else "the default database"
+    text = str(orig).splitlines()[0] if str(orig) else type(orig).__name__
+    low = text.lower()
+    if "locked" in low or "busy" in low:
+        return (
+            f"the database {where} is busy (locked by another process: {text}); "
+            "wait for it to finish and try again"
+        )
+    if "readonly" in low or "read-only" in low:
+        return (
+            f"the database {where} is read-only ({text}); "
+            "use a copy you may write to, or check the file's and folder's permissions"
+        )
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        return (
+            f"the database {where} is not a usable annotate database ({text}); "
+            "point --db at another file, or restore it from a backup or an export"
+        )
+    if "unable to open" in low:
+        return (
+            f"cannot open the database {where} ({text}); check that its folder exists "
+            "and that you may write there"
+        )
+    if "disk" in low and ("full" in low or "i/o" in low):
+        return f"cannot write the database {where} ({text}); free some space and try again"
+    return f"database error on {where}: {text}"
+
+
+def describe_error(err: BaseException, db: Path | None = None) -> tuple[str, int]:
+    """The one-line message and exit status :func:`main` prints for ``err``.
+
+    Parameters
+    ----------
+    err : BaseException
+        What a command raised.
+    db : Path or None
+        The ``--db`` given, named in database messages.
+
+    Returns
+    -------
+    tuple of (str, int)
+        The message (names in it are sanitised by the caller) and the exit
+        status: 1 for an expected failure, :data:`EXIT_INTERNAL` for a bug.
+    """
+    if isinstance(err, AnnotateError):
+        return str(err), 1
+    db_message = _database_message(err, db)
+    if db_message is not None:
+        return db_message, 1
+    if isinstance(err, OSError):
+        what = err.strerror or str(err) or type(err).__name__
+        name = err.filename if err.filename is not None else ""
+        if err.filename2 is not None:
+            name = f"{name} -> {err.filename2}"
+        where = f": {name}" if name else ""
+        return f"{what}{where}", 1
+    if isinstance(err, UnicodeError):
+        return f"cannot read or write text: {err}", 1
+    if isinstance(err, RecursionError | MemoryError):
+        return f"input too large or too deeply nested ({type(err).__name__})", 1
+    return (
+        f"unexpected error ({type(err).__name__}: {err}); this is a bug: run again with "
+        "ANNOTATE_DEBUG=1 for the traceback and report it",
+        EXIT_INTERNAL,
+    )
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    # Under ``python -m annotate`` this file runs as ``__main__``, a second module object:
+    # the analysis commands register themselves on ``annotate.__main__`` (imported by
+    # name), so run that module's main.
+    from annotate import __main__ as cli
+
+    raise SystemExit(cli.main())

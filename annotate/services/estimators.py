@@ -6,7 +6,6 @@ columns, and writes the CSVs.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -174,7 +173,10 @@ def estimate(
 
 def write_ranking(r: Ranking, folder: Path) -> list[Path]:
     """Write ``<method>_models.csv`` and ``<method>_questions.csv`` under ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
+    from annotate.services.paths import inside, output_folder
+    from annotate.services.report_files import write_csv
+
+    folder = output_folder(folder)
     out = []
     for name, header, rows in (
         (
@@ -188,10 +190,6 @@ def write_ranking(r: Ranking, folder: Path) -> list[Path]:
             [[i + 1, q, repr(d)] for i, (q, d) in enumerate(r.questions)],
         ),
     ):
-        p = folder / name
-        with p.open("w", encoding="utf-8", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(header)
-            w.writerows(rows)
-        out.append(p)
+        # Model and question names are sanitised (report CSVs are read by people).
+        out.append(write_csv(inside(folder, name), header, rows))
     return out

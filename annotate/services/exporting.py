@@ -11,6 +11,7 @@ from sqlalchemy import Engine, text
 from sqlmodel import Session
 
 from annotate.errors import StudyNotFoundError
+from annotate.services.paths import inside, output_folder
 from annotate.services.studies import StudySpec, spec_from_contents
 from annotate.services.votes_io import vote_dicts, write_table
 from annotate.store import repo
@@ -47,8 +48,7 @@ def export_votes(
     engine: Engine, *, fmt: str, out: Path | None = None, study: str | None = None
 ) -> ExportResult:
     """Write ``votes.<fmt>``, ``vote_log.<fmt>``, ``items.<fmt>`` and ``studies/``."""
-    folder = out or default_exports_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = output_folder(out or default_exports_dir())
     with Session(engine) as s:
         if study is not None:
             st = repo.get_study(s, study)
@@ -57,6 +57,8 @@ def export_votes(
             studies = [st]
         else:
             studies = [st for n in repo.study_names(s) if (st := repo.get_study(s, n))]
+        # A study name is data: a name like ``../x`` is refused before anything is written.
+        study_folders = [inside(folder, "studies", st.name) for st in studies]
         current: list[dict[str, object]] = []
         log: list[dict[str, object]] = []
         items: list[dict[str, object]] = []
@@ -65,12 +67,12 @@ def export_votes(
             log += vote_dicts(repo.vote_records(s, st.id, current_only=False))
             items += _items(s, st)
         files = [
-            write_table(current, list(VOTE_COLUMNS), folder / "votes", fmt),
-            write_table(log, list(VOTE_COLUMNS), folder / "vote_log", fmt),
-            write_table(items, ITEM_COLUMNS, folder / "items", fmt),
+            write_table(current, list(VOTE_COLUMNS), inside(folder, "votes"), fmt),
+            write_table(log, list(VOTE_COLUMNS), inside(folder, "vote_log"), fmt),
+            write_table(items, ITEM_COLUMNS, inside(folder, "items"), fmt),
         ]
-        for st in studies:
-            files += write_study_folder(s, st, folder / "studies" / st.name)
+        for st, target in zip(studies, study_folders, strict=True):
+            files += write_study_folder(s, st, target)
     return ExportResult(folder, files, len(current), len(log))
 
 

@@ -11,6 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from annotate.names import one_line
+from annotate.services.paths import inside, output_folder
+
 if TYPE_CHECKING:
     from annotate.services.report import HumanAlignmentReport
 
@@ -29,6 +32,13 @@ def _figure(width: float, height: float) -> Any:
     return fig
 
 
+def _t(text: object) -> str:
+    """A name or label from the data as plot text: one line, control characters shown
+    as placeholders (:func:`annotate.names.one_line`); ``$`` stays literal because
+    :func:`write_plots` turns mathtext off."""
+    return one_line(text)
+
+
 def _save(fig: Any, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     return path
@@ -40,15 +50,19 @@ def _err(value: float, low: float, high: float) -> list[list[float]]:
 
 def write_plots(r: HumanAlignmentReport, folder: Path) -> tuple[list[Path], list[str]]:
     """Write the report's PNGs under ``folder``; returns the files and notes on skipped ones."""
-    folder.mkdir(parents=True, exist_ok=True)
+    from matplotlib import rc_context
+
+    folder = output_folder(folder)
     files: list[Path] = []
     notes: list[str] = []
-    for fn in (_alignment, _pools, _individual, _by_subject, _vs_human):
-        out = fn(r, folder)
-        if isinstance(out, Path):
-            files.append(out)
-        elif out:
-            notes.append(out)
+    # Names are data: ``$x^$`` in a model or annotator name is text, not mathtext.
+    with rc_context({"text.parse_math": False}):
+        for fn in (_alignment, _pools, _individual, _by_subject, _vs_human):
+            out = fn(r, folder)
+            if isinstance(out, Path):
+                files.append(out)
+            elif out:
+                notes.append(out)
     return files, notes
 
 
@@ -93,7 +107,7 @@ def _alignment(r: HumanAlignmentReport, folder: Path) -> Path | str:
             )
         if m.mean_individual.value is not None:
             ax1.plot([100 * m.mean_individual.value], [y + 0.22], "v", color="0.25", ms=6)
-    ax1.set_yticks(ys, [f"{m.label} (n={m.pairs})" for m in rows])
+    ax1.set_yticks(ys, [f"{_t(m.label)} (n={m.pairs})" for m in rows])
     ax1.set_xlim(0, 100)
     ax1.set_ylim(-0.6, len(rows) - 0.4)
     ax1.axvline(50, color="0.8", lw=1, zorder=0)
@@ -109,8 +123,8 @@ def _alignment(r: HumanAlignmentReport, folder: Path) -> Path | str:
         Line2D([], [], color="0.25", marker="v", lw=0, ms=6, label="mean individual alignment"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
-    fig.suptitle(f"Alignment with human judgement — {r.study}", fontsize=11)
-    return _save(fig, folder / "alignment.png")
+    fig.suptitle(f"Alignment with human judgement — {_t(r.study)}", fontsize=11)
+    return _save(fig, inside(folder, "alignment.png"))
 
 
 def _pools(r: HumanAlignmentReport, folder: Path) -> Path | str:
@@ -140,7 +154,7 @@ def _pools(r: HumanAlignmentReport, folder: Path) -> Path | str:
                 v,
                 width * 0.9,
                 color=COLORS[j % len(COLORS)],
-                label=meth if i == 0 else None,
+                label=_t(meth) if i == 0 else None,
                 yerr=_err(v, 100 * iv.low, 100 * iv.high) if iv else None,
                 capsize=3,
                 ecolor="0.3",
@@ -158,14 +172,17 @@ def _pools(r: HumanAlignmentReport, folder: Path) -> Path | str:
             )
     ax.set_xticks(
         range(len(pools)),
-        [f"{p}\n({len(next(s.models for s in r.subgroups if s.pool == p))} models)" for p in pools],
+        [
+            f"{_t(p)}\n({len(next(s.models for s in r.subgroups if s.pool == p))} models)"
+            for p in pools
+        ],
     )
     ax.set_ylim(0, 105)
     ax.set_ylabel("consensus alignment, % (95% CI over pairs)")
     ax.axhline(50, color="0.8", lw=1, zorder=0)
     ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(f"Alignment by model pool (cf. Figure 7) — {r.study}", fontsize=11)
-    return _save(fig, folder / "pools.png")
+    ax.set_title(f"Alignment by model pool (cf. Figure 7) — {_t(r.study)}", fontsize=11)
+    return _save(fig, inside(folder, "pools.png"))
 
 
 def _individual(r: HumanAlignmentReport, folder: Path) -> Path | str:
@@ -198,9 +215,9 @@ def _individual(r: HumanAlignmentReport, folder: Path) -> Path | str:
                     MARKERS[j % len(MARKERS)],
                     color=COLORS[j % len(COLORS)],
                     ms=5,
-                    label=m.label if y == ys[0] else None,
+                    label=_t(m.label) if y == ys[0] else None,
                 )
-        ax.set_yticks(ys, names)
+        ax.set_yticks(ys, [_t(n) for n in names])
         ax.set_ylim(-0.7, len(names) - 0.3)
         ax.set_xlabel(
             "individual alignment, % of the annotator's non-skipped votes (line: 95% CI over pairs)"
@@ -210,13 +227,13 @@ def _individual(r: HumanAlignmentReport, folder: Path) -> Path | str:
         fig = _figure(8, 1.5 + 0.5 * len(methods))
         ax = fig.subplots()
         data = [[100 * a.value for a in m.individual if a.value is not None] for m in methods]
-        ax.boxplot(data, orientation="horizontal", tick_labels=[m.label for m in methods])
+        ax.boxplot(data, orientation="horizontal", tick_labels=[_t(m.label) for m in methods])
         ax.set_xlabel(f"individual alignment, % ({len(names)} annotators)")
         ax.invert_yaxis()
     ax.set_xlim(-2, 102)
     ax.axvline(50, color="0.8", lw=1, zorder=0)
-    fig.suptitle(f"Individual alignment per annotator — {r.study}", fontsize=11)
-    return _save(fig, folder / "individual.png")
+    fig.suptitle(f"Individual alignment per annotator — {_t(r.study)}", fontsize=11)
+    return _save(fig, inside(folder, "individual.png"))
 
 
 def _scaled(values: Sequence[float | None]) -> list[float | None]:
@@ -269,13 +286,13 @@ def _by_subject(r: HumanAlignmentReport, folder: Path) -> Path | str:
         ax.boxplot(
             ok,
             orientation="horizontal",
-            tick_labels=subjects,
+            tick_labels=[_t(x) for x in subjects],
             widths=0.6,
             flierprops={"markersize": 3},
         )
         for y, d in enumerate(data, start=1):
             ax.plot(d, [y] * len(d), "o", color=COLORS[k % len(COLORS)], ms=3, alpha=0.5)
-        ax.set_title(label, fontsize=10)
+        ax.set_title(_t(label), fontsize=10)
         ax.invert_yaxis()
         ax.set_xlim(-5, 105)
     for k in range(len(panels), nrow * ncol):
@@ -283,8 +300,8 @@ def _by_subject(r: HumanAlignmentReport, folder: Path) -> Path | str:
     fig.supxlabel(
         "difficulty, min–max scaled within each method (0 = easiest, 100 = hardest)", fontsize=9
     )
-    fig.suptitle(f"Difficulty per subject — {r.study}", fontsize=11)
-    return _save(fig, folder / "difficulty_by_subject.png")
+    fig.suptitle(f"Difficulty per subject — {_t(r.study)}", fontsize=11)
+    return _save(fig, inside(folder, "difficulty_by_subject.png"))
 
 
 def _percentile_ranks(values: list[float]) -> list[float]:
@@ -341,8 +358,8 @@ def _vs_human(r: HumanAlignmentReport, folder: Path) -> Path | str:
             sub = f"Spearman {c.spearman:.2f}, Kendall {kd}\n{where}"
         else:
             sub = f"undefined: {c.reason if c else 'no correlation'}"
-        ax.set_title(f"{m.label}\n{sub}", fontsize=9)
-        ax.set_xlabel(f"{m.label} difficulty, percentile rank (100 = hardest)", fontsize=8)
+        ax.set_title(f"{_t(m.label)}\n{_t(sub)}", fontsize=9)
+        ax.set_xlabel(f"{_t(m.label)} difficulty, percentile rank (100 = hardest)", fontsize=8)
         ax.set_xlim(-3, 103)
         if k % ncol == 0:
             ax.set_ylabel(
@@ -353,5 +370,5 @@ def _vs_human(r: HumanAlignmentReport, folder: Path) -> Path | str:
     for k in range(len(panels), nrow * ncol):
         axes[k // ncol][k % ncol].set_visible(False)
     del human
-    fig.suptitle(f"Estimators vs the human difficulty scale — {r.study}", fontsize=11)
-    return _save(fig, folder / "estimator_vs_human.png")
+    fig.suptitle(f"Estimators vs the human difficulty scale — {_t(r.study)}", fontsize=11)
+    return _save(fig, inside(folder, "estimator_vs_human.png"))

@@ -9,10 +9,13 @@ literal; the plots come from :mod:`annotate.services.plots`.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from annotate.names import one_line
+from annotate.services.paths import inside, output_folder
 from annotate.services.report_view import ReportTable
 from ranking.alignment import Estimate, Interval
 
@@ -34,8 +37,30 @@ _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~"})
 
 
 def md_escape(text: str) -> str:
-    """``text`` as literal Markdown table-cell text (no markup, links or HTML, one line)."""
-    return " ".join(text.splitlines()).translate(_MD_SPECIAL)
+    """``text`` as literal Markdown table-cell text (no markup, links or HTML, one line).
+
+    Control characters and escape sequences become visible placeholders
+    (:func:`annotate.names.one_line`), so a report viewed with ``cat`` cannot
+    restyle the terminal.
+    """
+    return one_line(" ".join(text.splitlines())).translate(_MD_SPECIAL)
+
+
+def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> Path:
+    """Write a report CSV whose every cell is :func:`annotate.names.one_line` text.
+
+    Report tables are read by people (``cat``, a spreadsheet): names and keys
+    holding control characters or escape sequences are written with visible
+    placeholders. Vote exports are data and are written exactly
+    (:mod:`annotate.services.exporting`).
+    """
+    import csv
+
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow([one_line(c) for c in header])
+        w.writerows([one_line(c) for c in row] for row in rows)
+    return path
 
 
 def _md_table(t: ReportTable) -> list[str]:
@@ -273,17 +298,10 @@ def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list
 
 def write_report(r: HumanAlignmentReport, folder: Path, *, plots: bool = True) -> WrittenReport:
     """Write ``report.md``, the CSVs and (with ``plots``) the PNGs under ``folder``."""
-    import csv
-
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = output_folder(folder)
     files: list[Path] = []
     for name, (header, rows) in _csv_tables(r).items():
-        path = folder / name
-        with path.open("w", encoding="utf-8", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(header)
-            w.writerows(rows)
-        files.append(path)
+        files.append(write_csv(inside(folder, name), header, rows))
     notes: list[str] = []
     t = time.perf_counter()
     pngs: list[Path] = []
@@ -332,7 +350,7 @@ def write_report(r: HumanAlignmentReport, folder: Path, *, plots: bool = True) -
         "- Pairwise Cohen's kappa and leave-one-out agreement have no intervals.",
         "",
     ]
-    md_path = folder / "report.md"
+    md_path = inside(folder, "report.md")
     md_path.write_text("\n".join(md), encoding="utf-8")
     files = [md_path, *files, *pngs]
     return WrittenReport(folder, tuple(files), tuple(notes), plot_seconds)
