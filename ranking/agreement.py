@@ -602,7 +602,7 @@ def leave_one_out_agreement(
     oh = _one_hot(data, lab)  # (R, U, K)
     counts = oh.sum(axis=0)  # (U, K)
     others = counts[None, :, :] - oh  # (R, U, K)
-    top = others.max(axis=-1)
+    top = others.max(axis=-1, initial=0.0)  # no category at all: nothing is usable
     n_top = (others == top[..., None]).sum(axis=-1)
     usable = (top > 0) & (n_top == 1) & (oh.sum(axis=-1) > 0)
     cons = np.where(usable[..., None], (others == top[..., None]).astype(np.float64), 0.0)

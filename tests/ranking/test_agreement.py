@@ -776,3 +776,12 @@ class TestAgreementBootstrap:
             agreement_replicates([[1, 2], [1, 2]], unit_weights=[[1, 1, 1]])
         with pytest.raises(InvalidParameterError, match="integer draw counts"):
             agreement_replicates([[1, 2], [1, 2]], rater_weights=[[0.5, 1.5]])
+
+
+def test_leave_one_out_with_no_rating_at_all() -> None:
+    """Regression (found by hypothesis): an all-missing matrix has no category; every
+    rater's kappa is undefined with a reason instead of a numpy reduction error."""
+    res = leave_one_out_agreement(np.full((2, 2), np.nan))
+    assert np.ma.getmaskarray(res.kappa).all()
+    assert res.n_units.tolist() == [0, 0]
+    assert all("no unit" in r for r in res.reasons if r)
