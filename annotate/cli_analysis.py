@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from annotate.__main__ import EXTRA_PARSERS, _print_json, _table, command
+from annotate.__main__ import EXTRA_PARSERS, _print_json, _table, command, say
 
 
 def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.ArgumentParser) -> None:
@@ -163,13 +163,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    print(
+    say(
         f"{study.n_models} models, {study.n_annotators} annotators x "
         f"{study.records_per_annotator} votes, {study.n_repeats} repeats per cell"
     )
-    print("consistency: share of model pairs ordered the same with and without perturbation")
-    print()
-    print(
+    say("consistency: share of model pairs ordered the same with and without perturbation")
+    say()
+    say(
         _table(
             [
                 (
@@ -218,28 +218,28 @@ def cmd_rank(args: argparse.Namespace) -> int:
         doc["files"] = [str(f) for f in files]
         _print_json(doc)
         return 0
-    print(
+    say(
         f"{r.method}: {len(r.models)} models, {len(r.questions)} questions"
         + (f", {r.iterations} iterations" if r.iterations is not None else "")
     )
     for note in r.notes:
-        print(f"  {note}")
-    print()
-    print(
+        say(f"  {note}")
+    say()
+    say(
         _table(
             [(i + 1, m, f"{s:.6g}") for i, (m, s) in enumerate(r.models[: args.top])],
             ["rank", "model", "score"],
         )
     )
-    print()
-    print(
+    say()
+    say(
         _table(
             [(i + 1, q, f"{d:.6g}") for i, (q, d) in enumerate(r.questions[: args.top])],
             ["rank", "question (hardest first)", "difficulty"],
         )
     )
     for f in files:
-        print(f"wrote {f}")
+        say(f"wrote {f}")
     return 0
 
 
@@ -278,14 +278,14 @@ def cmd_rate(args: argparse.Namespace) -> int:
         ]
         _print_json(doc)
         return 0
-    print(
+    say(
         f"{rep.method}: {rep.n_battles} votes, {len(rep.models)} models, "
         f"{len(rep.annotators)} annotators"
     )
     for note in rep.notes:
-        print(f"  {note}")
-    print()
-    print(
+        say(f"  {note}")
+    say()
+    say(
         _table(
             [
                 (m.rank, m.model, f"{m.rating:.1f}", f"[{m.lower:.1f}, {m.upper:.1f}]", m.battles)
@@ -297,12 +297,12 @@ def cmd_rate(args: argparse.Namespace) -> int:
     if rep.method == "am-elo":
         flagged = [a for a in rep.annotators if a.status == "flagged"]
         pending = sum(a.status == "pending" for a in rep.annotators)
-        print(
+        say(
             f"\nannotators: {len(rep.annotators) - len(flagged) - pending} reliable, "
             f"{pending} pending, {len(flagged)} flagged"
         )
         if flagged:
-            print(
+            say(
                 _table(
                     [
                         (

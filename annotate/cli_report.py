@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from annotate.__main__ import EXTRA_PARSERS, _db, _print_json, _table, command
+from annotate.__main__ import EXTRA_PARSERS, _db, _print_json, _table, command, say
+from annotate.names import one_line
 
 MAX_PRINTED_ROWS = 30
 """Longer tables are cut in the terminal (the CSVs and Markdown hold every row)."""
@@ -67,11 +68,12 @@ EXTRA_PARSERS.append(_add_parser)
 def cmd_report(args: argparse.Namespace) -> int:
     from annotate.errors import AnnotateError
     from annotate.services.db import open_store
+    from annotate.services.paths import inside, output_folder
     from annotate.services.report import human_alignment_report, write_report
 
     if not 0.0 <= args.near_tie_margin < 1.0:
         raise AnnotateError(f"--near-tie-margin must be in [0, 1), got {args.near_tie_margin}")
-    engine = open_store(_db(args), seed_demo=True)
+    engine = open_store(_db(args))
     rep = human_alignment_report(
         engine,
         getattr(args, "study", None),
@@ -80,7 +82,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         seed=args.seed,
         near_tie_margin=args.near_tie_margin,
     )
-    folder = Path(args.out) if args.out else Path("exports") / f"report-{rep.study}"
+    if args.out:
+        folder = output_folder(Path(args.out))
+    else:
+        # The study name becomes a folder name: checked to stay under exports/.
+        folder = inside(output_folder(Path("exports")), f"report-{rep.study}")
     written = write_report(rep, folder, plots=not args.no_plots)
     if args.json:
         doc = rep.as_dict()
@@ -88,24 +94,24 @@ def cmd_report(args: argparse.Namespace) -> int:
         _print_json(doc)
         return 0
     view = rep.view()
-    print(view.title)
-    print()
+    say(one_line(view.title))
+    say()
     for line in view.summary:
-        print(line)
+        say(one_line(line))
     for t in view.tables:
-        print()
-        print(t.title)
+        say()
+        say(one_line(t.title))
         rows = list(t.rows)
         if t.key == "pairwise" and len(t.columns) > 13:
-            print(f"  ({len(rows)} annotators: see pairwise_kappa.csv)")
+            say(f"  ({len(rows)} annotators: see pairwise_kappa.csv)")
             continue
-        print(_table(rows[:MAX_PRINTED_ROWS], t.columns))
+        say(_table(rows[:MAX_PRINTED_ROWS], t.columns))
         if len(rows) > MAX_PRINTED_ROWS:
-            print(f"  ... {len(rows) - MAX_PRINTED_ROWS} more rows in the CSV files")
+            say(f"  ... {len(rows) - MAX_PRINTED_ROWS} more rows in the CSV files")
         if t.note:
-            print(f"  {t.note}")
-    print()
-    print(f"wrote {len(written.files)} files to {written.folder}/")
+            say(f"  {one_line(t.note)}")
+    say()
+    say(f"wrote {len(written.files)} files to {one_line(written.folder)}/")
     for note in written.notes:
-        print(f"  {note}")
+        say(f"  {one_line(note)}")
     return 0

@@ -18,6 +18,7 @@ from sqlalchemy import Engine, text
 from sqlmodel import Session
 
 from annotate.errors import AnnotateError, InputFileError
+from annotate.names import STUDY_NAME_RULE, InvalidNameError, check_study_name, one_line
 from annotate.services import formats
 from annotate.services.studies import DEFAULT_SETTINGS, StudySpec, is_study_dir, parse_study
 from annotate.services.votes_io import VoteRecord, is_vote_file, parse_vote_file
@@ -58,9 +59,37 @@ class _Job:
     path: Path
 
 
-def _study_name_from(path: Path) -> str:
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem).strip("-")
-    return name or "imported"
+def safe_study_name(text: str, default: str = "imported") -> str:
+    """A study name derived from ``text`` (a file stem, a task) that passes the naming rule.
+
+    Runs of other characters become ``-``, leading punctuation is dropped and the
+    name is cut to 64 characters; ``default`` when nothing is left.
+
+    Examples
+    --------
+    >>> safe_study_name("../../etc/arena battles (2024)")
+    'etc-arena-battles-2024'
+    >>> safe_study_name("\x1b]0;x")
+    'x'
+    """
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", text)
+    name = re.sub(r"^[^A-Za-z0-9]+", "", name)[:64].rstrip("-.")
+    return check_study_name(name) if name else default
+
+
+def _checked_study_option(path: Path, study: str | None) -> str | None:
+    """``--study NAME`` if it passes the naming rule, else one InputFileError line."""
+    if study is None:
+        return None
+    try:
+        return check_study_name(study)
+    except InvalidNameError:
+        raise InputFileError(
+            path,
+            f"{one_line(study)[:80]!r} is not a study name",
+            field="--study",
+            expected=STUDY_NAME_RULE,
+        ) from None
 
 
 def classify(
@@ -73,6 +102,7 @@ def classify(
     filter_name: str | None = None,
 ) -> list[_Job]:
     """Parse one command-line path into import jobs (no database access)."""
+    study = _checked_study_option(path, study)
     if not path.exists():
         raise InputFileError(path, "no such file or folder")
     if fmt == "lm-eval" or (
@@ -115,7 +145,7 @@ def classify(
         raise InputFileError(path, "is a file", expected="a study folder with study.toml")
     if fmt == "votes":
         return [_Job("votes", parse_vote_file(path), path)]
-    name = study or _study_name_from(path)
+    name = study or safe_study_name(path.stem)
     if fmt == "chatbot-arena":
         return [_Job("arena", (name, formats.parse_chatbot_arena(path, name)), path)]
     if fmt == "llmfao":
@@ -170,6 +200,9 @@ def import_paths(
                 touched.add(_apply_harness(s, study, job.payload, job.path, report))
         for name in touched:
             _refresh_fingerprint(s, name)
+    from annotate.services.identity import import_notes  # responses naming a model (issue 9)
+
+    report.notes.extend(import_notes(engine, dict.fromkeys([*report.studies_created, *touched])))
     return report
 
 
@@ -225,33 +258,143 @@ def _apply_study(s: Session, spec: StudySpec, path: Path, report: ImportReport) 
     report.studies_created.append(spec.name)
 
 
-class _VoteWriter:
-    """Inserts imported votes, keeping chains consistent and skipping known uuids."""
+@dataclass(frozen=True)
+class _Known:
+    """A vote the writer knows (stored, or added earlier in this import)."""
 
-    def __init__(self, s: Session, study_id: int) -> None:
+    annotator: int
+    item: int
+    choice: str
+    swapped: bool
+    response_ms: int | None
+    fast: bool
+    created_at: datetime | None
+    """Naive UTC."""
+    supersedes: str | None
+
+
+def _naive_utc(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    dt = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return dt.astimezone(UTC).replace(tzinfo=None) if dt.tzinfo is not None else dt
+
+
+_UNCHANGED = (
+    "the same content for a vote id already imported (a vote is never edited: a change of "
+    "mind is a new vote whose supersedes names the old one)"
+)
+
+_VOTE_FILE_FIELDS = {
+    "vote_id": "vote_id",
+    "annotator": "annotator",
+    "item_id": "item_id",
+    "choice": "choice",
+    "left": "left",
+    "response_ms": "response_ms",
+    "fast": "fast",
+    "created_at": "created_at",
+    "supersedes": "supersedes",
+}
+
+
+class _VoteWriter:
+    """Inserts imported votes of one study, enforcing the rules of the vote history.
+
+    - A vote id already known (stored, or earlier in this import) is skipped when
+      its content is the same, and refused when it differs.
+    - A vote with ``supersedes`` replaces (or, with ``retract``, withdraws) only
+      the current head of the chain of the same annotator on the same item of the
+      same study; naming a vote that is unknown, of another annotator or item, or
+      already replaced, is refused.
+    - A vote without ``supersedes`` starts a chain: refused if the annotator
+      already has one on that item.
+    """
+
+    def __init__(
+        self, s: Session, study_id: int, study: str, fields: dict[str, str] | None = None
+    ) -> None:
         self.s = s
         self.study_id = study_id
+        self.study = study
+        self.fields = fields or _VOTE_FILE_FIELDS
         rows = s.execute(
-            text("SELECT uuid, annotator_id, item_id, supersedes FROM vote WHERE study_id = :s"),
+            text(
+                """SELECT uuid, annotator_id, item_id, choice, swapped, response_ms, fast,
+                          created_at, supersedes
+                   FROM vote WHERE study_id = :s ORDER BY id"""
+            ),
             {"s": study_id},
         ).all()
-        self.known: set[str] = set()
+        self.votes: dict[str, _Known] = {}
         self.superseded: dict[str, str] = {}
-        self.chains: dict[tuple[int, int], str] = {}
-        for u, a, i, sup in rows:
-            self.known.add(u)
+        for u, a, i, choice, swapped, ms, fast, created, sup in rows:
+            self.votes[u] = _Known(
+                int(a), int(i), choice, bool(swapped), ms, bool(fast), _naive_utc(created), sup
+            )
             if sup:
                 self.superseded[sup] = u
-            self.chains.setdefault((a, i), u)
+        self.heads: dict[tuple[int, int], str] = {}
+        for u, k in self.votes.items():
+            if u not in self.superseded:
+                self.heads[(k.annotator, k.item)] = u
+        self.elsewhere: dict[str, str] = {}
+        """Vote ids of this import stored in another study (uuid -> study name)."""
         self.annotators: dict[str, int] = {}
+        self.annotator_names: dict[int, str] = {}
         self.batch: list[tuple[Any, ...]] = []
+
+    def look_elsewhere(self, uuids: set[str]) -> None:
+        """Find which of ``uuids`` (not of this study) are stored in another study."""
+        todo = sorted(u for u in uuids if u not in self.votes)
+        for start in range(0, len(todo), 500):
+            chunk = todo[start : start + 500]
+            marks = ", ".join(f":u{j}" for j in range(len(chunk)))
+            rows = self.s.execute(
+                text(
+                    f"""SELECT v.uuid, s.name FROM vote v JOIN study s ON s.id = v.study_id
+                        WHERE v.uuid IN ({marks})"""
+                ),
+                {f"u{j}": u for j, u in enumerate(chunk)},
+            ).all()
+            self.elsewhere.update({u: n for u, n in rows})
 
     def annotator(self, name: str) -> int:
         if name not in self.annotators:
             aid = repo.annotator_id(self.s, name)
             assert aid is not None
             self.annotators[name] = aid
+            self.annotator_names[aid] = name
         return self.annotators[name]
+
+    def _who(self, aid: int) -> str:
+        if aid not in self.annotator_names:
+            self.annotator_names.update(repo.annotator_names(self.s, [aid]))
+        return one_line(self.annotator_names.get(aid, f"#{aid}"))
+
+    def _same(
+        self,
+        old: _Known,
+        new: _Known,
+        *,
+        left_given: bool,
+        fast_given: bool,
+    ) -> tuple[str, object, object] | None:
+        """The first field where ``new`` contradicts ``old``, or None if it does not."""
+        checks: list[tuple[str, object, object, bool]] = [
+            ("annotator", old.annotator, new.annotator, True),
+            ("item_id", old.item, new.item, True),
+            ("choice", old.choice, new.choice, True),
+            ("supersedes", old.supersedes, new.supersedes, True),
+            ("left", old.swapped, new.swapped, left_given),
+            ("response_ms", old.response_ms, new.response_ms, new.response_ms is not None),
+            ("fast", old.fast, new.fast, fast_given),
+            ("created_at", old.created_at, new.created_at, new.created_at is not None),
+        ]
+        for name, a, b, given in checks:
+            if given and a != b:
+                return name, a, b
+        return None
 
     def add(
         self,
@@ -260,43 +403,81 @@ class _VoteWriter:
         annotator: str,
         item_id: int,
         choice: str,
-        swapped: bool,
+        swapped: bool | None,
         response_ms: int | None,
-        fast: bool,
+        fast: bool | None,
         created_at: datetime | None,
         supersedes: str | None,
         where: tuple[Path, int],
     ) -> bool:
-        if vote_uuid in self.known:
-            return False
-        aid = self.annotator(annotator)
+        """Check one vote against the history and queue it; False if already stored."""
         path, line = where
-        if supersedes is not None and supersedes in self.superseded:
+        f = self.fields
+        aid = self.annotator(annotator)
+        new = _Known(
+            aid,
+            item_id,
+            choice,
+            bool(swapped),
+            response_ms,
+            bool(fast),
+            _naive_utc(created_at),
+            supersedes,
+        )
+        old = self.votes.get(vote_uuid)
+        if old is not None:
+            diff = self._same(old, new, left_given=swapped is not None, fast_given=fast is not None)
+            if diff is None:
+                return False
+            name, was, now = diff
+            if name == "annotator":
+                was, now = self._who(int(was)), annotator  # type: ignore[call-overload]
+            elif name == "item_id":
+                was, now = "another item", "this one"
             raise InputFileError(
                 path,
-                f"vote {vote_uuid} replaces vote {supersedes}, which vote "
-                f"{self.superseded[supersedes]} already replaces",
+                f"vote {vote_uuid} is already stored with {name} {was!s:.40} (here: {now!s:.40})",
                 line=line,
-                field="supersedes",
-                expected="one history per annotator and item (this file conflicts with the "
-                "database; the database was left unchanged)",
+                field=f.get(name, name),
+                expected=_UNCHANGED,
             )
-        starts_chain = supersedes is None or supersedes not in self.known
-        if starts_chain and (aid, item_id) in self.chains:
+        if vote_uuid in self.elsewhere:
             raise InputFileError(
                 path,
-                f"annotator {annotator!r} already has a vote on this item in the database "
-                f"(vote {self.chains[(aid, item_id)]}); vote {vote_uuid} would start a second one",
+                f"vote {vote_uuid} is already stored in study "
+                f"{one_line(self.elsewhere[vote_uuid])!r}",
                 line=line,
-                field="vote_id",
-                expected="votes not yet in the database, or the same vote ids (the database was "
-                "left unchanged)",
+                field=f["vote_id"],
+                expected="a new vote id for a vote of this study",
             )
-        self.known.add(vote_uuid)
-        self.chains.setdefault((aid, item_id), vote_uuid)
+        key = (aid, item_id)
+        if supersedes is None:
+            if choice == repo.RETRACT:
+                raise InputFileError(
+                    path,
+                    "a retraction that names no vote",
+                    line=line,
+                    field=f["supersedes"],
+                    expected="the vote_id of the vote it withdraws",
+                )
+            if key in self.heads:
+                raise InputFileError(
+                    path,
+                    f"annotator {one_line(annotator)!r} already has a vote on this item in the "
+                    f"database (vote {self.heads[key]}); vote {vote_uuid} would start a second "
+                    "one",
+                    line=line,
+                    field=f["vote_id"],
+                    expected="votes not yet in the database, or the same vote ids (the database "
+                    "was left unchanged)",
+                )
+        else:
+            self._check_supersedes(new, vote_uuid, annotator, path, line)
+        self.votes[vote_uuid] = new
+        self.heads[key] = vote_uuid
         if supersedes is not None:
             self.superseded[supersedes] = vote_uuid
-        created = (created_at or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
+        created = created_at or datetime.now(UTC)
         self.batch.append(
             (
                 vote_uuid,
@@ -304,14 +485,82 @@ class _VoteWriter:
                 aid,
                 item_id,
                 choice,
-                swapped,
+                new.swapped,
                 response_ms,
-                fast,
-                created.isoformat(sep=" "),
+                new.fast,
+                created.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" "),
                 supersedes,
             )
         )
         return True
+
+    def _check_supersedes(
+        self, new: _Known, vote_uuid: str, annotator: str, path: Path, line: int
+    ) -> None:
+        sup = new.supersedes
+        assert sup is not None
+        field_name = self.fields["supersedes"]
+        target = self.votes.get(sup)
+        expected = "the vote_id of the current vote of the same annotator on the same item"
+        if target is None:
+            where = (
+                f"a vote of study {one_line(self.elsewhere[sup])!r}"
+                if sup in self.elsewhere
+                else "no vote in the database or earlier in this import"
+            )
+            raise InputFileError(
+                path,
+                f"vote {vote_uuid} supersedes {sup}, {where}",
+                line=line,
+                field=field_name,
+                expected=expected + " of this study (import the whole vote_log, which holds "
+                "every vote a chain names)",
+            )
+        if target.annotator != new.annotator:
+            raise InputFileError(
+                path,
+                f"vote {vote_uuid} of annotator {one_line(annotator)!r} supersedes vote {sup} "
+                f"of annotator {self._who(target.annotator)!r}",
+                line=line,
+                field=field_name,
+                expected=expected,
+            )
+        if target.item != new.item:
+            raise InputFileError(
+                path,
+                f"vote {vote_uuid} supersedes vote {sup}, which is on another item",
+                line=line,
+                field=field_name,
+                expected=expected,
+            )
+        if sup in self.superseded:
+            raise InputFileError(
+                path,
+                f"vote {vote_uuid} replaces vote {sup}, which vote "
+                f"{self.superseded[sup]} already replaces",
+                line=line,
+                field=field_name,
+                expected="one history per annotator and item (this file conflicts with the "
+                "database; the database was left unchanged)",
+            )
+        if new.choice == repo.RETRACT and target.choice == repo.RETRACT:
+            raise InputFileError(
+                path,
+                f"retraction {vote_uuid} withdraws {sup}, which is itself a retraction",
+                line=line,
+                field=field_name,
+                expected=expected,
+            )
+        head = self.heads.get((new.annotator, new.item))
+        if head != sup:
+            raise InputFileError(
+                path,
+                f"vote {vote_uuid} supersedes vote {sup}, which is not the current vote "
+                f"(vote {head} is)",
+                line=line,
+                field=field_name,
+                expected=expected,
+            )
 
     def flush(self) -> None:
         if not self.batch:
@@ -341,18 +590,18 @@ def _apply_votes(s: Session, records: list[VoteRecord], report: ImportReport) ->
                 expected="a study in the database (import its study folder first, or import "
                 "the whole export folder)",
             )
+        _check_study_identity(s, st, recs, report)
         items = repo.item_ids(s, st.id)
         allowed = (repo.DIFFICULTY_CHOICES if st.kind == "difficulty" else repo.ARENA_CHOICES) + (
             repo.RETRACT,
         )
-        writer = _VoteWriter(s, st.id)
-        in_file = {r.uuid for r in recs}
-        ordered = _parents_first(recs, in_file)
-        for r in ordered:
+        writer = _VoteWriter(s, st.id, name)
+        writer.look_elsewhere({r.uuid for r in recs} | {r.supersedes for r in recs if r.supersedes})
+        for r in _parents_first(recs):
             if r.item_key not in items:
                 raise InputFileError(
                     r.path,
-                    f"unknown item {r.item_key!r} in study {name!r}",
+                    f"unknown item {one_line(r.item_key)[:60]!r} in study {name!r}",
                     line=r.line,
                     field="item_id",
                     expected="a pair or battle id of that study",
@@ -365,13 +614,12 @@ def _apply_votes(s: Session, records: list[VoteRecord], report: ImportReport) ->
                     field="choice",
                     expected=", ".join(allowed),
                 )
-            swapped = r.left in ("second", "model_b")
             added = writer.add(
                 vote_uuid=r.uuid,
                 annotator=r.annotator,
                 item_id=items[r.item_key],
                 choice=r.choice,
-                swapped=swapped,
+                swapped=None if r.left is None else r.left in ("second", "model_b"),
                 response_ms=r.response_ms,
                 fast=r.fast,
                 created_at=r.created_at,
@@ -385,32 +633,66 @@ def _apply_votes(s: Session, records: list[VoteRecord], report: ImportReport) ->
         writer.flush()
 
 
-def _parents_first(recs: list[VoteRecord], in_file: set[str]) -> list[VoteRecord]:
+def _check_study_identity(
+    s: Session, st: repo.StudyRow, recs: list[VoteRecord], report: ImportReport
+) -> None:
+    """Refuse votes exported from another study of the same name; note unchecked ones."""
+    from annotate.services.exporting import study_fingerprint
+
+    stored = study_fingerprint(s, st)
+    unchecked: dict[Path, int] = defaultdict(int)
+    for r in recs:
+        if r.study_fingerprint is None:
+            unchecked[r.path] += 1
+        elif r.study_fingerprint != stored:
+            raise InputFileError(
+                r.path,
+                f"these votes are for another study also named {st.name!r} (its fingerprint "
+                f"{r.study_fingerprint[:12]}... differs from the stored study's {stored[:12]}...)",
+                line=r.line,
+                field="study_fingerprint",
+                expected="votes of the stored study; to keep both, rename the other study "
+                "(name in its study.toml and the study column of its vote files) and import "
+                "its export folder, or compare the two items files first",
+            )
+    for path, n in unchecked.items():
+        report.notes.append(
+            f"{one_line(path)}: {n} vote(s) for study {st.name!r} carry no study_fingerprint: "
+            "their items were matched by key only"
+        )
+
+
+def _parents_first(recs: list[VoteRecord]) -> list[VoteRecord]:
+    """``recs`` reordered so that a vote comes after the vote it supersedes, in linear time.
+
+    Records keep their file order except that a record's not yet emitted
+    ancestors (within ``recs``) are emitted just before it; a cycle of
+    ``supersedes`` is an error.
+    """
     by_uuid = {r.uuid: r for r in recs}
     done: set[str] = set()
     out: list[VoteRecord] = []
     for r in recs:
-        stack = [r]
-        chain: list[VoteRecord] = []
-        while stack:
-            cur = stack.pop()
-            if cur.uuid in done:
-                continue
-            chain.append(cur)
-            if cur.supersedes in in_file and cur.supersedes not in done:
-                parent = by_uuid[cur.supersedes]  # type: ignore[index]
-                if parent in chain:
-                    raise InputFileError(
-                        cur.path,
-                        "votes supersede each other in a cycle",
-                        line=cur.line,
-                        field="supersedes",
-                    )
-                stack.append(parent)
-        for c in reversed(chain):
-            if c.uuid not in done:
-                done.add(c.uuid)
-                out.append(c)
+        if r.uuid in done:
+            continue
+        path: list[VoteRecord] = []
+        on_path: set[str] = set()
+        cur: VoteRecord | None = r
+        while cur is not None and cur.uuid not in done:
+            if cur.uuid in on_path:
+                raise InputFileError(
+                    cur.path,
+                    "votes supersede each other in a cycle",
+                    line=cur.line,
+                    field="supersedes",
+                    expected="each chain to start with a vote that supersedes nothing",
+                )
+            on_path.add(cur.uuid)
+            path.append(cur)
+            cur = by_uuid.get(cur.supersedes) if cur.supersedes is not None else None
+        for c in reversed(path):
+            done.add(c.uuid)
+            out.append(c)
     return out
 
 
@@ -456,16 +738,24 @@ def _apply_arena(
         repo.insert_battle(s, item, None, a, b)
         items[key] = item
         report.items_added += 1
-    writer = _VoteWriter(s, sid)
+    who, key_field = (
+        ("judge", "question_id") if records.layout == "chatbot-arena" else ("worker", "id")
+    )
+    writer = _VoteWriter(
+        s,
+        sid,
+        name,
+        {"annotator": who, "vote_id": who, "item_id": key_field, "choice": "winner"},
+    )
     for v in records.votes:
         added = writer.add(
             vote_uuid=v.uuid,
             annotator=v.annotator,
             item_id=items[v.item_key],
             choice=v.choice,
-            swapped=False,
+            swapped=None,
             response_ms=None,
-            fast=False,
+            fast=None,
             created_at=v.created_at,
             supersedes=None,
             where=(records.path, v.line),
@@ -485,7 +775,7 @@ def _apply_harness(
     report: ImportReport,
 ) -> str:
     tasks = sorted({x.task for x in samples})
-    name = study or (tasks[0] if len(tasks) == 1 else "lm-eval")
+    name = study or (safe_study_name(tasks[0], "lm-eval") if len(tasks) == 1 else "lm-eval")
     st = repo.get_study(s, name)
     if st is None:
         sid = repo.insert_study(

@@ -24,14 +24,22 @@ KINDS = ("difficulty", "arena")
 
 DEFAULT_SETTINGS: dict[str, dict[str, Any]] = {
     "difficulty": {"overlap": 0, "seed": 0, "min_response_ms": 1500, "reveal_models": False},
-    "arena": {"overlap": 5, "seed": 0, "min_response_ms": 2000, "reveal_models": True},
+    "arena": {
+        "overlap": 5,
+        "seed": 0,
+        "min_response_ms": 2000,
+        "reveal_models": True,
+        "identity_phrases": [],
+    },
 }
 """Settings a study file may give, with their defaults per kind.
 
 ``overlap``: how many annotators judge each item (0 = all of them);
 ``seed``: the schedule seed; ``min_response_ms``: votes faster than this are
 marked ``fast`` for the monitor (they still count); ``reveal_models``: show the
-model names of a battle after the vote is committed.
+model names of a battle after the vote is committed; ``identity_phrases``
+(arena): phrases that, besides the model names and the defaults of
+:mod:`annotate.services.identity`, mark a response as naming its model.
 """
 
 
@@ -200,6 +208,12 @@ def parse_settings(path: Path, kind: str, raw: Any) -> dict[str, Any]:
         want = type(settings[k])
         if want is bool and not isinstance(v, bool):
             raise InputFileError(path, f"{v!r}", field=f"settings.{k}", expected="true or false")
+        if want is list and (
+            not isinstance(v, list) or not all(isinstance(x, str) and x.strip() for x in v)
+        ):
+            raise InputFileError(
+                path, f"{v!r}", field=f"settings.{k}", expected="a list of non-empty strings"
+            )
         if want is int and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
             raise InputFileError(
                 path, f"{v!r}", field=f"settings.{k}", expected="a whole number >= 0"
