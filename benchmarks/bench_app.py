@@ -124,9 +124,21 @@ def service_timings(db: Path) -> list[tuple[str, float]]:
     t = time.perf_counter()
     study_progress(engine, "svc")
     listing = (time.perf_counter() - t) * 1000
+    arena = []
+    for k in range(6):  # demo-arena caps each battle at 5 annotators: the reserving path
+        a = VotingSession(engine, "demo-arena", f"svc-arena-{k}")
+        a.current()
+        for _ in range(10):
+            if a.current() is None:
+                break
+            t = time.perf_counter()
+            a.vote("a", 3000)
+            a.current()
+            arena.append((time.perf_counter() - t) * 1000)
     return [
         ("open VotingSession + first item", opened),
         ("vote() + next item, median", statistics.median(votes)),
+        ("vote() + next item, overlap study, median", statistics.median(arena)),
         ("undo() + item back, median", statistics.median(undos)),
         ("welcome study list", listing),
     ]

@@ -186,7 +186,9 @@ def import_paths(
         )
     report = ImportReport()
     touched: set[str] = set()
-    with Session(engine) as s, s.begin():
+    from annotate.store.writelock import write_session  # queues with the voters
+
+    with write_session(engine) as s:
         for job in jobs:
             if job.kind == "study":
                 _apply_study(s, job.payload, job.path, report)

@@ -12,7 +12,9 @@ from collections.abc import Callable
 from sqlalchemy import Connection, Engine, text
 from sqlmodel import SQLModel
 
-from annotate.store import models  # noqa: F401  (registers the tables)
+from annotate.store import models
+from annotate.store.errors import DatabaseError
+from annotate.store.writelock import engine_writer_queue
 
 Migration = Callable[[Connection], None]
 
@@ -34,20 +36,35 @@ def _m002_current_vote_view(conn: Connection) -> None:
     )
 
 
+def _m003_reservation(conn: Connection) -> None:
+    # The baseline creates every table the models define, so a database created by
+    # this version already has it: create only what is missing.
+    table = models.Reservation.__table__  # type: ignore[attr-defined]
+    table.create(conn, checkfirst=True)
+    for index in table.indexes:
+        index.create(conn, checkfirst=True)
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_baseline", _m001_baseline),
     ("002_current_vote_view", _m002_current_vote_view),
+    ("003_reservation", _m003_reservation),
 ]
 """Every migration, in the order it is applied. Append only."""
 
+_CREATE_MIGRATIONS = (
+    "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+)
+
 
 def applied(engine: Engine) -> list[str]:
-    """Names of the migrations already applied to the database."""
+    """Names of the migrations already applied to the database (reads only)."""
     with engine.connect() as conn:
-        conn.execute(
-            text("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
-        )
-        conn.commit()
+        has_table = conn.execute(
+            text("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'")
+        ).first()
+        if not has_table:
+            return []
         return [r[0] for r in conn.execute(text("SELECT name FROM _migrations ORDER BY rowid"))]
 
 
@@ -59,17 +76,36 @@ def schema_version(engine: Engine) -> int:
 def migrate(engine: Engine) -> list[str]:
     """Apply the migrations not yet applied, each in its own transaction.
 
-    Returns the names applied. Safe to call from several processes at once:
-    each migration re-checks ``_migrations`` inside its write transaction.
+    Returns the names applied. Safe to call from several processes at once: the
+    writes queue on the database's writer lock, and each migration re-checks
+    ``_migrations`` inside its write transaction. A database that is up to date is
+    only read.
+
+    Raises
+    ------
+    DatabaseError
+        When the database was written by a newer version of annotate (nothing is written).
     """
     known = [name for name, _ in MIGRATIONS]
     done = applied(engine)
     unknown = [n for n in done if n not in known]
     if unknown:
-        raise RuntimeError(
-            f"the database was written by a newer version of annotate (migrations {unknown}); "
-            "upgrade annotate to open it"
+        raise DatabaseError(
+            f"the database {engine.url.database} was written by a newer version of annotate "
+            f"(schema {', '.join(unknown)}); open it with that version or upgrade annotate",
+            title="Newer database",
         )
+    ran: list[str] = []
+    if all(name in done for name, _ in MIGRATIONS):
+        return ran
+    with engine_writer_queue(engine):
+        with engine.begin() as conn:
+            conn.execute(text(_CREATE_MIGRATIONS))
+        ran = _apply(engine, done)
+    return ran
+
+
+def _apply(engine: Engine, done: list[str]) -> list[str]:
     ran: list[str] = []
     for name, fn in MIGRATIONS:
         if name in done:

@@ -189,3 +189,26 @@ class Vote(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utc_now)
     supersedes: str | None = None
     """uuid of the vote this row replaces (a change of mind or an undo)."""
+
+
+class Reservation(SQLModel, table=True):
+    """An item of an overlap-capped study shown to an annotator and held for them.
+
+    While live (``expires_at`` in the future) it counts against the item's cap for
+    everyone else, so that annotators working at once never take more slots than the
+    cap allows. An annotator holds at most one per study; it ends with their vote, when
+    they move to another item or leave, or when it expires. Unlike votes, reservations
+    are working state: they are replaced and deleted.
+    """
+
+    __table_args__ = (
+        UniqueConstraint("study_id", "annotator_id"),
+        Index("ix_reservation_item", "item_id", "expires_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", ondelete="CASCADE")
+    item_id: int = Field(foreign_key="item.id", ondelete="CASCADE")
+    annotator_id: int = Field(foreign_key="annotator.id", ondelete="CASCADE")
+    expires_at: float
+    """When the hold lapses, in UNIX seconds (UTC)."""

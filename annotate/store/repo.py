@@ -783,3 +783,69 @@ def arena_battle_prompts(session: Session, study_id: int) -> list[tuple[str, int
         {"s": study_id},
     ).all()
     return [(k, None if p is None else int(p), a, b) for k, p, a, b in rows]
+# --- reservations (overlap cap under concurrency) ----------------------------
+
+
+def item_slots(
+    session: Session, study_id: int, annotator: int, item_ids: Sequence[int], now: float
+) -> dict[int, tuple[int, int]]:
+    """Per item: ``(current votes, live reservations)`` of annotators other than ``annotator``.
+
+    Their sum is how many of the item's overlap slots others have taken.
+    """
+    out: dict[int, tuple[int, int]] = {}
+    ids = list(item_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join(f":i{k}" for k in range(len(chunk)))
+        params: dict[str, Any] = {f"i{k}": v for k, v in enumerate(chunk)}
+        params.update({"s": study_id, "a": annotator, "now": now})
+        rows = session.execute(
+            text(
+                f"""SELECT i.id,
+                     (SELECT count(*) FROM current_vote v WHERE v.study_id = :s
+                        AND v.item_id = i.id AND v.annotator_id != :a),
+                     (SELECT count(*) FROM reservation r WHERE r.item_id = i.id
+                        AND r.annotator_id != :a AND r.expires_at > :now)
+                   FROM item i WHERE i.id IN ({marks})"""
+            ),
+            params,
+        ).all()
+        out.update({int(i): (int(v), int(r)) for i, v, r in rows})
+    return out
+
+
+def reserve(
+    session: Session, study_id: int, annotator: int, item_id: int, expires_at: float
+) -> None:
+    """Hold ``item_id`` for the annotator until ``expires_at``, replacing their previous hold."""
+    session.execute(
+        text(
+            """INSERT INTO reservation (study_id, item_id, annotator_id, expires_at)
+               VALUES (:s, :i, :a, :e)
+               ON CONFLICT (study_id, annotator_id)
+               DO UPDATE SET item_id = excluded.item_id, expires_at = excluded.expires_at"""
+        ),
+        {"s": study_id, "i": item_id, "a": annotator, "e": expires_at},
+    )
+
+
+def release(session: Session, study_id: int, annotator: int) -> None:
+    """End the annotator's hold in the study, if any."""
+    session.execute(
+        text("DELETE FROM reservation WHERE study_id = :s AND annotator_id = :a"),
+        {"s": study_id, "a": annotator},
+    )
+
+
+def reservation_of(session: Session, study_id: int, annotator: int) -> tuple[int, float] | None:
+    """``(item_id, expires_at)`` of the annotator's hold in the study, or None."""
+    row = session.execute(
+        text(
+            "SELECT item_id, expires_at FROM reservation WHERE study_id = :s AND annotator_id = :a"
+        ),
+        {"s": study_id, "a": annotator},
+    ).first()
+    return None if row is None else (int(row[0]), float(row[1]))
+
+

@@ -15,6 +15,7 @@ from annotate.services.importing import import_paths
 from annotate.services.voting import VotingSession
 from annotate.store import repo
 from annotate.store.engine import default_db_path, make_engine
+from annotate.store.errors import DatabaseError
 from annotate.store.migrations import MIGRATIONS, migrate, schema_version
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -35,7 +36,7 @@ def test_pragmas_on_every_connection(tmp_path: Path) -> None:
             assert c.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert c.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
             assert c.exec_driver_sql("PRAGMA busy_timeout").scalar() == 5000
-            assert c.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+            assert c.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL (issue 9)
     e.dispose()
     # WAL is persistent: a plain sqlite3 connection sees it too.
     assert sqlite3.connect(tmp_path / "p.db").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -61,6 +62,7 @@ def test_migrations_apply_once_in_order(tmp_path: Path) -> None:
         "annotator",
         "responsescore",
         "current_vote",
+        "reservation",
         "_migrations",
     ):
         assert table in names
@@ -71,7 +73,7 @@ def test_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     migrate(e)
     with e.begin() as c:
         c.execute(text("INSERT INTO _migrations (name) VALUES ('999_future')"))
-    with pytest.raises(RuntimeError, match="newer version of annotate"):
+    with pytest.raises(DatabaseError, match="newer version of annotate"):
         migrate(e)
 
 
