@@ -13,9 +13,8 @@ from sqlmodel import Session
 from annotate.errors import StudyNotFoundError
 from annotate.services.paths import inside, output_folder
 from annotate.services.studies import StudySpec, spec_from_contents
-from annotate.services.votes_io import vote_dicts, write_table
+from annotate.services.votes_io import EXPORT_COLUMNS, vote_dicts, write_table
 from annotate.store import repo
-from annotate.store.repo import VOTE_COLUMNS
 
 ITEM_COLUMNS = [
     "study",
@@ -63,12 +62,13 @@ def export_votes(
         log: list[dict[str, object]] = []
         items: list[dict[str, object]] = []
         for st in studies:
-            current += vote_dicts(repo.vote_records(s, st.id, current_only=True))
-            log += vote_dicts(repo.vote_records(s, st.id, current_only=False))
+            fp = study_fingerprint(s, st)
+            current += vote_dicts(repo.vote_records(s, st.id, current_only=True), fp)
+            log += vote_dicts(repo.vote_records(s, st.id, current_only=False), fp)
             items += _items(s, st)
         files = [
-            write_table(current, list(VOTE_COLUMNS), inside(folder, "votes"), fmt),
-            write_table(log, list(VOTE_COLUMNS), inside(folder, "vote_log"), fmt),
+            write_table(current, list(EXPORT_COLUMNS), inside(folder, "votes"), fmt),
+            write_table(log, list(EXPORT_COLUMNS), inside(folder, "vote_log"), fmt),
             write_table(items, ITEM_COLUMNS, inside(folder, "items"), fmt),
         ]
         for st, target in zip(studies, study_folders, strict=True):
@@ -138,6 +138,11 @@ def stored_spec(s: Session, st: repo.StudyRow) -> StudySpec:
     return spec_from_contents(
         st.name, st.kind, st.title, st.description, st.settings, repo.study_contents(s, st.id)
     )
+
+
+def study_fingerprint(s: Session, st: repo.StudyRow) -> str:
+    """The study's identity for vote files: its stored fingerprint (computed if missing)."""
+    return st.fingerprint or stored_spec(s, st).fingerprint()
 
 
 def write_study_folder(s: Session, st: repo.StudyRow, folder: Path) -> list[Path]:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from annotate.errors import InputFileError
-from annotate.services.textfiles import read_csv, read_json_records, read_jsonl
+from annotate.names import InvalidNameError, normalize_annotator, one_line
+from annotate.services.textfiles import describe, read_csv, read_json_records, read_jsonl
 
 VOTE_NAMESPACE = uuidlib.UUID("6f1d2c52-5a43-4b8e-9c31-7a0c2f3b9e10")
 """Namespace for the deterministic uuids of imported third-party votes, so that
@@ -85,10 +86,20 @@ def _str(path: Path, line: int, rec: dict[str, Any], name: str) -> str:
     v = rec.get(name)
     if v is None or (isinstance(v, float) and math.isnan(v)):
         raise InputFileError(path, "missing", line=line, field=name, expected="a value")
+    if isinstance(v, dict | list):
+        raise InputFileError(path, describe(v), line=line, field=name, expected="text")
     s = str(v).strip()
     if not s:
         raise InputFileError(path, "empty", line=line, field=name, expected="a value")
     return s
+
+
+def _annotator(path: Path, line: int, raw: str, fieldname: str) -> str:
+    """``raw`` as an annotator name (:func:`~annotate.names.normalize_annotator`)."""
+    try:
+        return normalize_annotator(raw)
+    except InvalidNameError as err:
+        raise InputFileError(path, str(err), line=line, field=fieldname) from None
 
 
 def _tstamp(path: Path, line: int, v: Any) -> datetime | None:
@@ -98,7 +109,7 @@ def _tstamp(path: Path, line: int, v: Any) -> datetime | None:
         return datetime.fromtimestamp(float(v), tz=UTC)
     except (TypeError, ValueError, OverflowError, OSError) as err:
         raise InputFileError(
-            path, f"{v!r}", line=line, field="tstamp", expected="a Unix timestamp in seconds"
+            path, describe(v), line=line, field="tstamp", expected="a Unix timestamp in seconds"
         ) from err
 
 
@@ -117,7 +128,8 @@ def _add_battle(out: ArenaRecords, path: Path, line: int, key: str, a: str, b: s
     elif prev[:2] != (a, b):
         raise InputFileError(
             path,
-            f"battle {key!r} is {a} vs {b} here but {prev[0]} vs {prev[1]} on line {prev[2]}",
+            f"battle {describe(key)} is {a!r} vs {b!r} here but {prev[0]!r} vs {prev[1]!r} "
+            f"on line {prev[2]}",
             line=line,
             expected="the same two models for every record of a battle",
         )
@@ -137,36 +149,38 @@ def parse_chatbot_arena(path: Path, study: str) -> ArenaRecords:
     for line, rec in _records(path):
         a = _str(path, line, rec, "model_a")
         b = _str(path, line, rec, "model_b")
-        judge = _str(path, line, rec, "judge")
+        raw_judge = _str(path, line, rec, "judge")
+        judge = _annotator(path, line, raw_judge, "judge")
         winner = _str(path, line, rec, "winner")
         if winner not in ARENA_WINNERS:
             raise InputFileError(
                 path,
-                f"{winner!r}",
+                describe(winner),
                 line=line,
                 field="winner",
                 expected="model_a, model_b, tie or tie (bothbad)",
             )
         qid = rec.get("question_id")
         if qid is not None and str(qid).strip():
-            key = str(qid).strip()
+            key = _str(path, line, rec, "question_id")
             turn = rec.get("turn")
             if turn is not None and str(turn).strip():
-                key = f"{key}#{str(turn).strip()}"
+                key = f"{key}#{_str(path, line, rec, 'turn')}"
         else:
             key = f"record-{line}"
         _add_battle(out, path, line, key, a, b)
         if (key, judge) in seen:
             raise InputFileError(
                 path,
-                f"judge {judge!r} votes on battle {key!r} again "
+                f"judge {one_line(judge)!r} votes on battle {describe(key)} again "
                 f"(first on line {seen[(key, judge)]})",
                 line=line,
                 field="judge",
                 expected="one vote per judge and battle",
             )
         seen[(key, judge)] = line
-        vid = str(uuidlib.uuid5(VOTE_NAMESPACE, f"{study}\x1f{key}\x1f{judge}"))
+        # The raw name keeps the ids of files imported before names were normalised.
+        vid = str(uuidlib.uuid5(VOTE_NAMESPACE, f"{study}\x1f{key}\x1f{raw_judge}"))
         created = _tstamp(path, line, rec.get("tstamp"))
         out.votes.append(ImportedVote(vid, key, judge, ARENA_WINNERS[winner], created, line))
     if not out.votes:
@@ -186,24 +200,25 @@ def parse_llmfao(path: Path, study: str) -> ArenaRecords:
         key = _str(path, line, rec, "id")
         a = _str(path, line, rec, "left")
         b = _str(path, line, rec, "right")
-        worker = _str(path, line, rec, "worker")
+        raw_worker = _str(path, line, rec, "worker")
+        worker = _annotator(path, line, raw_worker, "worker")
         winner = _str(path, line, rec, "winner")
         if winner not in LLMFAO_WINNERS:
             raise InputFileError(
-                path, f"{winner!r}", line=line, field="winner", expected="left, right or tie"
+                path, describe(winner), line=line, field="winner", expected="left, right or tie"
             )
         _add_battle(out, path, line, key, a, b)
         if (key, worker) in seen:
             raise InputFileError(
                 path,
-                f"worker {worker!r} votes on pair {key!r} again "
+                f"worker {one_line(worker)!r} votes on pair {describe(key)} again "
                 f"(first on line {seen[(key, worker)]})",
                 line=line,
                 field="worker",
                 expected="one vote per worker and pair",
             )
         seen[(key, worker)] = line
-        vid = str(uuidlib.uuid5(VOTE_NAMESPACE, f"{study}\x1f{key}\x1f{worker}"))
+        vid = str(uuidlib.uuid5(VOTE_NAMESPACE, f"{study}\x1f{key}\x1f{raw_worker}"))
         out.votes.append(ImportedVote(vid, key, worker, LLMFAO_WINNERS[winner], None, line))
     if not out.votes:
         raise InputFileError(path, "no records", expected="at least one vote")
@@ -294,15 +309,23 @@ def parse_harness(
                         field=req,
                         expected="an lm-evaluation-harness sample (doc_id, doc, metrics, ...)",
                     )
-            flt = str(rec.get("filter", "none"))
+            flt = rec.get("filter", "none")
+            if not isinstance(flt, str):
+                raise InputFileError(
+                    f, describe(flt), line=line, field="filter", expected="a filter name"
+                )
             if chosen_filter is None:
                 chosen_filter = flt
             if flt != chosen_filter:
                 continue
             names = rec["metrics"]
-            if not isinstance(names, list):
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 raise InputFileError(
-                    f, f"{names!r}", line=line, field="metrics", expected="a list of metric names"
+                    f,
+                    describe(names),
+                    line=line,
+                    field="metrics",
+                    expected="a list of metric names",
                 )
             name = metric or next((n for n in METRIC_PREFERENCE if n in names), None)
             if name is None:
@@ -310,21 +333,26 @@ def parse_harness(
             if name is None or name not in rec:
                 raise InputFileError(
                     f,
-                    f"no value for metric {name!r}",
+                    f"no value for metric {describe(name)}",
                     line=line,
-                    field=name or "metrics",
-                    expected=f"one of the logged metrics {names} (choose with --metric)",
+                    field=one_line(name or "metrics")[:60],
+                    expected=f"one of the logged metrics {one_line(names)[:200]} "
+                    "(choose with --metric)",
                 )
             v = rec[name]
             if isinstance(v, bool):
                 v = float(v)
-            if not isinstance(v, int | float) or not math.isfinite(v) or not 0 <= v <= 1:
+            if not isinstance(v, int | float) or not 0 <= v <= 1 or not math.isfinite(v):
                 raise InputFileError(
                     f,
-                    f"{v!r}",
+                    describe(v),
                     line=line,
-                    field=name,
+                    field=one_line(name)[:60],
                     expected="a per-sample score in [0, 1] (choose another with --metric)",
+                )
+            if isinstance(rec["doc_id"], dict | list):
+                raise InputFileError(
+                    f, describe(rec["doc_id"]), line=line, field="doc_id", expected="an id"
                 )
             doc_id = str(rec["doc_id"])
             k = (task, doc_id, mdl)
@@ -332,17 +360,25 @@ def parse_harness(
                 pf, pl = seen[k]
                 raise InputFileError(
                     f,
-                    f"a second sample for {task}/{doc_id} of model {mdl!r} "
+                    f"a second sample for {one_line(task)}/{one_line(doc_id)[:60]} of model "
+                    f"{one_line(mdl)!r} "
                     f"(first in {pf.name}:{pl})",
                     line=line,
                     field="doc_id",
                     expected="one sample per document and model (pass --filter or one run)",
                 )
             seen[k] = (f, line)
-            text, choices = _doc_text(rec["doc"])
+            try:
+                text, choices = _doc_text(rec["doc"])
+            except RecursionError:
+                raise InputFileError(
+                    f, "nested too deeply", line=line, field="doc", expected="a JSON object"
+                ) from None
             samples.append(HarnessSample(task, doc_id, text, choices, mdl, float(v), f, line))
     if not samples:
         raise InputFileError(
-            path, f"no samples with filter {filter_name!r}", expected="a filter the files contain"
+            path,
+            f"no samples with filter {describe(filter_name)}",
+            expected="a filter the files contain",
         )
     return samples

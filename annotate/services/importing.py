@@ -69,8 +69,10 @@ def safe_study_name(text: str, default: str = "imported") -> str:
     --------
     >>> safe_study_name("../../etc/arena battles (2024)")
     'etc-arena-battles-2024'
-    >>> safe_study_name("\x1b]0;x")
-    'x'
+    >>> safe_study_name("\\x1b]0;title")
+    '0-title'
+    >>> safe_study_name("...")
+    'imported'
     """
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", text)
     name = re.sub(r"^[^A-Za-z0-9]+", "", name)[:64].rstrip("-.")
@@ -730,7 +732,8 @@ def _apply_arena(
             if (ea, eb) != (a, b):
                 raise InputFileError(
                     records.path,
-                    f"battle {key!r} is {a} vs {b} here but {ea} vs {eb} in study {name!r}",
+                    f"battle {one_line(key)[:60]!r} is {a!r} vs {b!r} here but {ea!r} vs {eb!r} "
+                    f"in study {name!r}",
                     line=line,
                     expected="the same models as the stored battle",
                 )

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from annotate.errors import InputFileError
-from annotate.services.textfiles import read_csv, read_jsonl, read_text, require_fields
+from annotate.names import STUDY_NAME_RULE, InvalidNameError, check_study_name, one_line
+from annotate.services.textfiles import describe, read_csv, read_jsonl, read_text, require_fields
 
 KINDS = ("difficulty", "arena")
 
@@ -148,7 +149,11 @@ def is_study_dir(path: Path) -> bool:
 def _key(path: Path, line: int, value: Any, fieldname: str) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise InputFileError(
-            path, f"{value!r} is not an id", line=line, field=fieldname, expected="a string"
+            path,
+            f"{describe(value)} is not an id",
+            line=line,
+            field=fieldname,
+            expected="a string",
         )
     s = str(value).strip()
     if not s:
@@ -159,7 +164,11 @@ def _key(path: Path, line: int, value: Any, fieldname: str) -> str:
 def _text(path: Path, line: int, value: Any, fieldname: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InputFileError(
-            path, f"{value!r} is not text", line=line, field=fieldname, expected="non-empty text"
+            path,
+            f"{describe(value)} is not text",
+            line=line,
+            field=fieldname,
+            expected="non-empty text",
         )
     return value
 
@@ -291,7 +300,9 @@ def parse_study(folder: Path) -> StudySpec:
     try:
         meta = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise InputFileError(toml_path, f"not valid TOML: {err}") from err
+        raise InputFileError(toml_path, f"not valid TOML: {one_line(err)}") from err
+    except RecursionError as err:
+        raise InputFileError(toml_path, "TOML nested too deeply", expected="a flat table") from err
     allowed = {"name", "kind", "title", "description", "settings"}
     for k in meta:
         if k not in allowed:
@@ -299,16 +310,23 @@ def parse_study(folder: Path) -> StudySpec:
                 toml_path, "unknown key", field=k, expected=f"only {', '.join(sorted(allowed))}"
             )
     name = meta.get("name")
-    if not isinstance(name, str) or not name.strip() or any(c.isspace() for c in name):
+    try:
+        check_study_name(name)
+    except InvalidNameError:
         raise InputFileError(
-            toml_path, f"{name!r}", field="name", expected="a short name without spaces"
-        )
+            toml_path,
+            f"{describe(name)} is not a study name",
+            field="name",
+            expected=STUDY_NAME_RULE,
+        ) from None
     kind = meta.get("kind")
     if kind not in KINDS:
-        raise InputFileError(toml_path, f"{kind!r}", field="kind", expected="difficulty or arena")
+        raise InputFileError(
+            toml_path, describe(kind), field="kind", expected="difficulty or arena"
+        )
     for k in ("title", "description"):
         if k in meta and not isinstance(meta[k], str):
-            raise InputFileError(toml_path, f"{meta[k]!r}", field=k, expected="a string")
+            raise InputFileError(toml_path, describe(meta[k]), field=k, expected="a string")
     settings = parse_settings(toml_path, kind, meta.get("settings"))
     common = {
         "name": name,
@@ -354,7 +372,11 @@ def _parse_difficulty(folder: Path, common: dict[str, Any]) -> StudySpec:
             not isinstance(choices, list) or not all(isinstance(c, str) for c in choices)
         ):
             raise InputFileError(
-                qpath, f"{choices!r}", line=line, field="choices", expected="a list of strings"
+                qpath,
+                describe(choices),
+                line=line,
+                field="choices",
+                expected="a list of strings",
             )
         questions[key] = QuestionSpec(
             key=key,
@@ -470,7 +492,7 @@ def _parse_arena(folder: Path, common: dict[str, Any]) -> StudySpec:
             )
         cat = rec.get("category", "")
         if not isinstance(cat, str):
-            raise InputFileError(ppath, f"{cat!r}", line=line, field="category", expected="text")
+            raise InputFileError(ppath, describe(cat), line=line, field="category", expected="text")
         prompts[key] = PromptSpec(key, _text(ppath, line, rec["text"], "text"), cat)
     rpath = folder / "responses.jsonl"
     responses: dict[tuple[str, str], ResponseSpec] = {}

@@ -9,11 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from annotate.errors import InputFileError
+from annotate.names import one_line
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 """The longest line accepted in a study or vote file (4 MiB)."""
@@ -68,7 +70,115 @@ def read_text(path: Path) -> str:
             line=line,
             expected="UTF-8 text",
         ) from err
-    return text.removeprefix("\ufeff")
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise InputFileError(
+            path,
+            "the file is empty (only a byte-order mark)",
+            expected="at least a header or one record",
+        )
+    return text
+
+
+def describe(value: Any) -> str:
+    """A short, one-line, safe description of a value read from a file, for messages.
+
+    Containers are named, not printed: printing a deeply nested list would
+    itself recurse too deep. Long strings are cut to 60 characters.
+
+    Examples
+    --------
+    >>> describe("a" * 100)
+    "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...'"
+    >>> describe([[1]])
+    'a JSON array'
+    """
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, list | tuple):
+        return "a JSON array"
+    if isinstance(value, str) and len(value) > 60:
+        return repr(value[:60])[:-1] + "...'"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        return f"a {value.bit_length()}-bit number"
+    return repr(value)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
+
+
+def _lone_surrogate(obj: Any) -> tuple[str | None, int] | None:
+    """The top-level field and code point of the first lone surrogate in ``obj``, if any."""
+    stack: list[tuple[str | None, Any]] = [(None, obj)]
+    while stack:
+        top, cur = stack.pop()
+        if isinstance(cur, str):
+            bad = _SURROGATE_CHAR.search(cur)
+            if bad is not None:
+                return top, ord(bad.group())
+        elif isinstance(cur, dict):
+            for k, v in cur.items():
+                name = top if top is not None else str(k)
+                stack.append((name, k))
+                stack.append((name, v))
+        elif isinstance(cur, list):
+            stack.extend((top, v) for v in cur)
+    return None
+
+
+_SURROGATE_CHAR = re.compile("[\ud800-\udfff]")
+
+
+def check_unicode(path: Path, line: int, obj: Any) -> None:
+    """Raise :class:`InputFileError` if a string (or key) in ``obj`` holds a lone surrogate.
+
+    JSON can escape half a surrogate pair (``"\\ud800"``); Python decodes it,
+    but the text cannot be encoded as UTF-8, so SQLite could not store it.
+    """
+    found = _lone_surrogate(obj)
+    if found is not None:
+        fieldname, code = found
+        raise InputFileError(
+            path,
+            f"a lone surrogate \\u{code:04x}",
+            line=line or None,
+            field=None if fieldname is None else one_line(fieldname)[:60],
+            expected="text that is valid Unicode (a \\ud800-\\udfff escape must be half of a pair)",
+        )
+
+
+def load_json(
+    path: Path, raw: str, line: int, expected: str, *, check_surrogates: bool = True
+) -> Any:
+    """``json.loads(raw)``, raising :class:`InputFileError` instead of crashing.
+
+    Refuses invalid JSON, nesting deeper than Python's recursion limit, numbers
+    too long to convert (more than 4,300 digits) and lone surrogates (a
+    ``\\ud800`` escape without its pair: such text cannot be stored as UTF-8).
+    """
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise InputFileError(
+            path,
+            f"not valid JSON ({err.msg} at column {err.colno})",
+            line=line if line else err.lineno,
+            expected=expected,
+        ) from err
+    except RecursionError as err:
+        raise InputFileError(
+            path, "JSON nested too deeply", line=line or None, expected=expected
+        ) from err
+    except ValueError as err:  # int("9" * 5000): "Exceeds the limit (4300 digits) ..."
+        raise InputFileError(
+            path,
+            f"a number too long to read ({str(err).split(':')[0]})",
+            line=line or None,
+            expected=expected,
+        ) from err
+    if check_surrogates and _SURROGATE_ESCAPE.search(raw):
+        check_unicode(path, line, obj)
+    return obj
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -80,15 +190,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         line = line.removesuffix("\r")
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputFileError(
-                path,
-                f"not valid JSON ({err.msg} at column {err.colno})",
-                line=lineno,
-                expected="one JSON object per line",
-            ) from err
+        obj = load_json(path, line, lineno, "one JSON object per line")
         if not isinstance(obj, dict):
             raise InputFileError(
                 path,
@@ -102,12 +204,8 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def read_json_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(record_number, object)`` from a JSON array of objects (1-based records)."""
     text = read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputFileError(
-            path, f"not valid JSON ({err.msg})", line=err.lineno, expected="a JSON array of objects"
-        ) from err
+    data = load_json(path, text, 0, "a JSON array of objects", check_surrogates=False)
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
     if isinstance(data, dict):
         # pandas' orient="columns" layout: {"col": {"0": v, ...}, ...}
         if data and all(isinstance(v, dict) for v in data.values()):
@@ -122,6 +220,8 @@ def read_json_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputFileError(
                 path, f"record {i} is a JSON {type(obj).__name__}", expected="objects"
             )
+        if surrogates:
+            check_unicode(path, i, obj)
         yield i, obj
 
 
@@ -136,6 +236,8 @@ def read_csv(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]
         header = next(reader)
     except csv.Error as err:
         raise InputFileError(path, f"malformed CSV: {err}", line=1) from err
+    except StopIteration as err:
+        raise InputFileError(path, "no header row", line=1, expected="column names") from err
     header = [h.strip() for h in header]
     if not any(header):
         raise InputFileError(path, "the header row is empty", line=1, expected="column names")
