@@ -13,6 +13,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlmodel import Session, col, select
 
+from annotate.errors import AnnotateError
+from annotate.names import InvalidNameError, normalize_annotator
 from annotate.store.models import (
     Annotator,
     Battle,
@@ -143,16 +145,44 @@ def list_studies(session: Session) -> list[StudySummary]:
 
 
 def annotator_id(session: Session, name: str, *, create: bool = True) -> int | None:
-    """The id of annotator ``name``; created when missing if ``create``."""
-    a = session.exec(select(Annotator).where(Annotator.name == name)).first()
+    """The id of annotator ``name``; created when missing if ``create``.
+
+    The name goes through :func:`annotate.names.normalize_annotator` first, so
+    ``"Alice "`` and ``"alice"`` are one person, stored as ``"alice"``. A name
+    stored before that rule (``"Alice"``) is found by its normalised form.
+
+    Raises
+    ------
+    AnnotateError
+        The name breaks the rule (empty, control characters, too long); the
+        message states the rule.
+    """
+    try:
+        norm = normalize_annotator(name)
+    except InvalidNameError as err:
+        raise AnnotateError(str(err), title="Invalid annotator name") from None
+    a = session.exec(select(Annotator).where(Annotator.name == norm)).first()
+    if a is None:
+        a = _legacy_annotator(session, norm)
     if a is None:
         if not create:
             return None
-        a = Annotator(name=name)
+        a = Annotator(name=norm)
         session.add(a)
         session.flush()
     assert a.id is not None
     return a.id
+
+
+def _legacy_annotator(session: Session, norm: str) -> Annotator | None:
+    """An annotator stored under a not normalised name (``"Alice"``) whose form is ``norm``."""
+    for a in session.exec(select(Annotator).where(Annotator.name != norm)):
+        try:
+            if normalize_annotator(a.name) == norm:
+                return a
+        except InvalidNameError:
+            continue
+    return None
 
 
 def annotator_names(session: Session, ids: Iterable[int]) -> dict[int, str]:
