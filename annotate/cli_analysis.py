@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from annotate.__main__ import EXTRA_PARSERS, _print_json, _table, command, say
+from annotate.names import one_line
 
 
 def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.ArgumentParser) -> None:
@@ -68,6 +69,20 @@ def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.Argu
         type=float,
         default=None,
         help="fixed ability threshold (default: dynamic; the paper uses 0)",
+    )
+    t.add_argument(
+        "--include-self-identifying",
+        action="store_true",
+        help="with --study: keep battles in which a response names a model of the study or "
+        "its maker (default: left out, as the Chatbot Arena does)",
+    )
+    t.add_argument(
+        "--identity-phrase",
+        metavar="TEXT",
+        action="append",
+        default=[],
+        help="with --study: one more phrase that marks a response as self-identifying "
+        "(repeatable; added to the defaults and the study's identity_phrases)",
     )
     t.add_argument(
         "--both-bad",
@@ -223,7 +238,7 @@ def cmd_rank(args: argparse.Namespace) -> int:
         + (f", {r.iterations} iterations" if r.iterations is not None else "")
     )
     for note in r.notes:
-        say(f"  {note}")
+        say(f"  {one_line(note)}")
     say()
     say(
         _table(
@@ -239,7 +254,7 @@ def cmd_rank(args: argparse.Namespace) -> int:
         )
     )
     for f in files:
-        say(f"wrote {f}")
+        say(f"wrote {one_line(f)}")
     return 0
 
 
@@ -258,7 +273,14 @@ def cmd_rate(args: argparse.Namespace) -> int:
         from annotate.__main__ import _db
         from annotate.services.db import open_store
 
-        rep = rate_study(open_store(_db(args)), args.study, args.method, **kw)
+        rep = rate_study(
+            open_store(_db(args)),
+            args.study,
+            args.method,
+            include_self_identifying=args.include_self_identifying,
+            identity_phrases=tuple(args.identity_phrase),
+            **kw,
+        )
     elif args.file:
         rep = rate(battles_from_file(Path(args.file)), args.method, **kw)
     else:
@@ -283,7 +305,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
         f"{len(rep.annotators)} annotators"
     )
     for note in rep.notes:
-        say(f"  {note}")
+        say(f"  {one_line(note)}")
     say()
     say(
         _table(

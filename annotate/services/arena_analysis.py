@@ -7,7 +7,7 @@ are in :mod:`ranking`; this module only builds arrays and assembles results.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from annotate.errors import AnnotateError, StudyNotFoundError
+from annotate.names import one_line
 from annotate.services import formats
 from annotate.services.arrays import vote_arrays
 from annotate.store import repo
@@ -87,8 +88,14 @@ def _arrays(
     )
 
 
-def battles_from_study(engine: Engine, study: str) -> BattleArrays:
-    """The current votes of an arena study as :class:`BattleArrays`."""
+def battles_from_study(
+    engine: Engine, study: str, *, exclude: frozenset[str] = frozenset()
+) -> BattleArrays:
+    """The current votes of an arena study as :class:`BattleArrays`.
+
+    Votes on the battles whose keys are in ``exclude`` are left out (annotators
+    left with no vote too).
+    """
     va = vote_arrays(engine, study)
     if va.kind != "arena":
         raise AnnotateError(
@@ -104,16 +111,21 @@ def battles_from_study(engine: Engine, study: str) -> BattleArrays:
     tl = np.array([lengths.get(ids[k], 0) for k in va.item_keys], dtype=np.float64)
     ms = va.response_ms.astype(np.float64)
     ms[va.response_ms < 0] = np.nan
+    keep = np.ones(len(va), dtype=bool)
+    if exclude:
+        dropped = np.array([k in exclude for k in va.item_keys], dtype=bool)
+        keep = ~dropped[va.item] if len(va) else keep
+    present, annotator = np.unique(va.annotator[keep], return_inverse=True)
     return _arrays(
         pairs,
-        va.item,
-        va.annotator,
-        va.choice,
-        va.swapped,
-        ms,
-        tl[va.item] if len(va) else np.zeros(0),
-        va.fast,
-        va.annotators,
+        va.item[keep],
+        annotator.astype(np.int64).reshape(-1),
+        va.choice[keep],
+        va.swapped[keep],
+        ms[keep],
+        tl[va.item[keep]] if keep.any() else np.zeros(0),
+        va.fast[keep],
+        [va.annotators[int(a)] for a in present],
     )
 
 
@@ -189,6 +201,10 @@ class RatingReport:
     iterations: int
     settings: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    excluded_self_identifying: int = 0
+    """Battles left out because a response names a model or its maker."""
+    excluded_self_identifying_votes: int = 0
+    """Current votes on those battles."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -197,6 +213,8 @@ class RatingReport:
             "iterations": self.iterations,
             "settings": self.settings,
             "notes": self.notes,
+            "excluded_self_identifying": self.excluded_self_identifying,
+            "excluded_self_identifying_votes": self.excluded_self_identifying_votes,
             "models": [asdict(m) for m in self.models],
             "annotators": [asdict(a) for a in self.annotators],
         }
@@ -358,8 +376,51 @@ def rate(
     return RatingReport(method, models, rows, len(b), int(iters), settings, notes)
 
 
-def rate_study(engine: Engine, study: str, method: str = "am-elo", **kw: Any) -> RatingReport:
+def rate_study(
+    engine: Engine,
+    study: str,
+    method: str = "am-elo",
+    *,
+    include_self_identifying: bool = False,
+    identity_phrases: tuple[str, ...] = (),
+    **kw: Any,
+) -> RatingReport:
+    """:func:`rate` on a study's current votes.
+
+    Battles in which a response names a model of the study or its maker
+    (:func:`annotate.services.identity.self_identifying_battles`, with
+    ``identity_phrases`` added to the study's) are left out unless
+    ``include_self_identifying``, as the Chatbot Arena does; the report counts them.
+    """
+    from annotate.services.identity import self_identifying_battles
+
     with Session(engine) as s:
         if repo.get_study(s, study) is None:
             raise StudyNotFoundError(study, repo.study_names(s))
-    return rate(battles_from_study(engine, study), method, **kw)
+    scan = self_identifying_battles(engine, study, extra_phrases=identity_phrases)
+    if include_self_identifying or not scan.hits:
+        rep = rate(battles_from_study(engine, study), method, **kw)
+        if scan.hits:
+            rep.notes.append(
+                f"{len(scan.hits)} battle(s) with a self-identifying response kept "
+                "(--include-self-identifying)"
+            )
+        return rep
+    full = battles_from_study(engine, study)
+    kept = battles_from_study(engine, study, exclude=scan.battles)
+    if len(full) and not len(kept):
+        raise AnnotateError(
+            f"every vote of study {one_line(study)!r} is on a battle in which a response names "
+            "a model or its maker; rate them anyway with --include-self-identifying",
+            title="No votes",
+        )
+    rep = rate(kept, method, **kw)
+    rep.notes.append(
+        f"left out {len(scan.hits)} battle(s) ({len(full) - len(kept)} vote(s)) in which a "
+        "response names a model or its maker; --include-self-identifying keeps them"
+    )
+    return replace(
+        rep,
+        excluded_self_identifying=len(scan.hits),
+        excluded_self_identifying_votes=len(full) - len(kept),
+    )

@@ -117,6 +117,7 @@ MIN_NAME_LENGTH = 3
 """Shorter model names (``a``, ``b``, ``m1``) are not searched for."""
 
 _SEPARATORS = re.compile(r"[-_ :/.@]")
+_ORG_PREFIX = re.compile(r"[\w.-]+/([\w.-]+)")
 
 
 def _searchable(name: str) -> bool:
@@ -127,8 +128,8 @@ def _searchable(name: str) -> bool:
 def name_terms(model: str) -> list[str]:
     """The words that name ``model`` in a response: the name, its base and its family.
 
-    The base drops an organisation prefix (``meta-llama/Llama-2-7b`` ->
-    ``Llama-2-7b``); the family is the base's first part before ``-``, ``_``,
+    The base drops an organisation prefix from an ``org/model`` name
+    (``meta-llama/Llama-2-7b`` -> ``Llama-2-7b``); the family is the base's first part before ``-``, ``_``,
     ``:``, ``.`` or a space when that part is at least 4 letters
     (``claude-3-opus`` -> ``claude``; ``gpt-4`` has no family: ``gpt`` is too short).
     Generic or short terms are left out.
@@ -143,7 +144,8 @@ def name_terms(model: str) -> list[str]:
     []
     """
     name = model.strip()
-    base = name.rsplit("/", 1)[-1]
+    org = _ORG_PREFIX.fullmatch(name)
+    base = org.group(1) if org else name
     family = _SEPARATORS.split(base, maxsplit=1)[0]
     terms = [name, base]
     if family != base and len(family) >= 4 and family.isalpha():

@@ -39,6 +39,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from annotate.errors import StudyNotFoundError
+from annotate.names import one_line, sanitize
 from annotate.store import repo
 from annotate.store.engine import make_engine
 from ranking.arena import dynamic_delta, stable_arena
@@ -201,7 +202,7 @@ def list_studies(engine: Engine) -> list[StudyChoice]:
     """Every study with its current votes and annotators."""
     with Session(engine) as s:
         return [
-            StudyChoice(r.name, r.kind, r.title, r.votes, r.annotators)
+            StudyChoice(r.name, r.kind, one_line(r.title), r.votes, r.annotators)
             for r in repo.list_studies(s)
         ]
 
@@ -330,6 +331,7 @@ class StudyMonitor:
         self._text_len = np.array([lengths.get(i, 0) for i in ids], dtype=np.float64)
         self._entities = names
         self._entity_detail = [entities[e] for e in names]
+        self._identity_notes = _identity_notes(self.engine, self.study)
 
     # --- reading ------------------------------------------------------------------
 
@@ -410,20 +412,28 @@ class StudyMonitor:
             t3 = time.perf_counter()
         rows = _rows(votes, fit, sig, self.study.kind)
         board = tuple(
-            ItemRating(r, self._entities[e], self._entity_detail[e] or grp, rt, lo, hi, c)
+            ItemRating(
+                r,
+                one_line(self._entities[e]),
+                one_line(self._entity_detail[e] or grp),
+                rt,
+                lo,
+                hi,
+                c,
+            )
             for r, e, rt, lo, hi, c, grp in fit.board
         )
         return MonitorSnapshot(
             study=self.study.name,
             kind=self.study.kind,
-            title=self.study.title,
+            title=one_line(self.study.title),
             last_vote_id=self._last,
             n_votes=len(v),
             n_compared=fit.n_compared,
             annotators=rows,
             leaderboard=board,
-            problem=fit.problem,
-            notes=fit.notes,
+            problem=None if fit.problem is None else sanitize(fit.problem),
+            notes=tuple(sanitize(n) for n in (*fit.notes, *self._identity_notes)),
             delta=fit.delta,
             n_fitted=fit.n_fitted,
             timings=RefreshTimings(
@@ -856,10 +866,10 @@ def _rows(votes: _Votes, fit: _Fit, sig: _Signals, kind: str) -> tuple[Annotator
             rates = {"ties": (tie, n_all[j]), "both bad": (bad, n_all[j])}
         rows.append(
             AnnotatorStatus(
-                annotator=name,
+                annotator=one_line(name),
                 votes=int(n_all[j]),
                 status=fit.status[j],
-                reason=fit.reason[j],
+                reason=one_line(fit.reason[j]),
                 theta=th,
                 theta_lower=lo,
                 theta_upper=hi,
@@ -880,6 +890,21 @@ def _rows(votes: _Votes, fit: _Fit, sig: _Signals, kind: str) -> tuple[Annotator
         )
     rows.sort(key=lambda r: (STATUS_ORDER.index(r.status), r.annotator))
     return tuple(rows)
+
+
+def _identity_notes(engine: Engine, study: repo.StudyRow) -> tuple[str, ...]:
+    """A note counting the battles whose responses name a model (arena studies)."""
+    if study.kind != "arena":
+        return ()
+    from annotate.services.identity import self_identifying_battles
+
+    n = len(self_identifying_battles(engine, study.name))
+    if not n:
+        return ()
+    return (
+        f"{n} battle(s) with a response that names a model or its maker: counted here, "
+        "left out of `annotate rate` (unless --include-self-identifying)",
+    )
 
 
 def monitor_snapshot(engine: Engine, study: str) -> MonitorSnapshot:
