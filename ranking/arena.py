@@ -58,10 +58,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import expit
-from scipy.stats import norm
+from scipy.stats import binom, norm
 
-from ranking.errors import ConvergenceError, DegenerateDataError, InvalidParameterError
+from ranking._validation import as_index_array, make_rng
+from ranking.errors import (
+    ConvergenceError,
+    DegenerateDataError,
+    InvalidParameterError,
+    LengthMismatchError,
+    ShapeError,
+)
 from ranking.pairwise import (
     AmEloResult,
     BothBad,
@@ -70,11 +78,15 @@ from ranking.pairwise import (
     _check_connected,
     _prepare,
     am_elo,
+    ranks_from_intervals,
 )
-from ranking.types import BoolArray, FloatArray, IntArray
+from ranking.reliability import adjust_p_values, majority_agreement
+from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
 
 __all__ = [
     "ANNOTATOR_STATUSES",
+    "FLAG_REASONS",
+    "FlagReason",
     "StableArenaResult",
     "dynamic_delta",
     "null_ability_threshold",
@@ -84,7 +96,56 @@ __all__ = [
 ANNOTATOR_STATUSES: tuple[str, str, str] = ("pending", "reliable", "flagged")
 """The three annotator statuses, in the order of Algorithm 3."""
 
+FLAG_REASONS: tuple[str, str, str, str, str] = (
+    "adversarial",
+    "random",
+    "position_bias",
+    "too_fast",
+    "low_agreement",
+)
+"""Why an annotator can be flagged (:attr:`FlagReason.reason`)."""
+
 Action = Literal["warn", "exclude"]
+Correction = Literal["bh", "holm"]
+Intervals = Literal["wald", "bootstrap"]
+
+
+@dataclass(frozen=True)
+class FlagReason:
+    """One reason an annotator is flagged, with its evidence.
+
+    ========================  ==============================  ===========================
+    ``reason``                ``statistic``                   ``threshold``
+    ========================  ==============================  ===========================
+    ``"adversarial"``         ability ``theta_k``             ``epsilon``
+    ``"random"``              ``theta_k`` (1.0: all ties)     a tenth of the typical
+                                                              ability (1.0: all ties)
+    ``"position_bias"``       share of decisive votes for     0.5
+                              the left item
+    ``"too_fast"``            share of fast votes             ``max_fast_share``
+    ``"low_agreement"``       agreement with the others'      the annotator's chance
+                              majority                        agreement
+    ========================  ==============================  ===========================
+    """
+
+    reason: str
+    """One of :data:`FLAG_REASONS`."""
+    statistic: float
+    """The annotator's value of the statistic tested."""
+    threshold: float
+    """The value it is compared with."""
+    p_value: float | None
+    """p-value adjusted across annotators (Holm or Benjamini-Hochberg); None when
+    the flag is a certainty rather than a test (all votes ties)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"reason", "statistic", "threshold", "p_value"}`` for JSON output."""
+        return {
+            "reason": self.reason,
+            "statistic": self.statistic,
+            "threshold": self.threshold,
+            "p_value": self.p_value,
+        }
 
 
 @dataclass(frozen=True)
@@ -94,23 +155,24 @@ class StableArenaResult:
     ratings: FloatArray
     """am-ELO ratings, shape (n_models,), from the final fit (Elo points, mean 1000)."""
     lower: FloatArray
-    """Lower Wald bound per model, shape (n_models,)."""
+    """Lower bound per model at ``confidence``, shape (n_models,) (see ``intervals``)."""
     upper: FloatArray
-    """Upper Wald bound per model, shape (n_models,)."""
+    """Upper bound per model, shape (n_models,)."""
     ranks: IntArray
-    """Interval-respecting rank per model, shape (n_models,)."""
+    """Rank per model, shape (n_models,): 1 + the number of models whose
+    simultaneous interval lies entirely above this one's (see ``rank_error_rate``)."""
     abilities: FloatArray
     """Ability ``theta_k`` per annotator, shape (n_annotators,), on the
     ``sum = 1`` scale of the fit that last estimated it; exactly 0 for
-    annotators whose votes are all ties; NaN exactly where the status is
-    ``pending`` (not estimated)."""
+    annotators whose votes are all ties; NaN for annotators with at most
+    ``delta`` votes (not estimated)."""
     ability_standard_errors: FloatArray
-    """Standard error of each annotator's ``theta_k`` from the final fit, shape
-    (n_annotators,); NaN for annotators not in that fit (pending, all-tie,
-    unbounded, or excluded before it)."""
+    """Standard error of each annotator's ``theta_k`` from the fit that last
+    estimated it, shape (n_annotators,); NaN for annotators never fitted
+    (pending or all-tie)."""
     epsilon: FloatArray
-    """Ability threshold applied to each annotator, shape (n_annotators,);
-    NaN where the status is ``pending``."""
+    """Ability threshold applied to each annotator, shape (n_annotators,) (0 under the
+    dynamic rule); NaN where not fitted."""
     status: tuple[str, ...]
     """``"pending"``, ``"reliable"`` or ``"flagged"`` per annotator."""
     reasons: tuple[str, ...]
@@ -137,6 +199,40 @@ class StableArenaResult:
     """Quantile of the random-voter null of the dynamic epsilon rule."""
     both_bad_as: str
     """How "both bad" votes were treated."""
+    flags: tuple[tuple[FlagReason, ...], ...]
+    """Reasons per annotator, shape (n_annotators,); non-empty exactly where the
+    status is ``"flagged"``."""
+    votes_to_verdict: tuple[int | None, ...]
+    """Per annotator: about how many more votes until a verdict (``reliable`` or
+    ``flagged``) if it keeps voting as so far; None when decided."""
+    ability_p_values: FloatArray
+    """Unadjusted one-sided p-value of ``theta_k < epsilon`` per annotator, shape
+    (n_annotators,); NaN where not fitted. ``1 - p`` tests ``theta_k > epsilon``."""
+    delta_uncapped: int
+    """The dynamic delta before the cap at the median vote count minus one (equal
+    to ``delta`` when fixed)."""
+    alpha: float
+    """Level of the tests after adjustment."""
+    correction: str
+    """``"bh"`` (Benjamini-Hochberg) or ``"holm"``, across annotators per test."""
+    ability_prior_sd: float
+    """Prior standard deviation of the relative discriminations."""
+    max_fast_share: float
+    """Largest share of fast votes that is not flagged."""
+    intervals: str
+    """``"wald"`` or ``"bootstrap"`` (over annotators): how ``lower``/``upper`` were made."""
+    rank_error_rate: float
+    """Family-wise error rate of the rank claims (``1 - confidence``): ``ranks``
+    come from Bonferroni-simultaneous intervals."""
+
+    def verdict(self, j: int) -> dict[str, Any]:
+        """Annotator ``j``'s verdict for JSON: ``status``, ``reasons`` (dicts) and
+        ``votes_to_verdict``."""
+        return {
+            "status": self.status[j],
+            "reasons": [f.as_dict() for f in self.flags[j]],
+            "votes_to_verdict": self.votes_to_verdict[j],
+        }
 
     def annotators_with(self, status: str) -> IntArray:
         """Indices of the annotators with a given status, shape (n,)."""
@@ -362,6 +458,14 @@ def _check_arena_options(
     se_bound: float,
     null_quantile: float,
     max_refits: int,
+    alpha: float,
+    correction: str,
+    ability_prior_sd: float,
+    rating_prior_sd: float,
+    max_fast_share: float,
+    random_fraction: float,
+    intervals: str,
+    n_boot: int,
 ) -> None:
     if delta is not None and (
         isinstance(delta, bool) or not isinstance(delta, int | np.integer) or delta < 0
@@ -383,13 +487,212 @@ def _check_arena_options(
         raise InvalidParameterError(
             f"max_refits must be a non-negative integer, got {max_refits!r}"
         )
+    if not (0.0 < alpha < 0.5):
+        raise InvalidParameterError(f"alpha must be in (0, 0.5), got {alpha!r}")
+    if correction not in ("bh", "holm"):
+        raise InvalidParameterError(f"correction must be 'bh' or 'holm', got {correction!r}")
+    for name, v in (("ability_prior_sd", ability_prior_sd), ("rating_prior_sd", rating_prior_sd)):
+        if not (np.isfinite(v) and v > 0):
+            raise InvalidParameterError(f"{name} must be a positive number, got {v!r}")
+    if not (0.0 < max_fast_share < 1.0):
+        raise InvalidParameterError(f"max_fast_share must be in (0, 1), got {max_fast_share!r}")
+    if not (0.0 <= random_fraction < 1.0):
+        raise InvalidParameterError(f"random_fraction must be in [0, 1), got {random_fraction!r}")
+    if intervals not in ("wald", "bootstrap"):
+        raise InvalidParameterError(f"intervals must be 'wald' or 'bootstrap', got {intervals!r}")
+    if not (isinstance(n_boot, int | np.integer) and n_boot >= 20):
+        raise InvalidParameterError(f"n_boot must be an integer >= 20, got {n_boot!r}")
+
+
+def _vote_mask(x: npt.ArrayLike | None, name: str, n: int) -> BoolArray | None:
+    """A per-vote boolean array of length ``n``, or None."""
+    if x is None:
+        return None
+    v = np.asarray(x)
+    if v.ndim != 1:
+        raise ShapeError(f"{name} must be 1-D, got {v.ndim} dimension(s)")
+    if v.size != n:
+        raise LengthMismatchError(f"{name} has {v.size} entries but there are {n} votes")
+    if v.size and v.dtype != np.bool_ and not np.all(np.isin(v, (0, 1))):
+        raise InvalidParameterError(f"{name} must hold booleans")
+    return v.astype(bool)
+
+
+def _binom_two_sided(x: IntArray, n: IntArray) -> FloatArray:
+    """Exact two-sided binomial p-value against 1/2 (as scipy.stats.binomtest), NaN if n == 0."""
+    lo = np.minimum(x, n - x)
+    pv = np.where(x * 2 == n, 1.0, np.minimum(1.0, 2.0 * binom.cdf(lo, n, 0.5)))
+    out: FloatArray = np.where(n > 0, pv, np.nan)
+    return out
+
+
+def _vote_flags(
+    k: IntArray,
+    w: FloatArray,
+    m: int,
+    left_chosen: BoolArray | None,
+    fast: BoolArray | None,
+    item: IntArray | None,
+    a: IntArray,
+    b: IntArray,
+    alpha: float,
+    correction: str,
+    max_fast_share: float,
+) -> list[list[FlagReason]]:
+    """Flags that do not depend on the fit: position bias, too fast, low agreement."""
+    out: list[list[FlagReason]] = [[] for _ in range(m)]
+    decisive = w != 0.5
+    if left_chosen is not None:
+        n_dec = np.bincount(k, weights=decisive.astype(np.float64), minlength=m).astype(np.int64)
+        n_left = np.bincount(
+            k, weights=(decisive & left_chosen).astype(np.float64), minlength=m
+        ).astype(np.int64)
+        p_adj = adjust_p_values(_binom_two_sided(n_left, n_dec), method=correction)
+        for j in np.flatnonzero(p_adj <= alpha):
+            out[j].append(
+                FlagReason("position_bias", float(n_left[j] / n_dec[j]), 0.5, float(p_adj[j]))
+            )
+    if fast is not None:
+        n_all = np.bincount(k, minlength=m).astype(np.int64)
+        n_fast = np.bincount(k, weights=fast.astype(np.float64), minlength=m).astype(np.int64)
+        raw = np.where(n_all > 0, binom.sf(n_fast - 1, n_all, max_fast_share), np.nan)
+        p_adj = adjust_p_values(raw, method=correction)
+        for j in np.flatnonzero(p_adj <= alpha):
+            out[j].append(
+                FlagReason("too_fast", float(n_fast[j] / n_all[j]), max_fast_share, float(p_adj[j]))
+            )
+    if item is not None:
+        # label oriented by item index: 0 lower-index item won, 1 tie, 2 higher-index item won
+        lab = np.where(w == 0.5, 1, np.where((w == 1.0) == (a < b), 0, 2)).astype(np.int64)
+        maj = majority_agreement(item, k, lab, n_annotators=m)
+        n_cmp = maj.n_compared
+        agree = np.ma.filled(maj.agreement, np.nan)
+        chance = np.ma.filled(maj.chance, np.nan)
+        n_agree = np.rint(np.nan_to_num(agree) * n_cmp).astype(np.int64)
+        raw = np.where(
+            n_cmp > 0, binom.cdf(n_agree, n_cmp, np.clip(np.nan_to_num(chance), 0, 1)), np.nan
+        )
+        p_adj = adjust_p_values(raw, method=correction)
+        for j in np.flatnonzero(p_adj <= alpha):
+            out[j].append(
+                FlagReason("low_agreement", float(agree[j]), float(chance[j]), float(p_adj[j]))
+            )
+    return out
+
+
+def _reachable_delta(
+    a: IntArray,
+    b: IntArray,
+    w: FloatArray,
+    k: IntArray,
+    n: int,
+    m: int,
+    cnt: IntArray,
+    se_bound: float,
+) -> tuple[int, int]:
+    """Dynamic delta and its value before the cap: at most the median vote count minus 1."""
+    seen = cnt[cnt > 0]
+    cap = max(0, int(np.floor(np.median(seen))) - 1) if seen.size else 0
+    try:
+        raw = _delta_from(a, b, w, k, n, m, se_bound)
+    except (DegenerateDataError, ConvergenceError):
+        raw = cap
+    return min(raw, cap), raw
+
+
+def _fit_am(
+    a: IntArray,
+    b: IntArray,
+    k: IntArray,
+    w: FloatArray,
+    n: int,
+    m: int,
+    confidence: float,
+    tau: float,
+    rating_sd: float,
+) -> AmEloResult:
+    """Penalised am-ELO; a Gaussian prior on the ratings only when their MLE does not exist."""
+    try:
+        return am_elo(
+            a, b, k, w, n_models=n, n_annotators=m, confidence=confidence, ability_prior_sd=tau
+        )
+    except DegenerateDataError as err:
+        if err.reason != "no_mle":
+            raise
+    return am_elo(
+        a,
+        b,
+        k,
+        w,
+        n_models=n,
+        n_annotators=m,
+        confidence=confidence,
+        ability_prior_sd=tau,
+        rating_prior_sd=rating_sd,
+    )
+
+
+def _bootstrap_intervals(
+    a: IntArray,
+    b: IntArray,
+    k: IntArray,
+    w: FloatArray,
+    n: int,
+    m: int,
+    fit: AmEloResult,
+    tau: float,
+    rating_sd: float,
+    confidence: float,
+    n_boot: int,
+    rng: RNGLike,
+) -> tuple[FloatArray, FloatArray, FloatArray, int]:
+    """Percentile intervals and standard errors from a bootstrap over annotators."""
+    gen = make_rng(rng)
+    order = np.argsort(k, kind="stable")
+    starts = np.searchsorted(k[order], np.arange(m + 1))
+    reps: list[FloatArray] = []
+    failed = 0
+    for _ in range(n_boot):
+        draw = gen.integers(0, m, size=m)
+        parts = [order[starts[j] : starts[j + 1]] for j in draw]
+        sel = np.concatenate(parts)
+        kk = np.repeat(np.arange(m), [p.size for p in parts])
+        seen = np.zeros(n, dtype=bool)
+        seen[a[sel]] = True
+        seen[b[sel]] = True
+        if not seen.all():
+            failed += 1
+            continue
+        try:
+            rep = _fit_am(a[sel], b[sel], kk, w[sel], n, m, confidence, tau, rating_sd)
+        except (DegenerateDataError, ConvergenceError):
+            failed += 1
+            continue
+        reps.append(rep.ratings)
+    if len(reps) < max(20, n_boot // 2):
+        raise DegenerateDataError(
+            f"only {len(reps)} of {n_boot} bootstrap resamples of the annotators could be "
+            "fitted (resamples miss items or separate them); use Wald intervals",
+            reason="bootstrap_failed",
+        )
+    arr = np.asarray(reps)
+    q = (1.0 - confidence) / 2.0
+    lower, upper = np.quantile(arr, [q, 1.0 - q], axis=0)
+    se = arr.std(axis=0, ddof=1)
+    return lower, upper, se, failed
+
+
+def _undecided_votes(n: int, t: float, z: float) -> int:
+    """Votes until |t| reaches z if t grows like sqrt(n), with |t| floored at 0.5."""
+    need = n * (z / max(abs(t), 0.5)) ** 2
+    return max(1, math.ceil(need - n))
 
 
 def stable_arena(
-    model_a: Any,
-    model_b: Any,
-    annotator: Any,
-    outcome: Any,
+    model_a: npt.ArrayLike,
+    model_b: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    outcome: npt.ArrayLike,
     *,
     n_models: int | None = None,
     n_annotators: int | None = None,
@@ -400,31 +703,85 @@ def stable_arena(
     null_quantile: float = 0.85,
     max_refits: int = 20,
     confidence: float = 0.95,
-    both_bad: Any = None,
+    both_bad: npt.ArrayLike | None = None,
     both_bad_as: BothBad = "tie",
+    left_chosen: npt.ArrayLike | None = None,
+    fast: npt.ArrayLike | None = None,
+    item: npt.ArrayLike | None = None,
+    alpha: float = 0.05,
+    correction: Correction = "bh",
+    ability_prior_sd: float = 2.0,
+    rating_prior_sd: float = 400.0,
+    max_fast_share: float = 0.2,
+    random_fraction: float = 0.1,
+    intervals: Intervals = "wald",
+    n_boot: int = 200,
+    rng: RNGLike = None,
 ) -> StableArenaResult:
-    """Rate items and annotators with the Stable Arena loop (Algorithm 3).
+    """Rate items and give each annotator a verdict (Stable Arena, Algorithm 3).
 
-    Each round: annotators with at most ``delta`` votes are ``pending`` (left
-    out of the fit, reconsidered when they have more votes); annotators whose
-    votes are all ties are ``flagged`` (their ability is exactly 0, so leaving
-    them out of the fit gives the same maximum-likelihood ratings as keeping
-    them); am-ELO is fitted on the rest; annotators with ``theta_k <=
-    epsilon_k`` are ``flagged``, everyone else fitted is ``reliable``. With
-    ``action="warn"`` one round is run and flagged annotators stay in the
-    ratings; with ``action="exclude"`` flagged annotators are removed and the
-    loop refits, recomputing the thresholds, until no new annotator is flagged
-    (at most ``max_refits`` refits). Annotators whose ability is unbounded
-    (every vote agrees, or every vote disagrees, with the ranking and none is
-    a tie) stay ``pending``.
+    **Fit.** Annotators with at most ``delta`` votes are ``pending`` and left
+    out of the fit (as in the paper); annotators whose votes are all ties are
+    flagged ``random`` (their ability is exactly 0, so leaving them out gives
+    the same ratings); am-ELO is fitted on the rest with a weakly informative
+    Gaussian prior on each annotator's discrimination relative to the average
+    annotator, ``N(1, ability_prior_sd**2)`` (see :func:`ranking.am_elo`;
+    Gelman et al., 2008; Mislevy, 1986). The prior keeps every ability
+    finite, so an annotator who agrees (or disagrees) with the ranking on
+    every vote gets a verdict once there are enough votes instead of staying
+    pending. If some item never lost or never won, a Gaussian prior
+    ``N(1000, rating_prior_sd**2)`` on the ratings keeps them finite too.
 
-    Threshold rules (see the module docstring for the derivation):
-    ``delta=None`` sets ``delta = ceil(1 / (se_bound**2 * i))`` with ``i`` the
-    mean per-vote Fisher information about a typical annotator's ability
-    relative to its size (see :func:`dynamic_delta`); ``epsilon=None`` sets ``epsilon_k`` to
-    the ``null_quantile`` quantile of the ability a random voter with the same
-    battles and outcome mix would get. Fixed values reproduce the paper
-    (``delta=50``, ``epsilon=0.0`` or ``0.005``).
+    **Thresholds.** ``delta=None`` takes the dynamic rule of
+    :func:`dynamic_delta` and caps it at the median vote count minus one
+    (over annotators with votes), so at least half of the annotators are
+    always fitted and the loop never ends for want of an annotator the
+    study could not reach; ``delta_uncapped`` keeps the rule's value.
+    ``epsilon=None`` (dynamic) makes ``adversarial`` a one-sided Wald test of
+    ``H0: theta_k >= 0`` against ``theta_k < 0`` (an annotator who votes
+    against the ranking), ``p_k = Phi(theta_k / se_k)``, and an annotator is
+    ``reliable`` once ``H0: theta_k <= 0`` is rejected at level ``alpha``
+    (its ability is distinguishably better than random); in between it stays
+    ``pending`` with ``votes_to_verdict``. A fixed ``epsilon`` reproduces the
+    paper's point rule: flagged iff ``theta_k <= epsilon``, reliable
+    otherwise (with the one-sided p-value against ``epsilon`` reported).
+    ``random`` (dynamic rule only) tests ``H0: theta_k >= random_fraction *
+    median(positive theta)``: an annotator distinguishably less
+    discriminating than a tenth of the typical one.
+
+    **Per-vote checks** (on every annotator, fitted or not): ``position_bias``
+    is the exact two-sided binomial test of left against right choices among
+    the annotator's non-tie votes (``left_chosen``, as displayed);
+    ``too_fast`` is the exact one-sided binomial test of ``H0: share of fast
+    votes <= max_fast_share`` (``fast``, one definition of a fast vote
+    supplied by the caller); ``low_agreement`` is the one-sided binomial test
+    of agreement with the leave-one-out majority of the other annotators on
+    the same ``item`` against the annotator's own chance agreement
+    (:func:`ranking.majority_agreement`).
+
+    **Error rates.** Each test is adjusted across the annotators it was run
+    on, with Benjamini-Hochberg (``correction="bh"``: the expected share of
+    false flags among an annotator's flags of that kind is at most ``alpha``,
+    and the chance that a given honest annotator is flagged is at most about
+    ``alpha``) or Holm (``"holm"``: the chance of any false flag of that kind
+    is at most ``alpha``); an annotator is flagged when an adjusted p-value is
+    at most ``alpha``, and each :class:`FlagReason` carries the adjusted
+    p-value. ``reliable`` uses the unadjusted one-sided test.
+
+    **Intervals and ranks.** ``lower`` and ``upper`` are marginal intervals at
+    ``confidence``: Wald from the penalised information, or, with
+    ``intervals="bootstrap"``, percentile intervals over ``n_boot`` resamples
+    of the annotators (with their votes), which reach nominal coverage when
+    annotators have few votes (Wald under-covers there: about 0.89 at 40
+    votes each; see ``benchmarks/bench_coverage.py``). ``ranks`` count the
+    models whose *simultaneous* interval (Bonferroni over the models, level
+    ``confidence``) lies entirely above a model's, so with probability at
+    least ``confidence`` every claim "model i ranks above model j" implied by
+    the ranks is true (family-wise error rate at most ``1 - confidence``).
+
+    With ``action="exclude"`` flagged annotators are removed and the loop
+    refits, recomputing the thresholds, until no new annotator is flagged (at
+    most ``max_refits`` refits, and never removing the last fitted annotator).
 
     Parameters
     ----------
@@ -438,43 +795,87 @@ def stable_arena(
         Numbers of items and annotators; annotators without votes are
         reported as ``pending``.
     delta : int or None, default None
-        Fixed record threshold, or None for the dynamic rule.
+        Fixed record threshold, or None for the capped dynamic rule.
     epsilon : float or None, default None
-        Fixed ability threshold on the ``sum(theta) = 1`` scale, or None for
-        the dynamic rule.
+        Fixed ability threshold on the ``sum(theta) = 1`` scale (the paper's
+        point rule), or None for the one-sided test against 0.
     action : {"warn", "exclude"}, default "warn"
         What to do with flagged annotators.
     se_bound : float, default 0.5
         Standard-error bound of the dynamic ``delta`` rule.
     null_quantile : float, default 0.85
-        Null quantile of the dynamic ``epsilon`` rule.
+        Kept for compatibility: the quantile of :func:`null_ability_threshold`,
+        no longer used by the default rule (the test at ``alpha`` replaced it).
     max_refits : int, default 20
         Maximum number of refits with ``action="exclude"``.
     confidence : float, default 0.95
         Coverage of the rating intervals.
     both_bad, both_bad_as
         As in :func:`ranking.am_elo`.
+    left_chosen : array-like of bool of shape (n_battles,), optional
+        Whether the item displayed on the left (or first) was chosen; only
+        read on non-tie votes. Enables ``position_bias``.
+    fast : array-like of bool of shape (n_battles,), optional
+        Whether each vote was too fast by the study's definition. Enables
+        ``too_fast``.
+    item : array-like of int of shape (n_battles,), optional
+        What was judged (the same id for the same prompt and pair of items
+        across annotators). Enables ``low_agreement``.
+    alpha : float, default 0.05
+        Level of every test, after adjustment across annotators.
+    correction : {"bh", "holm"}, default "bh"
+        Adjustment across annotators (:func:`ranking.adjust_p_values`).
+    ability_prior_sd : float, default 2.0
+        Prior standard deviation of the relative discriminations.
+    rating_prior_sd : float, default 400.0
+        Prior standard deviation of the ratings (Elo points), used only when
+        their maximum likelihood does not exist.
+    max_fast_share : float, default 0.2
+        Largest share of fast votes that is not flagged.
+    random_fraction : float, default 0.1
+        Discrimination, relative to the median positive one, below which an
+        annotator counts as random.
+    intervals : {"wald", "bootstrap"}, default "wald"
+        How ``lower`` and ``upper`` are computed.
+    n_boot : int, default 200
+        Bootstrap resamples of the annotators.
+    rng : numpy.random.Generator, int or None
+        Source of randomness for the bootstrap.
 
     Returns
     -------
     StableArenaResult
-        Ratings, intervals and ranks of shape (n_models,); abilities,
-        thresholds, statuses and reasons of shape (n_annotators,); the final
-        fit, the number of fits (``iterations``) and the settings.
+        Ratings, intervals and ranks of shape (n_models,); abilities, standard
+        errors, p-values, thresholds, statuses, structured ``flags``,
+        ``votes_to_verdict`` and sentences of shape (n_annotators,); the final
+        fit, the number of fits and the settings.
 
     Raises
     ------
     LengthMismatchError, ShapeError, InvalidParameterError
         On malformed input or options.
     DegenerateDataError
-        For the data problems of :func:`ranking.am_elo`, when no annotator
-        has more than ``delta`` votes, or when setting annotators aside leaves
-        an item without battles or the comparison graph disconnected.
+        For the data problems of :func:`ranking.am_elo` that no prior can
+        fix (an item without battles, a disconnected comparison graph), or
+        when every annotator with more than ``delta`` votes voted tie on
+        everything (``reason="no_annotator_fitted"``). The error's
+        ``reason``, ``annotators`` and ``models`` say what is wrong.
 
     References
     ----------
     Liu, Z. et al. (2025). am-ELO: A Stable Framework for Arena-based LLM
     Evaluation. ICML 2025, Algorithm 3.
+
+    Gelman, A., Jakulin, A., Pittau, M. G. and Su, Y.-S. (2008). A weakly
+    informative default prior distribution for logistic and other regression
+    models. Annals of Applied Statistics 2, 1360-1383.
+
+    Holm, S. (1979). Scandinavian Journal of Statistics 6, 65-70.
+
+    Benjamini, Y. and Hochberg, Y. (1995). JRSS B 57, 289-300.
+
+    Field, C. A. and Welsh, A. H. (2007). Bootstrapping clustered data. JRSS B
+    69, 369-390 (resampling clusters, here annotators).
 
     Examples
     --------
@@ -486,13 +887,30 @@ def stable_arena(
     >>> res = stable_arena(sim.model_a, sim.model_b, sim.annotator, flipped)
     >>> res.status[:3]
     ('flagged', 'reliable', 'reliable')
+    >>> res.flags[0][0].reason
+    'adversarial'
     >>> res.reasons[0][:9]
     'theta = -'
     >>> res = stable_arena(sim.model_a, sim.model_b, sim.annotator, flipped, delta=50, epsilon=0.0)
     >>> res.annotators_with("flagged").tolist()
     [0]
     """
-    _check_arena_options(delta, epsilon, action, se_bound, null_quantile, max_refits)
+    _check_arena_options(
+        delta,
+        epsilon,
+        action,
+        se_bound,
+        null_quantile,
+        max_refits,
+        alpha,
+        correction,
+        ability_prior_sd,
+        rating_prior_sd,
+        max_fast_share,
+        random_fraction,
+        intervals,
+        n_boot,
+    )
     d = _prepare(
         model_a,
         model_b,
@@ -503,158 +921,199 @@ def stable_arena(
         both_bad=both_bad,
         both_bad_as=both_bad_as,
     )
-    assert d.k is not None
+    if d.k is None:  # pragma: no cover - annotator is required by the signature
+        raise InvalidParameterError("annotator is required")
     n, m = d.n_models, d.n_annotators
-    a_all, b_all, w_all, k_all = d.a, d.b, d.w, d.k
-    n_records = np.bincount(k_all, minlength=m).astype(np.int64)
-    tie_only = (np.bincount(k_all, weights=(w_all != 0.5).astype(np.float64), minlength=m) == 0) & (
-        n_records > 0
+    # per-vote inputs are aligned with the raw votes; both-bad votes count as ties there
+    k_raw = as_index_array(annotator, "annotator", n=m)
+    w_raw = np.asarray(outcome, dtype=np.float64)
+    bb_raw = _vote_mask(both_bad, "both_bad", k_raw.size)
+    if bb_raw is not None:
+        w_raw = np.where(bb_raw, 0.5, w_raw)
+    vote_flags = _vote_flags(
+        k_raw,
+        w_raw,
+        m,
+        _vote_mask(left_chosen, "left_chosen", k_raw.size),
+        _vote_mask(fast, "fast", k_raw.size),
+        None if item is None else _item_ids(item, k_raw.size),
+        as_index_array(model_a, "model_a"),
+        as_index_array(model_b, "model_b"),
+        alpha,
+        correction,
+        max_fast_share,
     )
+    a_all, b_all, w_all, k_all = d.a, d.b, d.w, d.k
+    n_records = np.bincount(k_raw, minlength=m).astype(np.int64)
+    dynamic = epsilon is None
+    eps_value = 0.0 if epsilon is None else float(epsilon)
+    z_rel = float(norm.ppf(1.0 - alpha))
     excluded = np.zeros(m, dtype=bool)
+    model_flags: list[list[FlagReason]] = [[] for _ in range(m)]
     theta = np.full(m, np.nan)
+    theta_se = np.full(m, np.nan)
+    p_raw = np.full(m, np.nan)
     eps = np.full(m, np.nan)
     fits = 0
     while True:
         use = ~excluded[k_all]
         a, b, w, k = a_all[use], b_all[use], w_all[use], k_all[use]
-        cnt = np.bincount(k, minlength=m)
-        try:
-            dlt = int(delta) if delta is not None else _delta_from(a, b, w, k, n, m, se_bound)
-        except DegenerateDataError as err:
-            raise DegenerateDataError(
-                f"{err} (after excluding flagged annotators)" if excluded.any() else str(err)
-            ) from err
+        cnt = np.bincount(k, minlength=m).astype(np.int64)
+        if delta is None:
+            dlt, dlt_raw = _reachable_delta(a, b, w, k, n, m, cnt, se_bound)
+        else:
+            dlt = dlt_raw = int(delta)
         pending = (cnt <= dlt) & ~excluded
         nontie = np.bincount(k, weights=(w != 0.5).astype(np.float64), minlength=m)
-        all_tie = ~pending & ~excluded & (nontie == 0)
-        unbounded = np.zeros(m, dtype=bool)
+        all_tie = ~pending & ~excluded & (nontie == 0) & (cnt > 0)
         fit_set = ~pending & ~excluded & ~all_tie
         if not fit_set.any():
+            most = int(cnt.max()) if cnt.size else 0
+            why = (
+                f"no annotator has more than delta = {dlt} votes (the most is {most}); "
+                "lower delta or collect more votes"
+                if most <= dlt
+                else f"every annotator with more than delta = {dlt} votes voted tie on every "
+                "battle" + (" or was excluded" if excluded.any() else "")
+            )
             raise DegenerateDataError(
-                f"no annotator can be fitted: all have at most delta = {dlt} votes, vote tie "
-                "on everything or were excluded; collect more votes or lower delta"
+                f"no annotator can be fitted: {why}",
+                reason="no_annotator_fitted",
+                annotators=np.flatnonzero(all_tie).astype(np.int64),
             )
-        while True:
-            ids = np.flatnonzero(fit_set)
-            remap = np.full(m, -1, dtype=np.int64)
-            remap[ids] = np.arange(ids.size)
-            sel = fit_set[k]
-            try:
-                fit = am_elo(
-                    a[sel],
-                    b[sel],
-                    remap[k[sel]],
-                    w[sel],
-                    n_models=n,
-                    n_annotators=ids.size,
-                    confidence=confidence,
-                )
-                fits += 1
-                break
-            except DegenerateDataError as err:
-                bad = getattr(err, "annotators", None)
-                if bad is None:
-                    raise DegenerateDataError(
-                        f"after setting aside {int((~fit_set).sum())} pending, all-tie or "
-                        f"excluded annotator(s): {err}"
-                    ) from err
-                unbounded[ids[bad]] = True
-                fit_set[ids[bad]] = False
-                if not fit_set.any():
-                    raise DegenerateDataError(
-                        "no annotator can be fitted: every remaining annotator agrees or "
-                        "disagrees with the ranking on every vote; collect more votes"
-                    ) from err
         ids = np.flatnonzero(fit_set)
-        theta_fit = fit.abilities
-        if epsilon is None:
-            s = fit.log_strengths
-            sel = fit_set[k]
-            thr = (
-                null_ability_threshold(
-                    s[a[sel]] - s[b[sel]],
-                    w[sel],
-                    np.searchsorted(ids, k[sel]),
-                    n_annotators=ids.size,
-                    quantile=null_quantile,
-                )
-                / ids.size
-            )
-        else:
-            thr = np.full(ids.size, float(epsilon))
-        theta[ids] = theta_fit
-        eps[ids] = thr
-        theta[all_tie] = 0.0
-        eps[all_tie] = 0.0 if epsilon is None else float(epsilon)
-        theta[pending | unbounded] = np.nan
-        eps[pending | unbounded] = np.nan
+        remap = np.full(m, -1, dtype=np.int64)
+        remap[ids] = np.arange(ids.size)
+        sel = fit_set[k]
+        fit = _fit_am(
+            a[sel],
+            b[sel],
+            remap[k[sel]],
+            w[sel],
+            n,
+            ids.size,
+            confidence,
+            ability_prior_sd,
+            rating_prior_sd,
+        )
+        fits += 1
+        th = fit.abilities
+        se = fit.ability_standard_errors
+        safe_se = np.maximum(se, 1e-300)
+        p_adv = norm.cdf((th - eps_value) / safe_se)
+        p_adv_adj = adjust_p_values(p_adv, method=correction)
+        theta[ids], theta_se[ids], p_raw[ids], eps[ids] = th, se, p_adv, eps_value
+        theta[all_tie], eps[all_tie] = 0.0, eps_value
         flagged_fit = np.zeros(m, dtype=bool)
-        flagged_fit[ids] = theta_fit <= thr
-        flagged_now = flagged_fit | all_tie
-        if action == "warn" or not flagged_fit.any() or fits > max_refits:
+        new_flags: dict[int, list[FlagReason]] = {}
+        adv = (p_adv_adj <= alpha) if dynamic else (th <= eps_value)
+        pos = th[th > 0]
+        t0 = random_fraction * float(np.median(pos)) if pos.size else 0.0
+        p_rnd_adj = adjust_p_values(norm.cdf((th - t0) / safe_se), method=correction)
+        for i, j in enumerate(ids.tolist()):
+            if adv[i]:
+                new_flags[j] = [
+                    FlagReason("adversarial", float(th[i]), eps_value, float(p_adv_adj[i]))
+                ]
+            elif dynamic and p_rnd_adj[i] <= alpha:
+                new_flags[j] = [FlagReason("random", float(th[i]), t0, float(p_rnd_adj[i]))]
+        for j in np.flatnonzero(all_tie).tolist():
+            new_flags[j] = [FlagReason("random", 1.0, 1.0, None)]
+        for j, fl in new_flags.items():
+            model_flags[j] = fl
+            flagged_fit[j] = True
+        for j in ids.tolist():
+            if j not in new_flags:
+                model_flags[j] = []
+        flagged_now = flagged_fit | np.array([bool(f) for f in vote_flags])
+        flagged_now &= ~excluded & ~pending
+        to_drop = flagged_now & fit_set
+        if (
+            action == "warn"
+            or not to_drop.any()
+            or fits > max_refits
+            or not (fit_set & ~to_drop).any()
+        ):
             break
         excluded |= flagged_now
+    ratings = fit.ratings
+    if intervals == "bootstrap":
+        lower, upper, rse, _ = _bootstrap_intervals(
+            a[sel],
+            b[sel],
+            remap[k[sel]],
+            w[sel],
+            n,
+            ids.size,
+            fit,
+            ability_prior_sd,
+            rating_prior_sd,
+            confidence,
+            int(n_boot),
+            rng,
+        )
+    else:
+        lower, upper, rse = fit.lower, fit.upper, fit.rating_standard_errors
+    z_sim = float(norm.ppf(1.0 - (1.0 - confidence) / (2.0 * n)))
+    ranks = ranks_from_intervals(ratings - z_sim * rse, ratings + z_sim * rse)
 
     status: list[str] = []
     reasons: list[str] = []
+    flags: list[tuple[FlagReason, ...]] = []
+    to_verdict: list[int | None] = []
     in_ratings = np.zeros(m, dtype=bool)
     in_ratings[ids] = True
     if action == "warn":
         in_ratings |= all_tie  # ability 0: same ratings with or without them
-    rule = "dynamic" if epsilon is None else "fixed"
+    rule = "dynamic" if dynamic else "fixed"
+    corr = "Benjamini-Hochberg" if correction == "bh" else "Holm"
     for j in range(m):
         nr = int(n_records[j])
-        if all_tie[j] or (excluded[j] and tie_only[j]):
+        why = tuple(model_flags[j] + vote_flags[j])
+        tail = (
+            "excluded from the ratings"
+            if excluded[j]
+            else ("warned, kept in the ratings" if in_ratings[j] else "not in the ratings")
+        )
+        if why:
             status.append("flagged")
-            tail = (
-                "kept (no effect on the ratings)"
-                if action == "warn"
-                else "excluded from the ratings"
-            )
-            reasons.append(
-                f"all {nr} votes are ties: ability is exactly 0 (no discrimination); {tail}"
-            )
-        elif excluded[j]:
-            status.append("flagged")
-            reasons.append(
-                f"theta = {theta[j]:.4g} <= epsilon = {eps[j]:.4g} ({rule}) on {nr} votes: "
-                "excluded from the ratings"
-            )
-        elif pending[j] or unbounded[j]:
+            flags.append(why)
+            to_verdict.append(None)
+            reasons.append("; ".join(_describe(f, nr, rule, corr) for f in why) + f": {tail}")
+            continue
+        flags.append(())
+        if nr == 0:
             status.append("pending")
-            if nr == 0:
-                reasons.append("no votes yet")
-            elif pending[j]:
-                reasons.append(
-                    f"{nr} vote(s) <= delta = {dlt}: too few to estimate its ability yet"
-                )
-            else:
-                reasons.append(
-                    f"{nr} votes, all decisive and all agreeing (or all disagreeing) with the "
-                    "ranking: ability not yet bounded, needs more votes"
-                )
-        elif flagged_fit[j]:
-            status.append("flagged")
-            tail = (
-                "warned, kept in the ratings" if action == "warn" else "excluded from the ratings"
-            )
+            to_verdict.append(dlt + 1)
+            reasons.append("no votes yet")
+        elif pending[j] or np.isnan(theta[j]):
+            status.append("pending")
+            to_verdict.append(max(1, dlt + 1 - nr))
+            reasons.append(f"{nr} vote(s) <= delta = {dlt}: too few to estimate its ability yet")
+        elif not dynamic or 1.0 - p_raw[j] <= alpha:
+            status.append("reliable")
+            to_verdict.append(None)
             reasons.append(
-                f"theta = {theta[j]:.4g} <= epsilon = {eps[j]:.4g} ({rule}) on {nr} votes: {tail}"
+                f"theta = {theta[j]:.4g} > epsilon = {eps[j]:.4g} ({rule}"
+                + (f", one-sided p = {1.0 - p_raw[j]:.2g}" if dynamic else "")
+                + f") on {nr} votes"
             )
         else:
-            status.append("reliable")
+            t = (theta[j] - eps[j]) / max(theta_se[j], 1e-300)
+            v = _undecided_votes(nr, t, z_rel)
+            status.append("pending")
+            to_verdict.append(v)
             reasons.append(
-                f"theta = {theta[j]:.4g} > epsilon = {eps[j]:.4g} ({rule}) on {nr} votes"
+                f"theta = {theta[j]:.4g} (se {theta_se[j]:.2g}) on {nr} votes is not yet "
+                f"distinguishable from a random voter at level {alpha:g}: about {v} more votes"
             )
-    ability_se = np.full(m, np.nan)
-    ability_se[ids] = fit.ability_standard_errors
     return StableArenaResult(
-        ratings=fit.ratings,
-        lower=fit.lower,
-        upper=fit.upper,
-        ranks=fit.ranks,
+        ratings=ratings,
+        lower=lower,
+        upper=upper,
+        ranks=ranks,
         abilities=theta,
-        ability_standard_errors=ability_se,
+        ability_standard_errors=theta_se,
         epsilon=eps,
         status=tuple(status),
         reasons=tuple(reasons),
@@ -669,4 +1128,41 @@ def stable_arena(
         se_bound=float(se_bound),
         null_quantile=float(null_quantile),
         both_bad_as=both_bad_as,
+        flags=tuple(flags),
+        votes_to_verdict=tuple(to_verdict),
+        ability_p_values=p_raw,
+        delta_uncapped=dlt_raw,
+        alpha=float(alpha),
+        correction=correction,
+        ability_prior_sd=float(ability_prior_sd),
+        max_fast_share=float(max_fast_share),
+        intervals=intervals,
+        rank_error_rate=1.0 - float(confidence),
+    )
+
+
+def _item_ids(item: npt.ArrayLike, n: int) -> IntArray:
+    it = as_index_array(item, "item")
+    if it.size != n:
+        raise LengthMismatchError(f"item has {it.size} entries but there are {n} votes")
+    return it
+
+
+def _describe(f: FlagReason, n: int, rule: str, corr: str) -> str:
+    p = "" if f.p_value is None else f", {corr}-adjusted p = {f.p_value:.2g}"
+    if f.reason == "adversarial":
+        return f"theta = {f.statistic:.4g} <= epsilon = {f.threshold:.4g} ({rule}{p}) on {n} votes"
+    if f.reason == "random" and f.p_value is None:
+        return f"all {n} votes are ties: ability is exactly 0 (random)"
+    if f.reason == "random":
+        return (
+            f"random: theta = {f.statistic:.4g} below {f.threshold:.4g}, a tenth of the typical "
+            f"ability{p}"
+        )
+    if f.reason == "position_bias":
+        return f"position bias: chose the left item in {f.statistic:.0%} of decisive votes{p}"
+    if f.reason == "too_fast":
+        return f"too fast: {f.statistic:.0%} of votes fast (more than {f.threshold:.0%}{p})"
+    return (
+        f"low agreement: {f.statistic:.0%} agreement with the others, chance {f.threshold:.0%}{p}"
     )

@@ -7,6 +7,8 @@ exactly what they mean to handle.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "ConvergenceError",
     "DegenerateDataError",
@@ -38,7 +40,31 @@ class DegenerateDataError(RankingInputError):
 
     Examples: a comparison graph that is not connected, one annotator only,
     every vote a skip. The message says why and what would fix it.
+
+    Attributes
+    ----------
+    reason : str or None
+        A stable machine-readable code for the problem (for example
+        ``"disconnected"``, ``"separated"``, ``"all_ties"``, ``"no_annotator_fitted"``),
+        so callers can word their own advice without parsing the message.
+    annotators : ndarray of int or None
+        Indices of the annotators concerned, when the problem is theirs.
+    models : ndarray of int or None
+        Indices of the items concerned, when the problem is theirs.
     """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str | None = None,
+        annotators: Any = None,
+        models: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.annotators = annotators
+        self.models = models
 
 
 class ConvergenceError(RuntimeError):
@@ -50,9 +76,14 @@ class ConvergenceError(RuntimeError):
         Iterations run before stopping.
     tol : float
         The tolerance that was not met.
+    estimator : str
+        Name of the fit that stopped (for example ``"am_elo"``), empty when unknown.
     """
 
-    def __init__(self, message: str, *, iterations: int = 0, tol: float = 0.0) -> None:
+    def __init__(
+        self, message: str, *, iterations: int = 0, tol: float = 0.0, estimator: str = ""
+    ) -> None:
         super().__init__(message)
         self.iterations = iterations
         self.tol = tol
+        self.estimator = estimator

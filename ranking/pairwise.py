@@ -220,6 +220,9 @@ class AmEloResult:
     """Iteration limit."""
     both_bad_as: str
     """How "both bad" votes were treated."""
+    ability_prior_sd: float | None = None
+    """Standard deviation of the Gaussian prior on relative discriminations
+    (None: plain maximum likelihood); ``log_likelihood`` is always unpenalised."""
 
     @property
     def log_strengths(self) -> FloatArray:
@@ -328,7 +331,13 @@ def _prepare(
 
 
 def _check_connected(
-    lo: IntArray, hi: IntArray, wins_lo: FloatArray, n_pairs: FloatArray, n: int
+    lo: IntArray,
+    hi: IntArray,
+    wins_lo: FloatArray,
+    n_pairs: FloatArray,
+    n: int,
+    *,
+    require_mle: bool = True,
 ) -> None:
     """Raise unless the maximum-likelihood Bradley-Terry ratings exist and are unique.
 
@@ -348,8 +357,12 @@ def _check_connected(
         raise DegenerateDataError(
             f"the comparison graph is not connected: {n_comp} components of models "
             f"never compared with each other: {shown}{more}; ratings of different components "
-            "are not comparable, so add battles between the components or rate them separately"
+            "are not comparable, so add battles between the components or rate them separately",
+            reason="disconnected",
+            models=comps[1] if len(comps) > 1 else None,
         )
+    if not require_mle:
+        return
     lo_beat = wins_lo > 0
     hi_beat = (n_pairs - wins_lo) > 0
     src = np.concatenate([lo[lo_beat], hi[hi_beat]])
@@ -372,7 +385,9 @@ def _check_connected(
             f"{_fmt(np.flatnonzero(slabels == source), 8)} never lost or tied against the "
             f"other models, or model(s) {_fmt(np.flatnonzero(slabels == sink), 8)} never won "
             "or tied against them, so their ratings diverge to infinity; collect battles "
-            "where they lose (or win), or use elo() which stays finite"
+            "where they lose (or win)",
+            reason="no_mle",
+            models=np.flatnonzero((slabels == source) | (slabels == sink)).astype(np.int64),
         )
 
 
@@ -526,9 +541,11 @@ def _bt_newton(
             return s - s.mean(), ll, it
     raise ConvergenceError(
         f"m-ELO Newton iterations did not converge within max_iter={max_iter} "
-        f"(last Newton decrement {dec:.3g} > tol={tol:g}); raise max_iter or check the data",
+        f"(last Newton decrement {dec:.3g} > tol={tol:g}); the votes nearly separate the "
+        "models (some almost never lose or never win)",
         iterations=max_iter,
         tol=tol,
+        estimator="m_elo",
     )
 
 
@@ -946,6 +963,38 @@ def _am_grad(
     return gs, ga
 
 
+def _ability_penalty(a: FloatArray, prior_sd: float | None) -> float:
+    """Negative log-density (up to a constant) of the prior on relative discriminations.
+
+    ``sum((a_k / mean(a) - 1)**2) / (2 prior_sd**2)``: invariant to the scale
+    ``(s, a) -> (s c, a / c)``, so the penalised likelihood keeps the gauge of
+    eq. 7; infinite when ``mean(a) <= 0`` (no direction for the ranking).
+    """
+    if prior_sd is None:
+        return 0.0
+    c = float(a.mean())
+    if not (np.isfinite(c) and c > 0):
+        return math.inf
+    return float(np.sum((a / c - 1.0) ** 2)) / (2.0 * prior_sd**2)
+
+
+def _rating_penalty(s: FloatArray, a: FloatArray, precision: float) -> float:
+    """Gauge-invariant Gaussian penalty on log-strengths: ``precision sum((mean(a) s)**2) / 2``."""
+    if not precision:
+        return 0.0
+    c = float(a.mean())
+    return precision * float(np.sum((c * (s - s.mean())) ** 2)) / 2.0
+
+
+def _ability_penalty_grad(a: FloatArray, prior_sd: float | None) -> FloatArray:
+    """Gradient of ``-_ability_penalty`` at normalised ``a`` (``mean(a) == 1``)."""
+    if prior_sd is None:
+        return np.zeros(a.size)
+    u = a - 1.0
+    out: FloatArray = -(u - float(u @ u) / a.size) / prior_sd**2
+    return out
+
+
 class _FisherSystem:
     """Expected Fisher information of am-ELO plus a rank-2 gauge term, solved by blocks.
 
@@ -958,7 +1007,16 @@ class _FisherSystem:
     """
 
     def __init__(
-        self, tr: _Triples, s: FloatArray, a: FloatArray, n: int, m: int, *, observed: bool = False
+        self,
+        tr: _Triples,
+        s: FloatArray,
+        a: FloatArray,
+        n: int,
+        m: int,
+        *,
+        observed: bool = False,
+        prior_precision: float = 0.0,
+        rating_precision: float = 0.0,
     ) -> None:
         d = s[tr.lo] - s[tr.hi]
         ak = a[tr.ann]
@@ -966,7 +1024,7 @@ class _FisherSystem:
         v = tr.cnt * p * (1.0 - p)
         hp = _bincount(tr.pair, ak * ak * v, tr.pair_lo.size)
         jss = _laplacian_dense(tr.pair_lo, tr.pair_hi, hp, n)
-        dg = _bincount(tr.ann, d * d * v, m)
+        dg = _bincount(tr.ann, d * d * v, m) + prior_precision
         dg = np.maximum(dg, 1e-12 * max(1.0, float(dg.max())))
         cross = ak * d * v
         if observed:  # the observed Hessian adds the residual to the cross block
@@ -985,6 +1043,7 @@ class _FisherSystem:
         c = jsa * self.dinv  # J_sa D^-1
         cd1 = c.sum(axis=1)  # J_sa D^-1 1
         schur = jss + self.rho_s - c @ jsa.T + self.coef * np.outer(cd1, cd1)
+        schur[np.diag_indices(n)] += rating_precision
         self.schur = schur
 
     def _dp_inv(self, y: FloatArray) -> FloatArray:
@@ -1030,8 +1089,8 @@ def _normalise(s: FloatArray, a: FloatArray) -> tuple[FloatArray, FloatArray]:
     return s * c, a / c
 
 
-def _annotator_checks(d: _Battles, s_init: FloatArray) -> None:
-    """Raise for annotators whose ability is not identified."""
+def _annotator_checks(d: _Battles, s_init: FloatArray, *, penalised: bool = False) -> None:
+    """Raise for annotators whose ability is not identified (only empty ones if penalised)."""
     assert d.k is not None
     m = d.n_annotators
     cnt = np.bincount(d.k, minlength=m)
@@ -1041,25 +1100,27 @@ def _annotator_checks(d: _Battles, s_init: FloatArray) -> None:
             f"annotator(s) {_fmt(empty)} have no votes, so their abilities are not identified; "
             "drop them from the index (n_annotators) first"
         )
+    if penalised:
+        return
     nontie = _bincount(d.k, (d.w != 0.5).astype(float), m)
     all_tie = np.flatnonzero(nontie == 0)
     if all_tie.size:
-        err = DegenerateDataError(
+        raise DegenerateDataError(
             f"annotator(s) {_fmt(all_tie)} voted tie on every battle, so their ability is "
             "exactly 0 and carries no information about the ranking; drop their votes, or use "
-            "ranking.stable_arena, which flags them"
+            "ranking.stable_arena, which flags them",
+            reason="all_ties",
+            annotators=all_tie.astype(np.int64),
         )
-        err.annotators = all_tie  # type: ignore[attr-defined]
-        raise err
     sep = _separated(d, s_init)
     if sep.size:
-        err = DegenerateDataError(
+        raise DegenerateDataError(
             f"annotator(s) {_fmt(sep)} agree (or disagree) with the ranking on every vote and "
             "never vote tie, so the maximum-likelihood ability is infinite; collect more votes "
-            "from them or leave them out (ranking.stable_arena keeps them pending)"
+            "from them, leave them out, or pass ability_prior_sd",
+            reason="separated",
+            annotators=sep,
         )
-        err.annotators = sep  # type: ignore[attr-defined]
-        raise err
 
 
 def _separated(d: _Battles, s: FloatArray) -> IntArray:
@@ -1077,14 +1138,13 @@ def _raise_if_separated(d: _Battles, s: FloatArray, a: FloatArray) -> None:
     sep = _separated(d, s)
     sep = sep[np.abs(a[sep]) > 3.0]
     if sep.size:
-        err = DegenerateDataError(
+        raise DegenerateDataError(
             f"annotator(s) {_fmt(sep)} agree (or disagree) with the fitted ranking on every "
             "vote and never vote tie, so their maximum-likelihood ability grows without bound; "
-            "collect more votes from them or leave them out (ranking.stable_arena keeps such "
-            "annotators pending)"
+            "collect more votes from them, leave them out, or pass ability_prior_sd",
+            reason="separated",
+            annotators=sep,
         )
-        err.annotators = sep  # type: ignore[attr-defined]
-        raise err
 
 
 def _prepare_am(
@@ -1226,6 +1286,8 @@ def am_elo(
     max_iter: int = 200,
     both_bad: Any = None,
     both_bad_as: BothBad = "tie",
+    ability_prior_sd: float | None = None,
+    rating_prior_sd: float | None = None,
 ) -> AmEloResult:
     """Annotator-aware maximum-likelihood Elo (am-ELO, eqs. 4-7).
 
@@ -1242,6 +1304,20 @@ def am_elo(
     gradient of eq. 6 and a backtracking line search; the annotator block of
     the information matrix is diagonal, so each step costs one
     ``n_models x n_models`` solve. The result does not depend on the order.
+
+    With ``ability_prior_sd = tau`` the fit is the posterior mode (penalised
+    maximum likelihood) under a Gaussian prior on each annotator's
+    discrimination relative to the average annotator,
+    ``theta_k / mean(theta) ~ N(1, tau**2)``: the normal random-effects
+    distribution of hierarchical IRT, used here as a weakly informative prior
+    in the sense of Gelman et al. (2008) and of Bayes modal estimation of IRT
+    discriminations (Mislevy, 1986). The penalty
+    ``sum((theta_k / mean(theta) - 1)**2) / (2 tau**2)`` is invariant to the
+    scale of eq. 7, so the gauge and the ``sum(theta) = 1`` normalisation are
+    unchanged; it keeps every ability finite, including annotators who agree
+    (or disagree) with the ranking on every vote or vote tie on everything,
+    and the standard errors then come from the penalised information (the
+    Laplace approximation of the posterior).
 
     Parameters
     ----------
@@ -1267,6 +1343,16 @@ def am_elo(
         Marks "both responses are bad" votes.
     both_bad_as : {"tie", "drop"}, default "tie"
         Count both-bad votes as ties (LMArena) or drop them.
+    ability_prior_sd : float or None, default None
+        Standard deviation ``tau`` of the Gaussian prior on relative
+        discriminations; None fits the plain maximum likelihood of the paper.
+    rating_prior_sd : float or None, default None
+        Standard deviation, in Elo points, of a Gaussian prior on the ratings
+        around ``initial`` (for an average annotator: the penalty
+        ``sum((mean(theta) C (R_i - initial))**2) / (2 (C sd)**2)`` is invariant to
+        the scale of eq. 7). It keeps ratings finite when an item never lost
+        or never won (the maximum likelihood then does not exist); None
+        requires the maximum likelihood to exist.
 
     Returns
     -------
@@ -1295,6 +1381,13 @@ def am_elo(
     Liu, Z. et al. (2025). am-ELO: A Stable Framework for Arena-based LLM
     Evaluation. ICML 2025, eqs. 4-7, Algorithm 2.
 
+    Gelman, A., Jakulin, A., Pittau, M. G. and Su, Y.-S. (2008). A weakly
+    informative default prior distribution for logistic and other regression
+    models. Annals of Applied Statistics 2, 1360-1383.
+
+    Mislevy, R. J. (1986). Bayes modal estimation in item response models.
+    Psychometrika 51, 177-195.
+
     Examples
     --------
     >>> a = [0, 1, 0, 2, 1, 2, 0, 1, 0, 2, 1, 2]
@@ -1310,29 +1403,58 @@ def am_elo(
     _check_options(tol=tol, max_iter=max_iter, confidence=confidence)
     if not np.isfinite(initial):
         raise InvalidParameterError(f"initial must be finite, got {initial!r}")
+    tau = ability_prior_sd
+    if tau is not None and not (np.isfinite(tau) and tau > 0):
+        raise InvalidParameterError(
+            f"ability_prior_sd must be a positive number or None, got {tau!r}"
+        )
+    prec = 0.0 if tau is None else 1.0 / float(tau) ** 2
+    rsd = rating_prior_sd
+    if rsd is not None and not (np.isfinite(rsd) and rsd > 0):
+        raise InvalidParameterError(
+            f"rating_prior_sd must be a positive number or None, got {rsd!r}"
+        )
+    rprec = 0.0 if rsd is None else 1.0 / (ELO_C * float(rsd)) ** 2
     d = _prepare_am(
         model_a, model_b, annotator, outcome, n_models, n_annotators, both_bad, both_bad_as
     )
     assert d.k is not None
     n, m = d.n_models, d.n_annotators
     lo, hi, wins, cnt = _aggregate_pairs(d.a, d.b, d.w, n)
-    _check_connected(lo, hi, wins, cnt, n)
-    s, _, _ = _bt_newton(lo, hi, wins, cnt, n, tol=tol, max_iter=100)
-    _annotator_checks(d, s)
+    _check_connected(lo, hi, wins, cnt, n, require_mle=rsd is None)
+    if rsd is None:
+        s, _, _ = _bt_newton(lo, hi, wins, cnt, n, tol=tol, max_iter=100)
+    else:
+        s = np.zeros(n)
+    _annotator_checks(d, s, penalised=tau is not None)
     tr = _aggregate_triples(d.a, d.b, d.k, d.w, n, m)
     a = np.ones(m)
-    ll = _am_loglik(tr, s, a)
+    ll = _am_loglik(tr, s, a) - _ability_penalty(a, tau) - _rating_penalty(s, a, rprec)
     dec = np.inf
     newton = False
     for it in range(1, max_iter + 1):
         gs, ga = _am_grad(tr, s, a, n, m)
+        ga = ga + _ability_penalty_grad(a, tau)
+        if rprec:
+            ss = float(s @ s)
+            gs = gs - rprec * s
+            ga = ga - rprec * ss / m
         # Newton on the observed Hessian near the optimum (quadratic convergence),
         # Fisher scoring (always an ascent direction) otherwise or as a fallback.
         xs, xa = np.zeros(n), np.zeros(m)
         singular = False
         for observed in (True, False) if newton else (False,):
             try:
-                xs, xa = _FisherSystem(tr, s, a, n, m, observed=observed).solve(gs, ga)
+                xs, xa = _FisherSystem(
+                    tr,
+                    s,
+                    a,
+                    n,
+                    m,
+                    observed=observed,
+                    prior_precision=prec,
+                    rating_precision=rprec,
+                ).solve(gs, ga)
             except np.linalg.LinAlgError:
                 singular = True
                 continue
@@ -1341,16 +1463,22 @@ def am_elo(
             if dec > 0 and np.isfinite(dec):
                 break
         if singular:
-            _raise_if_separated(d, s, a)
+            if tau is None:
+                _raise_if_separated(d, s, a)
             raise DegenerateDataError(
                 "am-ELO: the information matrix is singular, so the ratings and abilities "
                 "are not identified by these votes (typically annotators with few, nearly "
-                "deterministic votes); collect more votes or fit m-ELO"
+                "deterministic votes); collect more votes",
+                reason="singular",
             )
         t = 1.0
         while True:
             s_new, a_new = s + t * xs, a + t * xa
-            ll_new = _am_loglik(tr, s_new, a_new)
+            ll_new = (
+                _am_loglik(tr, s_new, a_new)
+                - _ability_penalty(a_new, tau)
+                - _rating_penalty(s_new, a_new, rprec)
+            )
             if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-8:
                 break
             t *= 0.5
@@ -1359,23 +1487,29 @@ def am_elo(
         ll = ll_new
         if dec <= tol:
             break
-        if it % 10 == 0 and np.abs(a).max() > 10.0:
+        if tau is None and it % 10 == 0 and np.abs(a).max() > 10.0:
             _raise_if_separated(d, s, a)
     else:
-        _raise_if_separated(d, s, a)
+        if tau is None:
+            _raise_if_separated(d, s, a)
         raise ConvergenceError(
             f"am-ELO Fisher scoring did not converge within max_iter={max_iter} "
-            f"(last decrement {dec:.3g} > tol={tol:g}); raise max_iter or check for annotators "
-            "with very few votes",
+            f"(last decrement {dec:.3g} > tol={tol:g}); annotators with very few, nearly "
+            "deterministic votes slow the fit (a prior on abilities, ability_prior_sd, keeps "
+            "it finite)",
             iterations=max_iter,
             tol=tol,
+            estimator="am_elo",
         )
     try:
-        vss, vaa = _FisherSystem(tr, s, a, n, m).covariance()
+        vss, vaa = _FisherSystem(
+            tr, s, a, n, m, prior_precision=prec, rating_precision=rprec
+        ).covariance()
     except np.linalg.LinAlgError as err:
         raise DegenerateDataError(
             "am-ELO converged but its information matrix is singular, so no standard errors "
-            "exist for these votes; collect more votes or fit m-ELO"
+            "exist for these votes; collect more votes",
+            reason="singular",
         ) from err
     rating_se = np.sqrt(np.clip(np.diag(vss), 0.0, None)) / ELO_C
     ability_se = np.sqrt(np.clip(vaa, 0.0, None)) / m
@@ -1392,7 +1526,7 @@ def am_elo(
         upper=upper,
         ranks=ranks_from_intervals(lower, upper),
         n_records=np.bincount(d.k, minlength=m).astype(np.int64),
-        log_likelihood=ll,
+        log_likelihood=ll if tau is None and rsd is None else _am_loglik(tr, s, a),
         iterations=it,
         n_battles=int(d.a.size),
         confidence=float(confidence),
@@ -1400,4 +1534,5 @@ def am_elo(
         tol=float(tol),
         max_iter=int(max_iter),
         both_bad_as=both_bad_as,
+        ability_prior_sd=None if tau is None else float(tau),
     )

@@ -12,7 +12,9 @@ question vs second question); "left" below means the item shown first.
 * :func:`vote_rates` -- tie, both-bad and skip rates;
 * :func:`majority_agreement` -- agreement with the leave-one-out majority of
   the other annotators on the same item;
-* :func:`annotator_signals` -- all of the above in one result.
+* :func:`annotator_signals` -- all of the above in one result;
+* :func:`adjust_p_values` -- Holm or Benjamini-Hochberg adjustment of one
+  test's p-values across annotators.
 
 Shares that are undefined for an annotator (no vote of the kind needed) are
 masked in the returned :class:`numpy.ma.MaskedArray`, never NaN.
@@ -46,6 +48,7 @@ __all__ = [
     "PositionBias",
     "TooFastVotes",
     "VoteRates",
+    "adjust_p_values",
     "annotator_signals",
     "majority_agreement",
     "position_bias",
@@ -570,3 +573,76 @@ def annotator_signals(
         too_fast=fast,
         majority=maj,
     )
+
+
+def adjust_p_values(p_values: npt.ArrayLike, *, method: str = "bh") -> FloatArray:
+    """Adjust one test's p-values for testing it on many annotators.
+
+    ``"holm"`` is Holm's step-down procedure: flagging where the adjusted
+    p-value is at most ``alpha`` keeps the family-wise error rate (the chance
+    of flagging any annotator for whom the null holds) at most ``alpha``
+    under any dependence. ``"bh"`` is the Benjamini-Hochberg step-up
+    procedure: it keeps the false discovery rate (the expected share of
+    flagged annotators who are false flags) at most ``alpha`` for independent
+    or positively dependent tests, and is more powerful when many annotators
+    are affected. NaN entries (annotators not tested) stay NaN and do not
+    count as tests.
+
+    Parameters
+    ----------
+    p_values : array-like of float of shape (n,)
+        Unadjusted p-values in [0, 1], NaN where not tested.
+    method : {"bh", "holm"}, default "bh"
+        The adjustment.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Adjusted p-values, monotone in the unadjusted ones, capped at 1.
+
+    Raises
+    ------
+    ShapeError
+        If ``p_values`` is not 1-D.
+    InvalidParameterError
+        If a p-value is outside [0, 1] or the method is unknown.
+
+    References
+    ----------
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+    Scandinavian Journal of Statistics 6, 65-70.
+
+    Benjamini, Y. and Hochberg, Y. (1995). Controlling the false discovery
+    rate: a practical and powerful approach to multiple testing. JRSS B 57,
+    289-300.
+
+    Examples
+    --------
+    >>> adjust_p_values([0.01, 0.04, 0.03, float("nan")], method="holm").tolist()
+    [0.03, 0.06, 0.06, nan]
+    >>> adjust_p_values([0.01, 0.04, 0.03], method="bh").round(3).tolist()
+    [0.03, 0.04, 0.04]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim != 1:
+        raise ShapeError(f"p_values must be 1-D, got {p.ndim} dimension(s)")
+    if method not in ("bh", "holm"):
+        raise InvalidParameterError(f"method must be 'bh' or 'holm', got {method!r}")
+    ok = ~np.isnan(p)
+    if np.any((p[ok] < 0) | (p[ok] > 1)):
+        raise InvalidParameterError("p-values must lie in [0, 1] (NaN where not tested)")
+    out = np.full(p.size, np.nan)
+    idx = np.flatnonzero(ok)
+    n = idx.size
+    if n == 0:
+        return out
+    order = np.argsort(p[idx], kind="stable")
+    ps = p[idx][order]
+    if method == "holm":
+        adj = np.maximum.accumulate(ps * (n - np.arange(n)))
+    else:
+        adj = np.minimum.accumulate((ps * n / np.arange(1, n + 1))[::-1])[::-1]
+    res = np.empty(n)
+    res[order] = np.minimum(adj, 1.0)
+    out[idx] = res
+    return out
