@@ -1062,9 +1062,15 @@ def _marginal_hessian(
     es = [X * mu[e][:, None] - M * Q[e] for e in (0, 1)]  # posterior mean scores (d, a)
     # complete-data information: posterior expected count at each node times p (1 - p)
     Nv = (M.T @ nW) * (P * (1.0 - P))
-    masks, minv = np.unique(M, axis=0, return_inverse=True)
-    U = np.zeros((masks.shape[0], nodes.size))
-    np.add.at(U, minv.reshape(-1), nW)
+    if pat.complete:
+        masks, U = np.ones((1, a.size)), nW.sum(axis=0, keepdims=True)
+    else:  # group the patterns by their set of observed items
+        _, first, minv = np.unique(
+            np.packbits(M > 0, axis=1), axis=0, return_index=True, return_inverse=True
+        )
+        masks = M[first]
+        U = np.zeros((masks.shape[0], nodes.size))
+        np.add.at(U, minv.reshape(-1), nW)
 
     def second_moment(e: int) -> FloatArray:
         # sum_{p,q} n_p W_pq t_q^e r_piq r_pkq, expanded in x and m p
