@@ -351,17 +351,20 @@ class _VoteWriter:
     def look_elsewhere(self, uuids: set[str]) -> None:
         """Find which of ``uuids`` (not of this study) are stored in another study."""
         todo = sorted(u for u in uuids if u not in self.votes)
-        for start in range(0, len(todo), 500):
-            chunk = todo[start : start + 500]
-            marks = ", ".join(f":u{j}" for j in range(len(chunk)))
-            rows = self.s.execute(
-                text(
+        conn = self.s.connection().connection.dbapi_connection
+        assert conn is not None
+        cur = conn.cursor()
+        try:
+            for start in range(0, len(todo), 500):
+                chunk = todo[start : start + 500]
+                cur.execute(
                     f"""SELECT v.uuid, s.name FROM vote v JOIN study s ON s.id = v.study_id
-                        WHERE v.uuid IN ({marks})"""
-                ),
-                {f"u{j}": u for j, u in enumerate(chunk)},
-            ).all()
-            self.elsewhere.update({u: n for u, n in rows})
+                        WHERE v.uuid IN ({", ".join("?" for _ in chunk)})""",
+                    chunk,
+                )
+                self.elsewhere.update({u: n for u, n in cur.fetchall()})
+        finally:
+            cur.close()
 
     def annotator(self, name: str) -> int:
         if name not in self.annotators:

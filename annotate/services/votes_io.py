@@ -153,6 +153,7 @@ def _opt_str(v: Any) -> str | None:
     return s or None
 
 
+_CONTAINERS = (dict, list)
 _MS_EXPECTED = "milliseconds, a whole number from 0 to 2**63 - 1"
 _FINGERPRINT_RE = re.compile(r"^[0-9a-f]{64}$")
 
@@ -215,6 +216,9 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
     """
     out: list[VoteRecord] = []
     seen: dict[str, int] = {}
+    names: dict[str, str] = {}
+    """Annotator names as written -> normalised (names repeat on many rows)."""
+    studies: set[str] = set()
     for line, rec in _records(path):
         for f in REQUIRED:
             if _opt_str(rec.get(f)) is None:
@@ -229,7 +233,7 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
                 expected=f"only {', '.join(REQUIRED + OPTIONAL)}",
             )
         for k, v in rec.items():
-            if isinstance(v, dict | list):
+            if isinstance(v, _CONTAINERS):
                 raise InputFileError(
                     path, describe(v), line=line, field=k, expected="text or a number"
                 )
@@ -247,7 +251,8 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
         seen[vid] = line
         study = str(rec["study"]).strip()
         try:
-            check_study_name(study)
+            if study not in studies:
+                studies.add(check_study_name(study))
         except InvalidNameError:
             raise InputFileError(
                 path,
@@ -256,8 +261,11 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
                 field="study",
                 expected=STUDY_NAME_RULE,
             ) from None
+        raw_name = str(rec["annotator"])
         try:
-            annotator = normalize_annotator(str(rec["annotator"]))
+            annotator = names.get(raw_name) or names.setdefault(
+                raw_name, normalize_annotator(raw_name)
+            )
         except InvalidNameError as err:
             raise InputFileError(path, str(err), line=line, field="annotator") from None
         choice = str(rec["choice"]).strip()
