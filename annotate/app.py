@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from sqlalchemy import Engine
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -19,6 +19,7 @@ from textual.worker import Worker, WorkerState
 
 from annotate.commands import StudyCommands
 from annotate.errors import AnnotateError
+from annotate.names import one_line, sanitize
 from annotate.services.settings import user_keymap
 from annotate.services.voting import StudyProgress, VotingSession, study_progress
 
@@ -74,11 +75,22 @@ class AnnotateApp(App[int]):
         self.initial_study = study
         """The study named on the command line, opened as soon as the name is known."""
         self._keymap_override = keymap
+        self.key_pressed_at: float | None = None
+        """When the key being handled was read from the terminal (Textual's event time).
+
+        Voting screens compare it with the paint of the item on screen: a key read
+        before the paint is dropped even when it is handled after it.
+        """
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.key_pressed_at = event.time  # bindings run inside the call below
+        await super().on_event(event)
 
     def on_mount(self) -> None:
         keymap, err = user_keymap(self._keymap_override)
         if err is not None:
-            self.notify(str(err), title=err.title, severity="error", markup=False)
+            self.notify_error(err)
         self.set_keymap(keymap)
         from annotate.screens.welcome import WelcomeScreen
 
@@ -159,11 +171,15 @@ class AnnotateApp(App[int]):
         anything else opens an error modal.
         """
         if isinstance(err, AnnotateError):
-            self.notify(str(err), title=err.title, severity="error", markup=False)
+            self.notify_error(err)
             return
         from annotate.screens.error import ErrorScreen
 
         self.push_screen(ErrorScreen(f"{type(err).__name__}: {err}"))
+
+    def notify_error(self, err: AnnotateError) -> None:
+        """An error for people as a notification (names in it are sanitised)."""
+        self.notify(sanitize(str(err)), title=one_line(err.title), severity="error", markup=False)
 
     # --- actions and commands -------------------------------------------------
 

@@ -85,7 +85,8 @@ class PairScreen(VoteScreen):
         excluded = set(self.session.subjects) - known
         if excluded == self.session.excluded_subjects:
             return
-        self.busy = True
+        self.committing = True
+        self.gate.close()
         self._set_subjects(excluded)
 
     def _set_subjects(self, excluded: set[str]) -> None:

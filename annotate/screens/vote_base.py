@@ -1,26 +1,37 @@
 """What the two voting screens share: progress, timing, commit, undo, summary.
 
 A vote is committed (in a worker thread) before the next item is shown, and
-the next item is shown as soon as it is committed. Keys pressed while a vote
-is being committed are ignored, so a vote always applies to the item on
-screen. The response time runs from when the item is painted to the key press.
+the next item is shown as soon as it is committed. A key acts only on an item
+whose paint is confirmed (:class:`~annotate.screens.key_gate.KeyGate`): keys
+pressed while a vote is being committed or the next item is being painted are
+dropped, and a repeat of the same vote key within
+:data:`~annotate.screens.key_gate.REPEAT_DEBOUNCE_S` of a vote is ignored, so a
+vote always applies to what the annotator saw. The response time runs from the
+confirmed paint to the key press.
+
+In a study that reveals the model names after each vote, votes are final: undo
+is greyed out, and pressing it says why.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import getters, work
+from rich.text import Text
+from textual import events, getters, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Label
 from textual.worker import Worker, WorkerState
 
 from annotate.messages import StudyFinished, StudyOpened, VoteRecorded, VoteUndone
+from annotate.screens.key_gate import KeyGate, clock
+from annotate.screens.summary import notify_refused_undo
+from annotate.widgets.literal import literal_line
 from annotate.widgets.progress import StudyProgress
 
 if TYPE_CHECKING:
@@ -30,8 +41,12 @@ if TYPE_CHECKING:
     from annotate.screens.contracts import ShownPairLike as ShownPair
 
 
-PAINT_FALLBACK_S = 0.05
-"""If no repaint is seen, the response time starts this long after the item was shown."""
+PAINT_RETRY_S = 0.1
+"""While an item's paint is not confirmed, ask for a repaint and its confirmation this often.
+
+``call_after_refresh`` can miss while a screen is being pushed (the callback lands on
+the screen below); keys stay dropped until a confirmation arrives for this screen.
+"""
 
 
 class VoteScreen(Screen[None]):
@@ -64,17 +79,27 @@ class VoteScreen(Screen[None]):
     def __init__(self, session: VotingSession) -> None:
         super().__init__()
         self.session = session
-        self.busy = True
-        """True while a vote or undo is being committed: keys are ignored meanwhile."""
+        self.committing = True
+        """True while a vote, undo or subject choice is committed (and before the first item)."""
         self.shown: ShownPair | ShownBattle | None = None
-        self._shown_at = 0.0
-        self._generation = 0
-        self.painted_generation = -1
-        """The last item generation known to be painted (benchmarks watch it)."""
+        self.gate = KeyGate.from_environment()
+        """Whether a key may act now: the item on screen is painted (see key_gate)."""
+
+    @property
+    def busy(self) -> bool:
+        """True until the item on screen is painted and free: keys are dropped meanwhile."""
+        return self.committing or (self.shown is not None and not self.gate.is_open)
+
+    @property
+    def painted_generation(self) -> int:
+        """The last item generation whose paint was confirmed (benchmarks watch it)."""
+        return self.gate.painted_generation
 
     def compose(self) -> ComposeResult:
         yield StudyProgress()
-        yield Label(self.INSTRUCTION, classes="instruction")
+        with Horizontal(id="instruction-row"):
+            yield Label(self.INSTRUCTION, classes="instruction")
+            yield Label(id="reveal", markup=False)
         yield from self.compose_item()
         yield Footer()
 
@@ -100,48 +125,75 @@ class VoteScreen(Screen[None]):
         p = self.session.progress()
         self.progress_bar.set_progress(p.done, p.total)
         self.shown = self.session.current()
+        self.committing = False
         self.refresh_bindings()
         if self.shown is None:
-            self.busy = False
+            self.gate.close()
             self._show_summary()
             return
         self.show_item(self.shown)
-        self.busy = False
-        self._shown_at = time.perf_counter()
-        self._generation += 1
-        generation = self._generation
-        # The response time runs from the paint. call_after_refresh does not
-        # always fire while a screen is being pushed, so a short timer backs it up.
+        self._confirm_paint(self.gate.item_shown())
+
+    def _confirm_paint(self, generation: int) -> None:
+        """Ask to be called back once the frame holding item ``generation`` is written.
+
+        Repeats every :data:`PAINT_RETRY_S` until a confirmation arrives (or a newer
+        item replaces this one); keys are dropped until then.
+        """
+        if generation != self.gate.generation or self.painted_generation == generation:
+            return
+        self.call_after_refresh(self._after_refresh, generation)
+        self.set_timer(PAINT_RETRY_S, partial(self._retry_paint, generation))
+
+    def _retry_paint(self, generation: int) -> None:
+        if generation == self.gate.generation and self.painted_generation != generation:
+            self.refresh()
+            self._confirm_paint(generation)
+
+    def _after_refresh(self, generation: int) -> None:
+        # A second round trip: the first callback can run before the widgets' own
+        # refresh messages reach the screen; after the second, their frame is written.
         self.call_after_refresh(self._painted, generation)
-        self.set_timer(PAINT_FALLBACK_S, partial(self._painted, generation))
 
     def _painted(self, generation: int) -> None:
-        """The item is on screen: its response time starts now (unless a key came first)."""
-        if generation == self._generation and self.painted_generation != generation:
-            self.painted_generation = generation
-            self._shown_at = time.perf_counter()
+        """The item is on screen: keys may act on it and its response time starts now."""
+        if not self.is_current or self.shown is None:
+            return  # another screen is on top; the retry timer asks again
+        if self.gate.item_painted(generation, self.shown.item_id):
+            self.refresh_bindings()
 
     def _show_summary(self) -> None:
         from annotate.screens.summary import SummaryScreen
 
         self.post_message(StudyFinished(self.session.study.name))
-        self.app.push_screen(SummaryScreen(self.session.summary()), self._after_summary)
+        summary = SummaryScreen(self.session.summary(), undo_refusal=self.session.undo_refusal)
+        self.app.push_screen(summary, self._after_summary)
 
     def _after_summary(self, choice: str | None) -> None:
-        if choice == "undo":
-            self.action_undo()
+        if choice == "undo" and self.session.can_undo and not self.committing:
+            self._start_undo()
         elif choice == "studies":
             self.action_studies()
 
     # --- voting -----------------------------------------------------------------
 
+    def key_pressed_at(self) -> float:
+        """When the key being handled was read from the terminal (:func:`key_gate.clock`)."""
+        pressed_at = getattr(self.app, "key_pressed_at", None)
+        return clock() if pressed_at is None else float(pressed_at)
+
     def cast(self, key: str) -> None:
-        """Vote ``key`` (display terms) on the item on screen, then show the next."""
-        if self.busy or self.shown is None:
+        """Vote ``key`` (display terms) on the item on screen, then show the next.
+
+        Dropped unless the item's paint is confirmed, the key was pressed after it,
+        and it does not repeat the last vote's key within the debounce.
+        """
+        pressed_at = self.key_pressed_at()
+        if self.committing or self.shown is None or not self.gate.admit(key, pressed_at):
             return
-        self.busy = True
-        self.painted_generation = self._generation  # a late paint callback changes nothing
-        response_ms = round((time.perf_counter() - self._shown_at) * 1000)
+        response_ms = max(0, round((pressed_at - self.gate.painted_at) * 1000))
+        self.committing = True
+        self.gate.close()
         self._vote(key, response_ms)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="vote")
@@ -153,19 +205,41 @@ class VoteScreen(Screen[None]):
     def _voted(self, receipt: VoteReceipt) -> None:
         self.post_message(VoteRecorded(self.session.study.name, receipt))
         if receipt.revealed is not None:
-            left, right = receipt.revealed
-            self.notify(
-                f"Your last vote: A was {left}, B was {right}",
-                title="Models",
-                timeout=4,
-                markup=False,
-            )
+            self.show_reveal(*receipt.revealed)
         self.show_current()
 
+    def show_reveal(self, left: str, right: str) -> None:
+        """Name the models of the last vote on the line under the progress bar.
+
+        Not a toast, which would cover the next item. The names come from files:
+        they go through :func:`annotate.names.one_line`, so no escape sequence in a
+        model name reaches the terminal.
+        """
+        line = Text("Your last vote: A was ")
+        line.append_text(literal_line(left, style="bold"))
+        line.append(", B was ")
+        line.append_text(literal_line(right, style="bold"))
+        reveal = self.query_one("#reveal", Label)
+        reveal.update(line)
+        reveal.display = True
+
     def action_undo(self) -> None:
-        if self.session.can_undo:
-            self.busy = True
-            self._undo()
+        refusal = self.session.undo_refusal
+        if refusal is not None:
+            self.notify(refusal, title="Undo", severity="warning", markup=False)
+        elif (
+            self.session.can_undo and not self.committing and self.gate.ready(self.key_pressed_at())
+        ):
+            self._start_undo()
+
+    def _start_undo(self) -> None:
+        self.committing = True
+        self.gate.close()
+        self._undo()
+
+    def on_key(self, event: events.Key) -> None:
+        """A greyed-out undo key says why (Textual runs no action for it)."""
+        notify_refused_undo(self, event, self.session.undo_refusal)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="vote")
     def _undo(self) -> None:
@@ -181,8 +255,19 @@ class VoteScreen(Screen[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.busy = False
             self.app_report(event.worker.error)
+            if event.worker.group == "vote":
+                self._reload()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="reload")
+    def _reload(self) -> None:
+        """After a failed vote or undo: show (and paint anew) the item the session holds now.
+
+        A vote that met a conflict refreshed the session's queue, so the item to
+        vote on may have changed; keys stay dropped until it is painted.
+        """
+        self.session.current()
+        self.app.call_from_thread(self.show_current)
 
     def app_report(self, err: BaseException) -> None:
         report = getattr(self.app, "report_failure", None)

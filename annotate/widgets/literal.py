@@ -13,7 +13,13 @@ terminal would act on are replaced by visible placeholders:
   and paragraph separators (U+2028, U+2029) become ``⟨U+XXXX⟩``.
 
 Newlines and tabs are kept. Everything else, including right-to-left script,
-emoji and combining marks, is shown as it is.
+emoji and combining marks, is shown as it is. Names and titles shown on one
+line go through :func:`literal_line` (``annotate.names.one_line``: newlines and
+tabs become placeholders too).
+
+Very long texts are shown up to :data:`MAX_SHOWN_CHARS` characters, followed by
+a line saying how many characters are not shown: wrapping a 3 MB string took
+Rich about ten seconds, during which the app could not paint or take a key.
 """
 
 from __future__ import annotations
@@ -21,14 +27,65 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from annotate.names import sanitize
+from annotate.names import one_line, sanitize
 
-__all__ = ["LiteralText", "literal", "sanitize"]
+__all__ = [
+    "MAX_LINE_CHARS",
+    "MAX_SHOWN_CHARS",
+    "LiteralText",
+    "bounded",
+    "literal",
+    "literal_line",
+    "sanitize",
+]
+
+MAX_SHOWN_CHARS = 20_000
+"""How much of one text a :class:`LiteralText` shows (about ten screens of a half-width pane).
+
+Longer texts (a whole document pasted into a question) end with a line saying how
+many characters are not shown; the vote still applies to the item. Painting this
+much takes a few tens of milliseconds; painting 3 MB took about ten seconds.
+"""
+
+MAX_LINE_CHARS = 300
+"""How much of a one-line name or title :func:`literal_line` shows."""
 
 
 def literal(text: str, style: str = "") -> Text:
     """A Rich ``Text`` that shows ``text`` exactly, markup and all."""
     return Text(sanitize(text), style=style, end="")
+
+
+def literal_line(text: object, style: str = "", *, limit: int = MAX_LINE_CHARS) -> Text:
+    """A one-line ``Text`` of a name or title: :func:`annotate.names.one_line`, at most ``limit``.
+
+    Examples
+    --------
+    >>> literal_line("gpt\\x1b]0;pwned\\x07\\nx").plain
+    'gpt␛]0;pwned␇␤x'
+    >>> literal_line("x" * 10, limit=4).plain
+    'xxxx…'
+    """
+    raw = str(text)
+    shown = one_line(raw[:limit]) + ("…" if len(raw) > limit else "")
+    return Text(shown, style=style, end="")
+
+
+def bounded(text: str, limit: int = MAX_SHOWN_CHARS) -> Text:
+    """``literal(text)``, cut after ``limit`` characters with a line saying how many are left.
+
+    Examples
+    --------
+    >>> bounded("abcdef", limit=4).plain
+    'abcd\\n[… 2 more characters not shown]'
+    >>> bounded("abc", limit=4).plain
+    'abc'
+    """
+    if len(text) <= limit:
+        return literal(text)
+    out = literal(text[:limit])
+    out.append(f"\n[… {len(text) - limit:,} more characters not shown]", style="italic")
+    return out
 
 
 class LiteralText(Static):
@@ -39,8 +96,8 @@ class LiteralText(Static):
     """
 
     def __init__(self, text: str = "", *, id: str | None = None, classes: str | None = None):
-        super().__init__(literal(text), id=id, classes=classes, markup=False)
+        super().__init__(bounded(text), id=id, classes=classes, markup=False)
 
     def set_text(self, text: str) -> None:
-        """Replace the shown text."""
-        self.update(literal(text))
+        """Replace the shown text (at most :data:`MAX_SHOWN_CHARS` of it)."""
+        self.update(bounded(text))

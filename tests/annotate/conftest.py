@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -20,6 +21,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 from textual.worker import WorkerFailed
 
+from annotate.screens.key_gate import REPEAT_DEBOUNCE_S
 from annotate.services.db import open_store
 from annotate.services.importing import import_paths
 
@@ -66,9 +68,22 @@ async def settle(pilot: Pilot[Any], *, rounds: int = 400) -> None:
     raise AssertionError(f"the app did not settle on {app.screen!r}")
 
 
+_LAST_PRESS: dict[int, tuple[str, float]] = {}
+
+
 async def press(pilot: Pilot[Any], *keys: str) -> None:
-    """Press each key and wait for the app to settle after it."""
+    """Press each key and wait for the app to settle after it.
+
+    A key pressed again right after itself waits out the voting screens' repeat
+    debounce first (as a person would: a quicker repeat is a double tap, ignored).
+    """
     for key in keys:
+        last = _LAST_PRESS.get(id(pilot.app))
+        if last is not None and last[0] == key:
+            wait = last[1] + REPEAT_DEBOUNCE_S + 0.02 - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+        _LAST_PRESS[id(pilot.app)] = (key, time.monotonic())
         await pilot.press(key)
         await settle(pilot)
 

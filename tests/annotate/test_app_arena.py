@@ -20,9 +20,11 @@ SIZE = (100, 32)
 
 
 def visible_text(screen: BattleScreen) -> str:
-    """Everything the screen's widgets hold as text, border titles included."""
-    parts = [str(w.content) for w in screen.query(Static)]
-    parts += [str(w.content) for w in screen.query(Label)]
+    """Everything the screen's widgets hold as text, border titles included.
+
+    The reveal line (the models of the previous battle, after its vote) is left out.
+    """
+    parts = [str(w.content) for w in screen.query(Static) if w.id != "reveal"]
     parts += [f"{p.border_title} {p.border_subtitle}" for p in screen.query(TextPane)]
     return "\n".join(parts)
 
@@ -36,10 +38,12 @@ async def test_every_vote_key_and_blind_reveal(engine: Engine, db_path: Path) ->
     notes = record_notifications(app)
     names = models(db_path)
     shown: list[ShownBattle] = []
+    reveals: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, BattleScreen)
+        assert not screen.query_one("#reveal", Label).display  # nothing before the first vote
         for key in ("a", "b", "t", "x"):
             text = visible_text(screen)
             assert not any(n in text for n in names), "a model name is on screen before the vote"
@@ -49,6 +53,7 @@ async def test_every_vote_key_and_blind_reveal(engine: Engine, db_path: Path) ->
                 shown[-1].response_left
             )
             await press(pilot, key)
+            reveals.append(str(screen.query_one("#reveal", Label).content))
         assert str(screen.query_one(".count").content) == "4 / 96"
     got = votes(db_path, "demo-arena")
     assert len(got) == 4
@@ -63,10 +68,13 @@ async def test_every_vote_key_and_blind_reveal(engine: Engine, db_path: Path) ->
     assert c_a == ("model_b" if sw_a else "model_a")  # a = the response shown as A
     assert c_b == ("model_a" if sw_b else "model_b")
     assert (c_t, c_x) == ("tie", "both_bad")
-    # reveal_models = true: after the vote, a notification names A and B as shown
+    # reveal_models = true: after each vote, the line under the progress bar names A and B
+    # as shown (not a toast, which would cover the next item)
     model_a, model_b = battles[k_a]
     left, right = (model_b, model_a) if sw_a else (model_a, model_b)
-    assert any(n.endswith(f"A was {left}, B was {right}") for n in notes)
+    assert reveals[0] == f"Your last vote: A was {left}, B was {right}"
+    assert len(reveals) == 4
+    assert not any("A was" in n for n in notes)
 
 
 async def test_overlap_caps_judgments_per_battle(engine: Engine, db_path: Path) -> None:
@@ -122,7 +130,8 @@ async def test_palette_lists_study_actions_and_opens_studies(engine: Engine) -> 
         assert "Undo" not in titles  # nothing to undo yet
         await press(pilot, "a")
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert "Undo" in titles
+        assert "Undo" not in titles  # demo-arena reveals the models: votes are final
+        assert "A better" in titles
         await press(pilot, "ctrl+p")
         await pilot.press(*"Open study demo-difficulty")
         await pilot.pause()
@@ -135,12 +144,16 @@ async def test_keys_toml_remaps_votes(engine: Engine, db_path: Path) -> None:
     config.mkdir(parents=True, exist_ok=True)
     (config / "keys.toml").write_text('vote-a = "f"\nundo = ["backspace", "z"]\n')
     app = make_app(engine=engine, annotator="kay", study="demo-arena")
+    notes = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await press(pilot, "a")  # no longer bound
         assert votes(db_path) == []
-        await press(pilot, "f", "z")
-    assert [c for _, _, c, *_ in votes(db_path)][1] == "retract"
+        await press(pilot, "f", "z")  # z is undo now: refused (the models were revealed)
+    assert [c for _, _, c, *_ in votes(db_path)] == ["model_a"] or [
+        c for _, _, c, *_ in votes(db_path)
+    ] == ["model_b"]
+    assert any("final once the model names are revealed" in n for n in notes)
 
 
 async def test_bad_keys_toml_is_reported_and_defaults_apply(engine: Engine, db_path: Path) -> None:

@@ -68,7 +68,7 @@ async def test_new_user_votes_from_the_welcome_screen(engine: Engine, db_path: P
         assert progress_text(screen) == "3 / 40"
     got = votes(db_path, "demo-difficulty")
     assert [(a, c in ("first", "second", "skip")) for a, _, c, *_ in got] == [
-        ("Ada Lovelace", True)
+        ("ada lovelace", True)  # stored in its normalised form
     ] * 3
     # key 1 = the question shown first is harder; the stored choice is in file terms
     (_, k1, c1, sw1, ms1, *_), (_, _, c2, sw2, *_), (_, _, c3, *_) = got
