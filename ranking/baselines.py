@@ -51,7 +51,7 @@ def _responses(A: Any) -> FloatArray:
 
 
 def simple_rank(A: npt.ArrayLike) -> FloatArray:
-    """Simple Rank difficulty: how many models fail each question.
+    """Simple Rank difficulty: the share of the models that answered a question and failed it.
 
     Parameters
     ----------
@@ -61,9 +61,11 @@ def simple_rank(A: npt.ArrayLike) -> FloatArray:
     Returns
     -------
     ndarray of shape (n_questions,)
-        Number of models that answered incorrectly, ``sum over observed m of
-        (1 - A[q, m])`` (a count for 0/1 data, failure mass for partial
-        credit). Higher means harder.
+        Failure rate of each question over the models that answered it,
+        ``sum over observed m of (1 - A[q, m]) / (number of observed m)``, in
+        ``[0, 1]`` (partial credit counts as a partial failure). Higher means
+        harder. On a complete matrix this is the paper's count of failing
+        models divided by ``n_models``, so the ranking is the paper's.
 
     Raises
     ------
@@ -72,7 +74,17 @@ def simple_rank(A: npt.ArrayLike) -> FloatArray:
     InvalidParameterError
         If a response is outside ``[0, 1]``.
     DegenerateDataError
-        If ``A`` is empty.
+        If ``A`` is empty or a question has no observed answer.
+
+    Notes
+    -----
+    The paper counts the models that answered incorrectly. With missing
+    answers a count makes a question that fewer models answered look easier
+    (3 failures out of 3 answers would rank below 4 out of 10), so the count
+    is divided by the number of answers: a question's difficulty depends only
+    on its own answers, and adding or removing a missing entry elsewhere
+    changes nothing. For a model-score weight, ``simple_rank(A) / simple_rank(A).sum()``
+    is the same as with counts on a complete matrix.
 
     References
     ----------
@@ -83,10 +95,23 @@ def simple_rank(A: npt.ArrayLike) -> FloatArray:
     Examples
     --------
     >>> simple_rank([[1, 1, 0], [0, 0, 0], [1, 1, 1]]).tolist()
-    [1.0, 3.0, 0.0]
+    [0.3333333333333333, 1.0, 0.0]
+
+    A question failed by both models that answered it is harder than one
+    failed by two of three:
+
+    >>> simple_rank([[0, 0, float("nan")], [0, 0, 1]]).tolist()
+    [1.0, 0.6666666666666666]
     """
     x = _responses(A)
-    return np.asarray(np.nansum(1.0 - x, axis=1), dtype=np.float64)
+    n_obs = np.sum(~np.isnan(x), axis=1)
+    if np.any(n_obs == 0):
+        i = int(np.flatnonzero(n_obs == 0)[0])
+        raise DegenerateDataError(
+            f"question {i} has no observed answer; its failure rate is undefined "
+            "(drop the all-NaN rows first)"
+        )
+    return np.asarray(np.nansum(1.0 - x, axis=1) / n_obs, dtype=np.float64)
 
 
 def accuracy(A: npt.ArrayLike) -> FloatArray:

@@ -35,11 +35,69 @@ from ranking.compare import ranks
 DATA = Path(__file__).parent / "data"
 
 
-def test_simple_rank_counts_failures() -> None:
-    # row 0: models 2 fails -> 1; row 1: all fail -> 3; row 2: none fail -> 0;
-    # row 3: half credit counts as half a failure, NaN is not counted -> 0.5 + 1
+def test_simple_rank_failure_rates() -> None:
+    # row 0: model 2 fails -> 1 of 3; row 1: all fail -> 3 of 3; row 2: none fail -> 0;
+    # row 3: half credit counts as half a failure, the NaN is not an answer -> (0.5 + 1) / 2
     A = [[1, 1, 0], [0, 0, 0], [1, 1, 1], [0.5, np.nan, 0]]
-    np.testing.assert_allclose(simple_rank(A), [1, 3, 0, 1.5])
+    np.testing.assert_allclose(simple_rank(A), [1 / 3, 1, 0, 0.75])
+
+
+def test_simple_rank_with_missing_answers_closed_form() -> None:
+    """Issue 10: a count made a question answered by fewer models look easier.
+
+    Row 0: answered by 2 of 5 models, both fail -> 2 / 2 = 1 (count 2).
+    Row 1: answered by all 5, 3 fail -> 3 / 5 = 0.6 (count 3, which used to rank it harder).
+    Row 2: answered by 4, one full and one half failure -> 1.5 / 4 = 0.375.
+    """
+    nan = np.nan
+    A = [[0, nan, 0, nan, nan], [0, 0, 0, 1, 1], [1, 0, nan, 0.5, 1]]
+    np.testing.assert_allclose(simple_rank(A), [1.0, 0.6, 0.375])
+    assert np.argsort(-simple_rank(A)).tolist() == [0, 1, 2]
+
+
+def test_simple_rank_complete_matrix_is_the_papers_count_over_n_models() -> None:
+    rng = np.random.default_rng(4)
+    A = (rng.random((40, 7)) < 0.6).astype(float)
+    np.testing.assert_allclose(simple_rank(A) * 7, (A == 0).sum(axis=1))
+
+
+def test_simple_rank_question_without_answers_is_an_error() -> None:
+    with pytest.raises(DegenerateDataError, match="question 1 has no observed answer"):
+        simple_rank([[1, 0], [np.nan, np.nan]])
+
+
+responses = hnp.arrays(
+    np.float64,
+    st.tuples(st.integers(2, 12), st.integers(2, 8)),
+    elements=st.sampled_from([0.0, 0.25, 1.0, np.nan]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(A=responses, data=st.data())
+def test_simple_rank_unanswered_entries_leave_other_questions_unchanged(
+    A: np.ndarray, data: st.DataObject
+) -> None:
+    """Adding a model that left some questions unanswered, or removing one answer, changes
+    only the questions it touched: the others keep their difficulty, hence their order."""
+    A[:, 0] = np.nan_to_num(A[:, 0], nan=1.0)  # every question has an answer
+    before = simple_rank(A)
+    # a new model column, NaN (unanswered) where `skip` is set
+    skip = data.draw(hnp.arrays(np.bool_, A.shape[0]))
+    answers = data.draw(hnp.arrays(np.float64, A.shape[0], elements=st.sampled_from([0.0, 1.0])))
+    after = simple_rank(np.column_stack([A, np.where(skip, np.nan, answers)]))
+    np.testing.assert_array_equal(after[skip], before[skip])
+    order = np.argsort(before[skip], kind="stable")
+    np.testing.assert_array_equal(np.argsort(after[skip], kind="stable"), order)
+    # un-answering one entry (keeping the question answered) changes only its row
+    i = data.draw(st.integers(0, A.shape[0] - 1))
+    j = data.draw(st.integers(1, A.shape[1] - 1))
+    B = A.copy()
+    B[i, j] = np.nan
+    changed = simple_rank(B)
+    others = np.arange(A.shape[0]) != i
+    np.testing.assert_array_equal(changed[others], before[others])
+    assert np.all((changed >= 0) & (changed <= 1))
 
 
 def test_accuracy_ignores_missing() -> None:
@@ -87,9 +145,9 @@ def test_case_study_accuracy_column() -> None:
     # Simple Rank: easy questions 0-45 are solved by all five models -> 0 failures
     assert np.all(simple_rank(A)[:46] == 0)
     # hard tier = rows 91-99; M1 solves hard 0-4, M2 hard 0-3, so hard 5-8 (rows 96-99)
-    # are solved by nobody -> 5 failures, and hard 4 (row 95) is failed by 4 models
-    assert np.all(simple_rank(A)[96:] == 5)
-    assert simple_rank(A)[95] == 4
+    # are solved by nobody -> 5 of 5 fail, and hard 4 (row 95) is failed by 4 of 5 models
+    assert np.all(simple_rank(A)[96:] == 1)
+    assert simple_rank(A)[95] == pytest.approx(4 / 5)
 
 
 @pytest.mark.parametrize("fn", [simple_rank, accuracy])

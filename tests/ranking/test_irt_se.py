@@ -80,7 +80,7 @@ def central_hessian(f: Callable[[np.ndarray], float], x: np.ndarray, h: float) -
 
 def se_from_hessian(H: np.ndarray) -> np.ndarray:
     """Standard errors from the Hessian of a log-likelihood (negative definite)."""
-    return np.sqrt(np.diag(np.linalg.inv(-H)))
+    return np.asarray(np.sqrt(np.diag(np.linalg.inv(-H))), dtype=np.float64)
 
 
 def simulate(
@@ -152,7 +152,7 @@ def test_mml_se_match_finite_differences_of_the_log_likelihood(
     parameterisation (a, b) and once in (a, d); at the maximum, the inverse Hessian in (a, b)
     is the delta-method covariance, so this checks the delta method too. 1e-4 relative."""
     A, _, _ = simulate(6, 500, 11, missing=missing)
-    quad = {"quadrature": "grid", "n_quadrature": 41, "grid_limit": 5.0}
+    quad: dict[str, Any] = {"quadrature": "grid", "n_quadrature": 41, "grid_limit": 5.0}
     if model == "2PL":
         res = fit_2pl_mml(A, tol=1e-9, **quad)
     else:
@@ -396,7 +396,8 @@ def jml_matrix(seed: int) -> np.ndarray:
     theta = rng.normal(size=25)
     beta = rng.normal(size=30)
     alpha = rng.uniform(0.7, 1.8, 30)
-    A = (rng.random((30, 25)) < expit(alpha[:, None] * (theta - beta[:, None]))).astype(float)
+    p = np.asarray(expit(alpha[:, None] * (theta - beta[:, None])), dtype=np.float64)
+    A = (rng.random((30, 25)) < p).astype(np.float64)
     A[rng.random(A.shape) < 0.15] = np.nan
     A[0] = np.where(np.isnan(A[0]), np.nan, 1.0)
     A[1] = np.where(np.isnan(A[1]), np.nan, 0.0)
@@ -415,7 +416,7 @@ def test_jml_1pl_se_match_finite_differences(l2: float) -> None:
     assert extreme[:2].all()
     np.testing.assert_array_equal(np.isnan(res.difficulty_se), extreme)
     assert np.isnan(res.discrimination_se).all()
-    for i in np.flatnonzero(~extreme):
+    for i in np.flatnonzero(~extreme).tolist():
 
         def f(x: np.ndarray, i: int = i) -> float:
             return naive_penalised_item_objective(A[i], res.ability, x[0], 1.0, l2)
@@ -435,7 +436,7 @@ def test_jml_2pl_se_match_finite_differences() -> None:
     assert np.isnan(res.discrimination_se[extreme]).all()
     lo, hi = 0.1, 5.0
     checked = 0
-    for i in np.flatnonzero(~extreme):
+    for i in np.flatnonzero(~extreme).tolist():
         if not lo < res.discrimination[i] < hi or not -5 < res.difficulty[i] < 5:
             continue  # at a bound: covered by the next test
 
@@ -466,7 +467,7 @@ def test_jml_parameters_at_a_bound_have_no_se() -> None:
     free = np.flatnonzero(at_a & ~at_b)
     free = free[free >= 2]
     assert free.size
-    for i in free:
+    for i in free.tolist():
 
         def f(x: np.ndarray, i: int = i) -> float:
             return naive_penalised_item_objective(
