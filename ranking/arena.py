@@ -59,6 +59,8 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse
+from scipy.sparse import csgraph
 from scipy.special import expit
 from scipy.stats import binom, norm
 
@@ -646,7 +648,13 @@ def _bootstrap_intervals(
     n_boot: int,
     rng: RNGLike,
 ) -> tuple[FloatArray, FloatArray, FloatArray, int]:
-    """Percentile intervals and standard errors from a bootstrap over annotators."""
+    """Bias-corrected percentile intervals and standard errors from a bootstrap over annotators.
+
+    The percentile interval of the resampled ratings is shifted by the bootstrap estimate
+    of the bias, ``mean(replicates) - estimate`` (Efron and Tibshirani, 1993, sec. 10.6):
+    with few votes per annotator am-ELO spreads the ratings out (the small-sample bias of
+    each annotator's discrimination), and the resamples spread them further.
+    """
     gen = make_rng(rng)
     order = np.argsort(k, kind="stable")
     starts = np.searchsorted(k[order], np.arange(m + 1))
@@ -678,8 +686,23 @@ def _bootstrap_intervals(
     arr = np.asarray(reps)
     q = (1.0 - confidence) / 2.0
     lower, upper = np.quantile(arr, [q, 1.0 - q], axis=0)
+    bias = arr.mean(axis=0) - fit.ratings
+    lower, upper = lower - bias, upper - bias
     se = arr.std(axis=0, ddof=1)
     return lower, upper, se, failed
+
+
+def _identifies(a: IntArray, b: IntArray, n: int) -> bool:
+    """Whether battles cover every item and connect them all."""
+    if a.size == 0:
+        return False
+    seen = np.zeros(n, dtype=bool)
+    seen[a] = True
+    seen[b] = True
+    if not seen.all():
+        return False
+    graph = sparse.coo_matrix((np.ones(a.size), (a, b)), shape=(n, n))
+    return int(csgraph.connected_components(graph, directed=False)[0]) == 1
 
 
 def _undecided_votes(n: int, t: float, z: float) -> int:
@@ -770,10 +793,11 @@ def stable_arena(
 
     **Intervals and ranks.** ``lower`` and ``upper`` are marginal intervals at
     ``confidence``: Wald from the penalised information, or, with
-    ``intervals="bootstrap"``, percentile intervals over ``n_boot`` resamples
-    of the annotators (with their votes), which reach nominal coverage when
-    annotators have few votes (Wald under-covers there: about 0.89 at 40
-    votes each; see ``benchmarks/bench_coverage.py``). ``ranks`` count the
+    ``intervals="bootstrap"``, bias-corrected percentile intervals over
+    ``n_boot`` resamples of the annotators (with their votes; Field and
+    Welsh, 2007), which reach nominal coverage when annotators have few votes
+    (Wald under-covers there: about 0.89 at 40 votes each; see
+    ``benchmarks/bench_coverage.py``). ``ranks`` count the
     models whose *simultaneous* interval (Bonferroni over the models, level
     ``confidence``) lies entirely above a model's, so with probability at
     least ``confidence`` every claim "model i ranks above model j" implied by
@@ -876,6 +900,9 @@ def stable_arena(
 
     Field, C. A. and Welsh, A. H. (2007). Bootstrapping clustered data. JRSS B
     69, 369-390 (resampling clusters, here annotators).
+
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap.
+    Chapman & Hall, sec. 10.6 (bias correction).
 
     Examples
     --------
@@ -981,24 +1008,31 @@ def stable_arena(
                 reason="no_annotator_fitted",
                 annotators=np.flatnonzero(all_tie).astype(np.int64),
             )
-        ids = np.flatnonzero(fit_set)
+        rate_set = fit_set.copy()
+        if not _identifies(a[fit_set[k]], b[fit_set[k]], n):
+            # the judged annotators alone leave an item unrated or the graph split: rate with
+            # the pending annotators' votes too (they are still not judged)
+            rate_set |= pending & (nontie > 0)
+        rate_ids = np.flatnonzero(rate_set)
         remap = np.full(m, -1, dtype=np.int64)
-        remap[ids] = np.arange(ids.size)
-        sel = fit_set[k]
+        remap[rate_ids] = np.arange(rate_ids.size)
+        sel = rate_set[k]
         fit = _fit_am(
             a[sel],
             b[sel],
             remap[k[sel]],
             w[sel],
             n,
-            ids.size,
+            rate_ids.size,
             confidence,
             ability_prior_sd,
             rating_prior_sd,
         )
         fits += 1
-        th = fit.abilities
-        se = fit.ability_standard_errors
+        judged = fit_set[rate_ids]
+        ids = rate_ids[judged]
+        th = fit.abilities[judged]
+        se = fit.ability_standard_errors[judged]
         safe_se = np.maximum(se, 1e-300)
         p_adv = norm.cdf((th - eps_value) / safe_se)
         p_adv_adj = adjust_p_values(p_adv, method=correction)
@@ -1044,7 +1078,7 @@ def stable_arena(
             remap[k[sel]],
             w[sel],
             n,
-            ids.size,
+            rate_ids.size,
             fit,
             ability_prior_sd,
             rating_prior_sd,
@@ -1062,24 +1096,24 @@ def stable_arena(
     flags: list[tuple[FlagReason, ...]] = []
     to_verdict: list[int | None] = []
     in_ratings = np.zeros(m, dtype=bool)
-    in_ratings[ids] = True
+    in_ratings[rate_ids] = True
     if action == "warn":
         in_ratings |= all_tie  # ability 0: same ratings with or without them
     rule = "dynamic" if dynamic else "fixed"
     corr = "Benjamini-Hochberg" if correction == "bh" else "Holm"
     for j in range(m):
         nr = int(n_records[j])
-        why = tuple(model_flags[j] + vote_flags[j])
+        jflags = tuple(model_flags[j] + vote_flags[j])
         tail = (
             "excluded from the ratings"
             if excluded[j]
             else ("warned, kept in the ratings" if in_ratings[j] else "not in the ratings")
         )
-        if why:
+        if jflags:
             status.append("flagged")
-            flags.append(why)
+            flags.append(jflags)
             to_verdict.append(None)
-            reasons.append("; ".join(_describe(f, nr, rule, corr) for f in why) + f": {tail}")
+            reasons.append("; ".join(_describe(f, nr, rule, corr) for f in jflags) + f": {tail}")
             continue
         flags.append(())
         if nr == 0:

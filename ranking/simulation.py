@@ -35,22 +35,26 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.stats import norm
 
 from ranking._validation import as_index_array, check_in_range, make_rng
 from ranking.arena import stable_arena
 from ranking.errors import ConvergenceError, DegenerateDataError, InvalidParameterError, ShapeError
 from ranking.pairwise import ELO_C, _elo_rounds, _prepare, m_elo
-from ranking.types import FloatArray, IntArray, RNGLike
+from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
 
 __all__ = [
     "PERTURBATIONS",
+    "VOTE_PERTURBATIONS",
     "PerturbationStudy",
     "PerturbationSummary",
     "PerturbationTrial",
+    "PerturbedVotes",
     "SimulatedArena",
     "detection_scores",
     "perturb_outcomes",
+    "perturb_votes",
     "perturbation_study",
     "ranking_consistency",
     "simulate_arena",
@@ -58,6 +62,11 @@ __all__ = [
 
 PERTURBATIONS: tuple[str, str, str, str] = ("random", "equal", "flip", "mixed")
 """The four perturbation strategies of sec. 5.5."""
+
+VOTE_PERTURBATIONS: tuple[str, ...] = (*PERTURBATIONS, "against", "position", "too_fast")
+"""The strategies of :func:`perturb_votes`: the paper's four, plus an annotator who
+votes against the true ranking every time (never a tie), a position-biased one and a
+too-fast one."""
 
 
 @dataclass(frozen=True)
@@ -355,6 +364,133 @@ def perturb_outcomes(
     new = np.where(strat == 0, rnd, np.where(strat == 1, 0.5, 1.0 - old))
     w[sel] = new
     return w
+
+
+@dataclass(frozen=True)
+class PerturbedVotes:
+    """Votes with their display side and speed, some annotators perturbed."""
+
+    outcome: FloatArray
+    """1 (``model_a`` won), 0 or 0.5, shape (n_battles,)."""
+    a_on_left: BoolArray
+    """Whether ``model_a`` was displayed on the left, shape (n_battles,)."""
+    left_chosen: BoolArray
+    """Whether the left item was chosen, shape (n_battles,) (False on ties)."""
+    fast: BoolArray
+    """Whether the vote was too fast, shape (n_battles,)."""
+    perturbed: BoolArray
+    """Whether each annotator was perturbed, shape (n_annotators,)."""
+    strategy: str
+    """The strategy applied."""
+
+
+def perturb_votes(
+    sim: SimulatedArena,
+    perturbed: npt.ArrayLike,
+    *,
+    strategy: str,
+    left_share: float = 1.0,
+    fast_share: float = 0.8,
+    honest_fast_share: float = 0.02,
+    rng: RNGLike = None,
+) -> PerturbedVotes:
+    """Perturb some annotators' votes, with display sides and fast flags.
+
+    Each vote's display order is drawn at random (``model_a`` on the left
+    with probability 1/2). Honest annotators vote as simulated, and a share
+    ``honest_fast_share`` of their votes is marked fast at random. Perturbed
+    annotators follow ``strategy``:
+
+    * ``"random"``, ``"equal"``, ``"flip"``, ``"mixed"``: as
+      :func:`perturb_outcomes` (sec. 5.5 of the paper);
+    * ``"against"``: every vote goes to the item with the lower true rating,
+      never a tie (the pure against-voter);
+    * ``"position"``: each decisive vote is replaced, with probability
+      ``2 left_share - 1``, by a vote for the left item, so a share
+      ``left_share`` of the decisive votes goes to the left (ties stay);
+    * ``"too_fast"``: a share ``fast_share`` of the votes is fast, and a fast
+      vote picks the left or the right item at random (never a tie).
+
+    Parameters
+    ----------
+    sim : SimulatedArena
+        From :func:`simulate_arena`.
+    perturbed : array-like of int of shape (n_perturbed,)
+        Annotators to perturb.
+    strategy : str
+        One of :data:`VOTE_PERTURBATIONS`.
+    left_share : float, default 1.0
+        Share of decisive votes for the left item (``"position"``), in [0.5, 1].
+    fast_share : float, default 0.8
+        Share of fast votes (``"too_fast"``), in [0, 1].
+    honest_fast_share : float, default 0.02
+        Share of fast votes of every other annotator, in [0, 1].
+    rng : numpy.random.Generator, int or None
+        Source of randomness.
+
+    Returns
+    -------
+    PerturbedVotes
+        Outcomes, display sides, left choices and fast flags of shape
+        (n_battles,), the perturbed mask of shape (n_annotators,).
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown strategy or a share out of range.
+
+    References
+    ----------
+    Liu, Z. et al. (2025). am-ELO, ICML 2025, sec. 5.5 (the first four strategies).
+    Zheng, L. et al. (2023). Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena.
+    NeurIPS 2023 (position bias).
+
+    Examples
+    --------
+    >>> sim = simulate_arena(n_models=5, n_annotators=3, records_per_annotator=20, rng=0)
+    >>> pv = perturb_votes(sim, [0], strategy="position", rng=0)
+    >>> bool(pv.left_chosen[(sim.annotator == 0) & (pv.outcome != 0.5)].all())
+    True
+    """
+    if strategy not in VOTE_PERTURBATIONS:
+        raise InvalidParameterError(
+            f"strategy must be one of {VOTE_PERTURBATIONS}, got {strategy!r}"
+        )
+    check_in_range(left_share, "left_share", 0.5, 1.0)
+    check_in_range(fast_share, "fast_share", 0.0, 1.0)
+    check_in_range(honest_fast_share, "honest_fast_share", 0.0, 1.0)
+    gen = make_rng(rng)
+    ids = as_index_array(perturbed, "perturbed", n=sim.n_annotators)
+    mask = np.zeros(sim.n_annotators, dtype=bool)
+    mask[ids] = True
+    k = sim.annotator
+    on = mask[k]
+    n = k.size
+    a_left = gen.random(n) < 0.5
+    fast = gen.random(n) < honest_fast_share
+    w = sim.outcome.copy()
+    if strategy in PERTURBATIONS:
+        w = perturb_outcomes(w, k, ids, strategy=strategy, rng=gen)
+    elif strategy == "against":
+        ra, rb = sim.true_ratings[sim.model_a], sim.true_ratings[sim.model_b]
+        coin = (gen.random(n) < 0.5).astype(np.float64)
+        w = np.where(on, np.where(ra < rb, 1.0, np.where(ra > rb, 0.0, coin)), w)
+    elif strategy == "position":
+        force = on & (w != 0.5) & (gen.random(n) < 2.0 * left_share - 1.0)
+        w = np.where(force, a_left.astype(np.float64), w)
+    else:
+        f = on & (gen.random(n) < fast_share)
+        fast = np.where(on, f, fast)
+        w = np.where(f, (gen.random(n) < 0.5).astype(np.float64), w)
+    left_chosen = (w != 0.5) & ((w == 1.0) == a_left)
+    return PerturbedVotes(
+        outcome=w,
+        a_on_left=a_left,
+        left_chosen=left_chosen,
+        fast=fast.astype(bool),
+        perturbed=mask,
+        strategy=strategy,
+    )
 
 
 def ranking_consistency(scores_a: Any, scores_b: Any) -> float:
