@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,18 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_studies_json_on_a_new_database_lists_the_demo(tmp_path: Path, capsys) -> None:
+def test_studies_on_a_new_database_does_not_load_the_demo(tmp_path: Path, capsys) -> None:
+    code, out, _ = run(capsys, "studies", "--db", str(tmp_path / "v.db"), "--json")
+    assert code == 0
+    assert json.loads(out) == []
+    code, out, _ = run(capsys, "studies", "--db", str(tmp_path / "v.db"))
+    assert "annotate import --demo" in out
+
+
+def test_import_demo_then_studies_lists_the_demo(tmp_path: Path, capsys) -> None:
+    code, out, err = run(capsys, "import", "--db", str(tmp_path / "v.db"), "--demo")
+    assert code == 0, err
+    assert "created study demo-arena" in out
     code, out, _ = run(capsys, "studies", "--db", str(tmp_path / "v.db"), "--json")
     assert code == 0
     rows = json.loads(out)
@@ -99,8 +111,12 @@ def test_unknown_study_on_export(tmp_path: Path, capsys) -> None:
     assert "no study named 'nope'" in err
 
 
-@pytest.mark.parametrize("cmd", [[], ["studies"], ["import"], ["export"], ["app"]])
+@pytest.mark.parametrize(
+    "cmd",
+    [[], ["studies"], ["import"], ["export"], ["app"], ["rate"], ["rank"], ["report"]],
+)
 def test_every_command_has_help_and_db(cmd: list[str]) -> None:
+    """Under ``python -m annotate`` too: the analysis commands are registered there."""
     res = subprocess.run(
         [sys.executable, "-m", "annotate", *cmd, "--help"],
         capture_output=True,
@@ -108,3 +124,150 @@ def test_every_command_has_help_and_db(cmd: list[str]) -> None:
         check=True,
     )
     assert "--db" in res.stdout
+
+
+def test_import_without_paths_or_demo_is_one_line(tmp_path: Path, capsys) -> None:
+    code, _, err = run(capsys, "import", "--db", str(tmp_path / "v.db"))
+    assert code == 1
+    assert err.count("\n") == 1
+    assert "--demo" in err
+
+
+def _cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "annotate", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "ANNOTATE_DATA_DIR": str(cwd / "data"), **(env or {})},
+        timeout=300,
+    )
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """``annotate studies | head -1``: no BrokenPipeError, no traceback."""
+    db = tmp_path / "v.db"
+    assert main(["import", "--db", str(db), "--demo", "--json"]) == 0
+    for args in (
+        ["studies", "--db", str(db)],
+        ["rank", "simple", str(DATA / "formats" / "llmfao_sample.csv")],
+    ):
+        cmd = " ".join(f"'{a}'" for a in [sys.executable, "-m", "annotate", *args])
+        res = subprocess.run(
+            ["sh", "-c", f"{cmd} | head -c 1 > /dev/null"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=300,
+        )
+        assert "Traceback" not in res.stderr
+        assert "BrokenPipe" not in res.stderr
+        assert "Exception ignored" not in res.stderr
+
+
+def test_corrupt_database_is_one_line(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not a database at all" * 200)
+    before = bad.read_bytes()
+    for cmd in (["studies"], ["export", "--out", str(tmp_path / "x")], ["rate", "--study", "s"]):
+        code, _, err = run(capsys, *cmd, "--db", str(bad))
+        assert code == 1, err
+        assert err.count("\n") == 1, err
+        assert "Traceback" not in err
+        assert str(bad) in err or "database" in err
+    assert bad.read_bytes() == before
+
+
+def test_db_pointing_at_a_folder_is_one_line(tmp_path: Path, capsys) -> None:
+    code, _, err = run(capsys, "studies", "--db", str(tmp_path))
+    assert code == 1
+    assert err.count("\n") == 1
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
+def test_read_only_database_is_one_line(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "ro" / "v.db"
+    db.parent.mkdir()
+    assert main(["import", "--db", str(db), "--demo", "--json"]) == 0
+    capsys.readouterr()
+    for p in db.parent.iterdir():
+        p.chmod(0o444)
+    db.parent.chmod(0o555)
+    try:
+        code, _, err = run(
+            capsys,
+            "import",
+            "--db",
+            str(db),
+            str(DATA / "formats" / "llmfao_sample.csv"),
+            "--study",
+            "fao",
+        )
+        assert code == 1
+        assert err.count("\n") == 1
+    finally:
+        db.parent.chmod(0o755)
+
+
+def test_unexpected_errors_are_one_line_and_debug_shows_the_traceback(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import annotate.__main__ as cli
+
+    def boom(args: object) -> int:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setitem(cli.COMMANDS, "studies", boom)
+    code, _, err = run(capsys, "studies", "--db", str(tmp_path / "v.db"))
+    assert code == cli.EXIT_INTERNAL
+    assert err.count("\n") == 1
+    assert "ANNOTATE_DEBUG=1" in err
+    monkeypatch.setenv("ANNOTATE_DEBUG", "1")
+    with pytest.raises(ZeroDivisionError):
+        main(["studies", "--db", str(tmp_path / "v.db")])
+
+
+@pytest.mark.parametrize(
+    ("exc", "needle"),
+    [
+        (PermissionError(13, "Permission denied", "/x/y"), "Permission denied: /x/y"),
+        (IsADirectoryError(21, "Is a directory", "/x"), "Is a directory: /x"),
+        (OSError(28, "No space left on device"), "No space left on device"),
+        (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), "cannot read"),
+        (KeyboardInterrupt(), "interrupted"),
+    ],
+)
+def test_expected_failures_are_one_line(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch, exc: BaseException, needle: str
+) -> None:
+    import annotate.__main__ as cli
+
+    def fail(args: object) -> int:
+        raise exc
+
+    monkeypatch.setitem(cli.COMMANDS, "studies", fail)
+    code, _, err = run(capsys, "studies", "--db", str(tmp_path / "v.db"))
+    assert code == (130 if isinstance(exc, KeyboardInterrupt) else 1)
+    assert err.count("\n") == 1
+    assert needle in err
+
+
+def test_database_errors_name_the_problem() -> None:
+    import sqlite3
+
+    from sqlalchemy.exc import OperationalError
+
+    from annotate.__main__ import describe_error
+
+    locked = OperationalError("INSERT", {}, sqlite3.OperationalError("database is locked"))
+    msg, code = describe_error(locked, Path("v.db"))
+    assert code == 1
+    assert "busy" in msg
+    assert "v.db" in msg
+    assert "\n" not in msg
+    ro = sqlite3.OperationalError("attempt to write a readonly database")
+    assert "read-only" in describe_error(ro, Path("v.db"))[0]
+    bad = sqlite3.DatabaseError("file is not a database")
+    assert "not a usable annotate database" in describe_error(bad, None)[0]
