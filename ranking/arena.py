@@ -613,14 +613,7 @@ def _fit_am(
     tau: float,
     rating_sd: float,
 ) -> AmEloResult:
-    """Penalised am-ELO; a Gaussian prior on the ratings only when their MLE does not exist."""
-    try:
-        return am_elo(
-            a, b, k, w, n_models=n, n_annotators=m, confidence=confidence, ability_prior_sd=tau
-        )
-    except DegenerateDataError as err:
-        if err.reason != "no_mle":
-            raise
+    """am-ELO with the Gaussian priors on abilities and ratings."""
     return am_elo(
         a,
         b,
@@ -734,7 +727,7 @@ def stable_arena(
     alpha: float = 0.05,
     correction: Correction = "bh",
     ability_prior_sd: float = 2.0,
-    rating_prior_sd: float = 400.0,
+    rating_prior_sd: float = 1000.0,
     max_fast_share: float = 0.2,
     random_fraction: float = 0.1,
     intervals: Intervals = "wald",
@@ -752,8 +745,12 @@ def stable_arena(
     Gelman et al., 2008; Mislevy, 1986). The prior keeps every ability
     finite, so an annotator who agrees (or disagrees) with the ranking on
     every vote gets a verdict once there are enough votes instead of staying
-    pending. If some item never lost or never won, a Gaussian prior
-    ``N(1000, rating_prior_sd**2)`` on the ratings keeps them finite too.
+    pending. A second, very weak Gaussian prior ``N(1000, rating_prior_sd**2)``
+    on the ratings keeps them finite too when an item never lost or never
+    won, or when annotators of opposite sign alone compare some pair (with
+    abilities free, am-ELO can then explain both by infinitely distant
+    ratings); with the default sd of 1000 Elo points its effect on ratings
+    that the data determine is far below their standard errors.
 
     **Thresholds.** ``delta=None`` takes the dynamic rule of
     :func:`dynamic_delta` and caps it at the median vote count minus one
@@ -851,9 +848,8 @@ def stable_arena(
         Adjustment across annotators (:func:`ranking.adjust_p_values`).
     ability_prior_sd : float, default 2.0
         Prior standard deviation of the relative discriminations.
-    rating_prior_sd : float, default 400.0
-        Prior standard deviation of the ratings (Elo points), used only when
-        their maximum likelihood does not exist.
+    rating_prior_sd : float, default 1000.0
+        Prior standard deviation of the ratings (Elo points).
     max_fast_share : float, default 0.2
         Largest share of fast votes that is not flagged.
     random_fraction : float, default 0.1

@@ -78,7 +78,14 @@ def test_all_tie_annotator_is_flagged_and_changes_nothing(sim):
     assert "ties" in res.reasons[2]
     keep = sim.annotator != 2
     k = np.searchsorted(np.flatnonzero(np.bincount(sim.annotator[keep])), sim.annotator[keep])
-    ref = am_elo(sim.model_a[keep], sim.model_b[keep], k, w[keep], ability_prior_sd=2.0)
+    ref = am_elo(
+        sim.model_a[keep],
+        sim.model_b[keep],
+        k,
+        w[keep],
+        ability_prior_sd=2.0,
+        rating_prior_sd=1000.0,
+    )
     np.testing.assert_allclose(res.ratings, ref.ratings, atol=1e-6)
 
 
@@ -99,6 +106,7 @@ def test_exclude_refits_without_flagged(sim):
         np.searchsorted(ids, sim.annotator[used]),
         w[used],
         ability_prior_sd=2.0,
+        rating_prior_sd=1000.0,
     )
     np.testing.assert_allclose(res.ratings, ref.ratings, atol=1e-6)
     warn = stable_arena(sim.model_a, sim.model_b, sim.annotator, w, action="warn")

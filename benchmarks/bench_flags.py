@@ -1,0 +1,204 @@
+"""Annotator verdicts of ``stable_arena`` on simulated studies (issue 10).
+
+For a grid of studies (annotators x votes per annotator x honest discrimination sd x
+perturbation x share perturbed) it simulates arena votes from known ratings
+(:func:`ranking.simulate_arena`, Davidson ties at rate 0.3), perturbs a share of the
+annotators (:func:`ranking.perturb_votes`: the paper's random, equal, flip and mixed;
+position-biased at 80% and 100% left; too fast; always against the ranking), runs
+:func:`ranking.stable_arena` with its defaults (dynamic thresholds, Benjamini-Hochberg at
+0.05) and the per-vote inputs ``left_chosen`` and ``fast``, and reports per cell:
+
+* ``ff``: false-flag rate, flagged honest annotators / honest annotators;
+* ``rec``: recall, flagged perturbed annotators / perturbed annotators with more than
+  ``delta`` votes (``-`` when there are none);
+* ``pend``: share of all annotators still pending;
+* ``crash``: runs that raised.
+
+Small studies get fewer models (``min(20, max(4, annotators * votes // 15))``) so that
+every model has battles. A second table gives the paper's sec. 5.5 detection F1 (42
+annotators, 100 votes, ratios 10-40%) at the fixed thresholds ``epsilon = 0`` and
+``0.005`` (``delta = 0``), and for the default test.
+
+Targets: 0 crashes; ``ff <= 0.05`` in every cell; ``rec >= 0.9`` where perturbed
+annotators have at least 50 votes; paper F1 >= 0.90 at epsilon 0 and >= 0.95 at 0.005.
+
+Run: ``.venv/bin/python benchmarks/bench_flags.py --quick`` (one study per cell, a few
+minutes) or without ``--quick`` (3 studies per cell, 10/25/50/100/200 votes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ranking.arena import stable_arena
+from ranking.simulation import detection_scores, perturb_votes, simulate_arena
+
+STRATEGIES: dict[str, dict[str, float | str]] = {
+    "random": {"strategy": "random"},
+    "equal": {"strategy": "equal"},
+    "flip": {"strategy": "flip"},
+    "mixed": {"strategy": "mixed"},
+    "left80": {"strategy": "position", "left_share": 0.8},
+    "left100": {"strategy": "position", "left_share": 1.0},
+    "too_fast": {"strategy": "too_fast"},
+    "against": {"strategy": "against"},
+}
+
+
+@dataclass
+class Cell:
+    honest: int = 0
+    false_flags: int = 0
+    eligible: int = 0
+    caught: int = 0
+    pending: int = 0
+    annotators: int = 0
+    crashes: int = 0
+    runs: int = 0
+
+
+def run_cell(
+    n_ann: int, votes: int, sd: float, name: str, ratio: float, reps: int, seed: int
+) -> Cell:
+    cell = Cell()
+    spec = STRATEGIES[name]
+    for r in range(reps):
+        gen = np.random.default_rng([seed, r])
+        n_models = min(20, max(4, n_ann * votes // 15))
+        sim = simulate_arena(
+            n_models=n_models,
+            n_annotators=n_ann,
+            records_per_annotator=votes,
+            discrimination_sd=sd,
+            rng=gen,
+        )
+        n_pert = min(max(1, round(ratio * n_ann)), (n_ann - 1) // 2)
+        ids = gen.choice(n_ann, size=n_pert, replace=False) if n_pert else np.array([], int)
+        pv = perturb_votes(
+            sim,
+            ids,
+            strategy=str(spec["strategy"]),
+            left_share=float(spec.get("left_share", 1.0)),
+            rng=gen,
+        )
+        cell.runs += 1
+        try:
+            res = stable_arena(
+                sim.model_a,
+                sim.model_b,
+                sim.annotator,
+                pv.outcome,
+                n_models=n_models,
+                n_annotators=n_ann,
+                left_chosen=pv.left_chosen,
+                fast=pv.fast,
+            )
+        except Exception:  # a crash is what this benchmark counts
+            cell.crashes += 1
+            continue
+        st = np.asarray(res.status)
+        flagged = st == "flagged"
+        honest = ~pv.perturbed
+        cell.honest += int(honest.sum())
+        cell.false_flags += int((flagged & honest).sum())
+        elig = pv.perturbed & (res.n_records > res.delta)
+        cell.eligible += int(elig.sum())
+        cell.caught += int((flagged & elig).sum())
+        cell.pending += int((st == "pending").sum())
+        cell.annotators += n_ann
+    return cell
+
+
+def paper_f1(reps: int, seed: int) -> list[tuple[str, float, float, float, float]]:
+    rows = []
+    for name in ("random", "equal", "flip", "mixed"):
+        for ratio in (0.1, 0.2, 0.3, 0.4):
+            f0, f5, fd = [], [], []
+            for r in range(reps):
+                gen = np.random.default_rng([seed, r, int(ratio * 10)])
+                sim = simulate_arena(n_annotators=42, records_per_annotator=100, rng=gen)
+                ids = gen.choice(42, size=round(ratio * 42), replace=False)
+                pv = perturb_votes(sim, ids, strategy=name, rng=gen)
+                args = (sim.model_a, sim.model_b, sim.annotator, pv.outcome)
+                for eps, acc in ((0.0, f0), (0.005, f5), (None, fd)):
+                    kw = {"delta": 0, "epsilon": eps} if eps is not None else {}
+                    res = stable_arena(*args, n_annotators=42, **kw)  # type: ignore[arg-type]
+                    acc.append(
+                        detection_scores(pv.perturbed, np.asarray(res.status) == "flagged")[2]
+                    )
+            rows.append((name, ratio, float(np.mean(f0)), float(np.mean(f5)), float(np.mean(fd))))
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="one study per cell, fewer sizes")
+    p.add_argument("--reps", type=int, default=None)
+    args = p.parse_args()
+    reps = args.reps or (1 if args.quick else 3)
+    votes_grid = (10, 50, 200) if args.quick else (10, 25, 50, 100, 200)
+    ratios = (0.1, 0.45) if args.quick else (0.1, 0.25, 0.45)
+    t0 = time.perf_counter()
+    print(f"load average {os.getloadavg()[0]:.2f}; {reps} study(ies) per cell")
+    head = f"{'ann':>4} {'votes':>5} {'sd':>4} {'strategy':<9}"
+    for ratio in ratios:
+        head += f" | {int(ratio * 100):>2}%: {'ff':>5} {'rec':>5} {'pend':>5}"
+    print(head + " | crash")
+    worst_ff, worst_rec, crashes = 0.0, 1.0, 0
+    by_strategy: dict[tuple[str, int], list[int]] = {}
+    for n_ann in (3, 20, 42, 200):
+        for votes in votes_grid:
+            for sd in (0.0, 0.5, 1.0):
+                for name in STRATEGIES:
+                    line = f"{n_ann:>4} {votes:>5} {sd:>4.1f} {name:<9}"
+                    cr = 0
+                    for ratio in ratios:
+                        seed = hash((n_ann, votes, int(sd * 10), name, int(ratio * 100))) % 2**31
+                        c = run_cell(n_ann, votes, sd, name, ratio, reps, seed)
+                        ff = c.false_flags / c.honest if c.honest else float("nan")
+                        rec = c.caught / c.eligible if c.eligible else float("nan")
+                        pend = c.pending / c.annotators if c.annotators else float("nan")
+                        cr += c.crashes
+                        if c.honest:
+                            worst_ff = max(worst_ff, ff)
+                        if c.eligible and votes >= 50:
+                            worst_rec = min(worst_rec, rec)
+                        acc = by_strategy.setdefault((name, votes), [0, 0, 0, 0])
+                        acc[0] += c.caught
+                        acc[1] += c.eligible
+                        acc[2] += c.false_flags
+                        acc[3] += c.honest
+                        rec_s = f"{rec:5.2f}" if c.eligible else "    -"
+                        line += f" |      {ff:5.3f} {rec_s} {pend:5.2f}"
+                    crashes += cr
+                    print(line + f" | {cr}", flush=True)
+    print()
+    print("recall / false-flag rate by strategy and votes (all cells pooled)")
+    print(f"{'strategy':<9}" + "".join(f" | {v:>3} votes: rec   ff  " for v in votes_grid))
+    for name in STRATEGIES:
+        line = f"{name:<9}"
+        for v in votes_grid:
+            cau, eli, fal, hon = by_strategy[(name, v)]
+            rec_s = f"{cau / eli:5.2f}" if eli else "    -"
+            line += f" |            {rec_s} {fal / max(hon, 1):5.3f}"
+        print(line)
+    print()
+    print(
+        f"worst false-flag rate {worst_ff:.3f} (target <= 0.05); worst recall at >= 50 votes "
+        f"{worst_rec:.2f} (target >= 0.9); crashes {crashes} (target 0)"
+    )
+    print()
+    print("paper sec. 5.5 detection F1 (42 annotators, 100 votes, delta = 0 for fixed epsilon)")
+    print(f"{'strategy':<8} {'ratio':>5} {'eps=0':>6} {'0.005':>6} {'test':>6}")
+    for name, ratio, f0, f5, fd in paper_f1(2 if args.quick else 5, seed=5):
+        print(f"{name:<8} {ratio:5.1f} {f0:6.3f} {f5:6.3f} {fd:6.3f}")
+    print(f"({time.perf_counter() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
