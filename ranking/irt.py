@@ -1035,26 +1035,32 @@ def _marginal(
     return loglik, grad_a, grad_d, W
 
 
-def _marginal_hessian(
+def _mml_information(
     a: FloatArray,
     d: FloatArray,
     pat: _Patterns,
     nodes: FloatArray,
     W: FloatArray,
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Exact Hessian of the marginal log-likelihood in ``(a, d)`` (Louis's identity).
+    *,
+    fixed_a: bool,
+    shared_a: bool,
+) -> FloatArray:
+    """Observed information of the estimated item parameters (exact, Louis's identity).
 
-    For each pattern, the second derivative of ``log sum_q w_q f(x | t_q)`` is the
-    posterior mean of the complete-data Hessian plus the posterior covariance of the
-    complete-data score ``s_q = (t_q r_iq, r_iq)`` with ``r_iq = m_i (x_i - p_i(t_q))``
-    (Louis 1982). ``W`` holds the posterior weights of each pattern from
-    :func:`_marginal` at ``(a, d)``. The products are grouped so that nothing of size
-    patterns x nodes x items is formed: the cost is O(patterns x items^2 + masks x nodes x
-    items^2), with ``masks`` the number of distinct sets of observed items (1 on a complete
-    matrix). Returns the blocks ``(H_aa, H_ad, H_dd)``, each ``(n_items, n_items)``.
+    The Hessian ``H`` of the marginal log-likelihood in ``(a, d)``: for each pattern, the
+    second derivative of ``log sum_q w_q f(x | t_q)`` is the posterior mean of the
+    complete-data Hessian plus the posterior covariance of the complete-data score
+    ``s_q = (t_q r_iq, r_iq)`` with ``r_iq = m_i (x_i - p_i(t_q))`` (Louis 1982). ``W``
+    holds the posterior weights of each pattern from :func:`_marginal` at ``(a, d)``.
+    Returns ``-J^T H J`` for the estimated parameters: ``[a_1..a_n, d_1..d_n]`` (2PL),
+    ``[a, d_1..d_n]`` with one shared slope (``shared_a``), or ``[d_1..d_n]``
+    (``fixed_a``). The products are grouped so that nothing of size patterns x nodes x
+    items is formed: O(patterns x items^2 + masks x nodes x items^2) time, with ``masks``
+    the number of distinct sets of observed items (1 on a complete matrix).
     """
     P = expit(np.multiply.outer(a, nodes) + d[:, None])  # (items, nodes)
     X, M, n = pat.X, pat.M, pat.counts
+    n_items = a.size
     nW = n[:, None] * W
     t_pow = (np.ones_like(nodes), nodes, nodes * nodes)
     mu = [W @ te for te in t_pow]  # posterior moments of each pattern
@@ -1063,7 +1069,7 @@ def _marginal_hessian(
     # complete-data information: posterior expected count at each node times p (1 - p)
     Nv = (M.T @ nW) * (P * (1.0 - P))
     if pat.complete:
-        masks, U = np.ones((1, a.size)), nW.sum(axis=0, keepdims=True)
+        masks, U = np.ones((1, n_items)), nW.sum(axis=0, keepdims=True)
     else:  # group the patterns by their set of observed items
         _, first, minv = np.unique(
             np.packbits(M > 0, axis=1), axis=0, return_index=True, return_inverse=True
@@ -1073,67 +1079,82 @@ def _marginal_hessian(
         np.add.at(U, minv.reshape(-1), nW)
 
     def second_moment(e: int) -> FloatArray:
-        # sum_{p,q} n_p W_pq t_q^e r_piq r_pkq, expanded in x and m p
+        # sum_{p,q} n_p W_pq t_q^e r_piq r_pkq - posterior information, expanded in x and m p
         te = t_pow[e]
         out = (X * (n * mu[e])[:, None]).T @ X
         T = X.T @ (M * (n[:, None] * Q[e]))
         out -= T
         out -= T.T
         for k in range(masks.shape[0]):
-            m = masks[k]
-            out += np.outer(m, m) * ((P * (U[k] * te)) @ P.T)
+            G = (P * (U[k] * te)) @ P.T
+            out += G if pat.complete else np.outer(masks[k], masks[k]) * G
         out[np.diag_indices_from(out)] -= Nv @ te
         return out
 
+    def second_moment_colsum(e: int) -> FloatArray:
+        # the column sums of second_moment(e), in O(patterns x items + masks x nodes x items)
+        te = t_pow[e]
+        xs = X.sum(axis=1)
+        R = M * (n[:, None] * Q[e])
+        out = (xs * n * mu[e]) @ X - xs @ R - X.T @ R.sum(axis=1)
+        for k in range(masks.shape[0]):
+            m = masks[k]
+            out += m * (P @ (U[k] * te * (P.T @ m)))
+        return np.asarray(out - Nv @ te, dtype=np.float64)
+
+    info_dd = np.asarray((n[:, None] * es[0]).T @ es[0] - second_moment(0), dtype=np.float64)
+    if fixed_a:
+        return info_dd
+    if shared_a:
+        es1 = es[1].sum(axis=1)  # score of the shared slope, per pattern
+        info = np.empty((n_items + 1, n_items + 1))
+        info[0, 0] = n @ (es1 * es1) - second_moment_colsum(2).sum()
+        info[0, 1:] = info[1:, 0] = (n * es1) @ es[0] - second_moment_colsum(1)
+        info[1:, 1:] = info_dd
+        return info
     nes1 = n[:, None] * es[1]
-    H_aa = second_moment(2) - nes1.T @ es[1]
-    H_ad = second_moment(1) - nes1.T @ es[0]
-    H_dd = second_moment(0) - (n[:, None] * es[0]).T @ es[0]
-    return H_aa, H_ad, H_dd
+    info_aa = nes1.T @ es[1] - second_moment(2)
+    info_ad = nes1.T @ es[0] - second_moment(1)
+    return np.block([[info_aa, info_ad], [info_ad.T, info_dd]])
 
 
 def _mml_standard_errors(
     a: FloatArray,
     d: FloatArray,
-    hessian: tuple[FloatArray, FloatArray, FloatArray],
-    fixed_a: float | None,
+    info: FloatArray,
+    fixed_a: bool,
     shared_a: bool,
 ) -> tuple[FloatArray, FloatArray, FloatArray, str]:
     """SEs of slopes, intercepts and difficulties from the observed information.
 
-    The information of the estimated parameters is ``-J^T H J`` with ``J`` the map from
-    them to ``(a, d)``: the identity for the 2PL model, a shared slope for the 1PL model,
-    the intercepts only when the slope is fixed. Difficulty SEs follow by the delta method
-    for ``b = -d / a``. Returns ``(slope_se, intercept_se, difficulty_se, status)``; all
-    NaN with status ``"not_positive_definite"`` when the Cholesky factorisation fails.
+    ``info`` is laid out as :func:`_mml_information` returns it. Only the variances and
+    the ``(a_i, d_i)`` covariances of the inverse are needed: they are column sums of
+    products of ``L^-1`` (``info = L L^T``), which costs a third of a full inverse.
+    Difficulty SEs follow by the delta method for ``b = -d / a``. Returns ``(slope_se,
+    intercept_se, difficulty_se, status)``; all NaN with status
+    ``"not_positive_definite"`` when the Cholesky factorisation fails.
     """
-    H_aa, H_ad, H_dd = hessian
     n = a.size
-    if fixed_a is not None:
-        info = -H_dd
-    elif shared_a:
-        info = np.empty((n + 1, n + 1))
-        info[0, 0] = -H_aa.sum()
-        info[0, 1:] = info[1:, 0] = -H_ad.sum(axis=0)
-        info[1:, 1:] = -H_dd
-    else:
-        info = -np.block([[H_aa, H_ad], [H_ad.T, H_dd]])
     nan = np.full(n, np.nan)
     try:
         chol = np.linalg.cholesky(info)
     except np.linalg.LinAlgError:
         return nan, nan.copy(), nan.copy(), "not_positive_definite"
-    cov = linalg.cho_solve((chol, True), np.eye(info.shape[0]))
-    if fixed_a is not None:
-        var_a, cov_ad, var_d = np.zeros(n), np.zeros(n), np.diag(cov).copy()
+    L_inv, status = linalg.lapack.dtrtri(chol, lower=1)
+    if status != 0:  # pragma: no cover - a successful Cholesky factor is invertible
+        return nan, nan.copy(), nan.copy(), "not_positive_definite"
+    L_inv = np.tril(L_inv)
+    var = np.einsum("ij,ij->j", L_inv, L_inv)  # diag(info^-1) = column norms of L^-1
+    if fixed_a:
+        var_a, cov_ad, var_d = np.zeros(n), np.zeros(n), var
         slope_se = nan
     elif shared_a:
-        var_a = np.full(n, cov[0, 0])
-        cov_ad, var_d = cov[0, 1:].copy(), np.diag(cov)[1:].copy()
+        var_a = np.full(n, var[0])
+        cov_ad, var_d = L_inv[:, 0] @ L_inv[:, 1:], var[1:]
         slope_se = np.sqrt(var_a)
     else:
-        var_a, var_d = np.diag(cov)[:n].copy(), np.diag(cov)[n:].copy()
-        cov_ad = np.diag(cov[:n, n:]).copy()
+        var_a, var_d = var[:n], var[n:]
+        cov_ad = np.einsum("ij,ij->j", L_inv[:, :n], L_inv[:, n:])
         slope_se = np.sqrt(var_a)
     # delta method: grad of -d/a in (a, d) is (d / a^2, -1 / a)
     g_a, g_d = d / (a * a), -1.0 / a
@@ -1244,10 +1265,9 @@ def _fit_mml(
     with np.errstate(divide="ignore", invalid="ignore"):
         b = -d / a
     if standard_errors:
-        hess = _marginal_hessian(a, d, pat, nodes, W)
-        a_se, d_se, b_se, se_status = _mml_standard_errors(
-            a, d, hess, fixed_a, shared_a=model == "1PL"
-        )
+        kinds = {"fixed_a": fixed_a is not None, "shared_a": model == "1PL" and fixed_a is None}
+        info = _mml_information(a, d, pat, nodes, W, **kinds)
+        a_se, d_se, b_se, se_status = _mml_standard_errors(a, d, info, **kinds)
     else:
         a_se, d_se, b_se = (np.full(n_items, np.nan) for _ in range(3))
         se_status = "not_computed"

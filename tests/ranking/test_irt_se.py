@@ -41,7 +41,7 @@ from ranking.irt import (
     _collapse_patterns,
     _jml_2pl_se,
     _marginal,
-    _marginal_hessian,
+    _mml_information,
     _mml_standard_errors,
     _quadrature_rule,
 )
@@ -128,9 +128,16 @@ class TestMarginalHessian:
         h = 1e-5
         fd = np.array([(grad(x0 + h * e) - grad(x0 - h * e)) / (2 * h) for e in np.eye(2 * n)])
         W = _marginal(a, d, pat, nodes, logw)[3]
-        H_aa, H_ad, H_dd = _marginal_hessian(a, d, pat, nodes, W)
-        H = np.block([[H_aa, H_ad], [H_ad.T, H_dd]])
-        np.testing.assert_allclose(H, fd.T, rtol=0, atol=1e-6 * np.abs(fd).max())
+        info = _mml_information(a, d, pat, nodes, W, fixed_a=False, shared_a=False)
+        np.testing.assert_allclose(-info, fd.T, rtol=0, atol=1e-6 * np.abs(fd).max())
+        # the reduced layouts are -J^T H J: one shared slope, or the intercepts only
+        J = np.zeros((2 * n, n + 1))
+        J[:n, 0] = 1.0
+        J[n:, 1:] = np.eye(n)
+        shared = _mml_information(a, d, pat, nodes, W, fixed_a=False, shared_a=True)
+        np.testing.assert_allclose(shared, J.T @ info @ J, rtol=1e-10, atol=1e-9)
+        fixed = _mml_information(a, d, pat, nodes, W, fixed_a=True, shared_a=False)
+        np.testing.assert_allclose(fixed, info[n:, n:], rtol=1e-12)
 
 
 MML_CASES = [
@@ -244,9 +251,8 @@ def test_lsat6_2pl_information_at_ltm_estimates_gives_ltm_se(shared_data: Path) 
     d = -a * np.array(case["ltm_estimates"]["b"])
     _, ga, gd, W = _marginal(a, d, pat, nodes, logw)
     assert round(float(np.abs(np.concatenate([ga, gd])).max()), 3) == case["ltm_max_abs_grad"]
-    se_a, _, se_b, status = _mml_standard_errors(
-        a, d, _marginal_hessian(a, d, pat, nodes, W), None, shared_a=False
-    )
+    info = _mml_information(a, d, pat, nodes, W, fixed_a=False, shared_a=False)
+    se_a, _, se_b, status = _mml_standard_errors(a, d, info, fixed_a=False, shared_a=False)
     assert status == "ok"
     np.testing.assert_allclose(se_b, case["se_b"], atol=case["atol_se"])
     np.testing.assert_allclose(se_a, case["se_a"], atol=case["atol_se"])
@@ -357,12 +363,11 @@ def test_mml_se_can_be_skipped_and_the_switch_is_validated() -> None:
 
 
 def test_mml_information_not_positive_definite_gives_nan_and_a_flag() -> None:
-    """A Hessian that is not negative definite (here: a saddle) gives NaN, never an error."""
+    """Information that is not positive definite (a saddle) gives NaN, never an error."""
     a, d = np.array([1.0, 1.0]), np.array([0.0, 0.5])
-    saddle = (np.eye(2), np.zeros((2, 2)), -np.eye(2))
-    for fixed, shared in ((None, False), (None, True), (1.0, False)):
-        hess = saddle if fixed is None else (saddle[0], saddle[1], np.diag([-1.0, 1.0]))
-        se_a, se_d, se_b, status = _mml_standard_errors(a, d, hess, fixed, shared)
+    for fixed, shared, k in ((False, False, 4), (False, True, 3), (True, False, 2)):
+        info = np.diag(np.r_[-1.0, np.ones(k - 1)])
+        se_a, se_d, se_b, status = _mml_standard_errors(a, d, info, fixed, shared)
         assert status == "not_positive_definite"
         assert np.all(np.isnan(np.concatenate([se_a, se_d, se_b])))
 
