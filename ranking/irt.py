@@ -12,6 +12,10 @@ Two estimators are provided.
   quadrature grid, item parameters maximise the marginal likelihood, and each
   person gets an EAP ability with its posterior standard deviation.
 
+Both report item standard errors: from the exact observed information of the
+marginal likelihood for MML, and conditional on the abilities (approximate) for
+joint ML; see the Notes of each function.
+
 Orientation: the response matrix ``A`` has one row per question (the IRT
 "item") and one column per model (the IRT "person"/examinee). ``1`` means
 correct, ``0`` wrong and ``NaN`` not administered (dropped from the

@@ -697,6 +697,8 @@ def test_jml_is_equivariant_under_relabelling(A: np.ndarray, seed: int) -> None:
     np.testing.assert_allclose(perm.ability, base.ability[cols], atol=1e-4)
     np.testing.assert_allclose(perm.difficulty, base.difficulty[rows], atol=1e-4)
     assert perm.objective == pytest.approx(base.objective, rel=1e-9, abs=1e-7)
+    # standard errors follow their questions; NaN (not estimated) in the same places
+    np.testing.assert_allclose(perm.difficulty_se, base.difficulty_se[rows], atol=1e-4)
     base2 = fit_2pl(A)
     perm2 = fit_2pl(A[rows][:, cols])
     assert perm2.objective == pytest.approx(base2.objective, rel=1e-6, abs=1e-6)
