@@ -306,11 +306,11 @@ def self_identifying_battles(
         if match is not None:
             found[(prompt, model)] = match
     hits: list[IdentityHit] = []
-    for key, prompt, a, b in battles:
-        if prompt is None:
+    for key, battle_prompt, a, b in battles:
+        if battle_prompt is None:
             continue
         for m in (a, b):
-            match = found.get((prompt, m))
+            match = found.get((battle_prompt, m))
             if match is not None:
                 hits.append(IdentityHit(key, m, match))
                 break
