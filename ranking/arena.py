@@ -54,7 +54,7 @@ Evaluation. ICML 2025, sec. 4.3 and Algorithm 3.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -669,7 +669,8 @@ def _bootstrap_intervals(
         except (DegenerateDataError, ConvergenceError):
             failed += 1
             continue
-        reps.append(rep.ratings)
+        r = rep.ratings - rep.initial
+        reps.append(rep.initial + (r if r @ (fit.ratings - fit.initial) >= 0 else -r))
     if len(reps) < max(20, n_boot // 2):
         raise DegenerateDataError(
             f"only {len(reps)} of {n_boot} bootstrap resamples of the annotators could be "
@@ -683,6 +684,46 @@ def _bootstrap_intervals(
     lower, upper = lower - bias, upper - bias
     se = arr.std(axis=0, ddof=1)
     return lower, upper, se, failed
+
+
+def _score_z(x: FloatArray, w: FloatArray, k: IntArray, m: int) -> FloatArray:
+    """Permutation score statistic of each annotator's ability at 0, standardised.
+
+    ``U = sum x_t (W_t - 1/2)`` with its mean and variance when the annotator's outcomes
+    are permuted over its battles (see :func:`null_ability_threshold`); NaN where the
+    outcomes or the battles do not vary.
+    """
+    n = np.bincount(k, minlength=m).astype(np.float64)
+    sx = np.bincount(k, weights=x, minlength=m)
+    sxx = np.bincount(k, weights=x * x, minlength=m)
+    sw = np.bincount(k, weights=w, minlength=m)
+    sww = np.bincount(k, weights=w * w, minlength=m)
+    sxw = np.bincount(k, weights=x * w, minlength=m)
+    safe = np.maximum(n, 1.0)
+    var = (
+        np.maximum(sxx - sx * sx / safe, 0.0)
+        * np.maximum(sww - sw * sw / safe, 0.0)
+        / np.maximum(n - 1.0, 1.0)
+    )
+    u = sxw - 0.5 * sx
+    mean = (sw / safe - 0.5) * sx
+    out: FloatArray = np.where(var > 1e-12, (u - mean) / np.sqrt(np.maximum(var, 1e-300)), np.nan)
+    return out
+
+
+def _mirror(fit: AmEloResult) -> AmEloResult:
+    """The same fit with the direction of the ranking reversed (abilities sum to -1)."""
+    c = fit.initial
+    lower, upper = 2.0 * c - fit.upper, 2.0 * c - fit.lower
+    return replace(
+        fit,
+        ratings=2.0 * c - fit.ratings,
+        lower=lower,
+        upper=upper,
+        ranks=ranks_from_intervals(lower, upper),
+        abilities=-fit.abilities,
+        discriminations=-fit.discriminations,
+    )
 
 
 def _identifies(a: IntArray, b: IntArray, n: int) -> bool:
@@ -751,6 +792,16 @@ def stable_arena(
     abilities free, am-ELO can then explain both by infinitely distant
     ratings); with the default sd of 1000 Elo points its effect on ratings
     that the data determine is far below their standard errors.
+
+    **Direction.** Eq. 7 (``sum(theta) = 1``) orients the ranking by the sign
+    of the summed abilities, so a coherent minority of confident
+    against-voters (who never tie) could invert it and have every honest
+    annotator flagged. The loop instead orients it by the majority of the
+    annotators still in play, judged or pending: if more of them vote
+    against than with the fitted ranking (net agreement over their votes),
+    the fit is mirrored (ratings reflected about 1000, abilities
+    negated, so they then sum to -1), which leaves the penalised likelihood
+    unchanged. Bootstrap replicates are oriented like the fit.
 
     **Thresholds.** ``delta=None`` takes the dynamic rule of
     :func:`dynamic_delta` and caps it at the median vote count minus one
@@ -1026,11 +1077,23 @@ def stable_arena(
         )
         fits += 1
         judged = fit_set[rate_ids]
+        # orient by the majority of all annotators still in play (judged or pending)
+        ls = fit.log_strengths
+        agree = np.sign(w - 0.5) * np.sign(ls[a] - ls[b])
+        net = np.sign(np.bincount(k, weights=agree, minlength=m))
+        if (net < 0).sum() > (net > 0).sum():
+            fit = _mirror(fit)
+            ls = fit.log_strengths
         ids = rate_ids[judged]
         th = fit.abilities[judged]
         se = fit.ability_standard_errors[judged]
         safe_se = np.maximum(se, 1e-300)
-        p_adv = norm.cdf((th - eps_value) / safe_se)
+        if dynamic:
+            sel_j = fit_set[k]
+            zs = _score_z(ls[a[sel_j]] - ls[b[sel_j]], w[sel_j], k[sel_j], m)[ids]
+            p_adv = np.where(np.isfinite(zs), norm.cdf(zs), 0.5)
+        else:
+            p_adv = norm.cdf((th - eps_value) / safe_se)
         p_adv_adj = adjust_p_values(p_adv, method=correction)
         theta[ids], theta_se[ids], p_raw[ids], eps[ids] = th, se, p_adv, eps_value
         theta[all_tie], eps[all_tie] = 0.0, eps_value
@@ -1129,7 +1192,7 @@ def stable_arena(
                 + f") on {nr} votes"
             )
         else:
-            t = (theta[j] - eps[j]) / max(theta_se[j], 1e-300)
+            t = float(norm.ppf(1.0 - p_raw[j]))
             v = _undecided_votes(nr, t, z_rel)
             status.append("pending")
             to_verdict.append(v)
