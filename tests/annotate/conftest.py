@@ -21,7 +21,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 from textual.worker import WorkerFailed
 
-from annotate.screens.key_gate import REPEAT_DEBOUNCE_S
+from annotate.screens.key_gate import PAINT_LOG_ENV, REPEAT_DEBOUNCE_S
 from annotate.services.db import open_store
 from annotate.services.importing import import_paths
 
@@ -136,14 +136,26 @@ def needs_tmux() -> pytest.MarkDecorator:
 class Tmux:
     """One detached tmux session on a private server socket, running one command."""
 
-    def __init__(self, name: str, command: list[str], *, size: tuple[int, int] = (100, 32)):
+    def __init__(
+        self,
+        name: str,
+        command: list[str],
+        *,
+        size: tuple[int, int] = (100, 32),
+        paint_log: Path | None = None,
+    ):
         self.socket = f"annotate-test-{os.getpid()}-{name}"
         self.target = name
+        self.paint_log = paint_log
+        """The app's test-only paint log (ANNOTATE_PAINT_LOG), when given."""
+        self._last_vote: tuple[str, float] | None = None
         env = [
             f"-e{k}={v}"
             for k, v in os.environ.items()
             if k.startswith(("ANNOTATE_", "XDG_")) or k in ("HOME", "PATH")
         ]
+        if paint_log is not None:
+            env.append(f"-e{PAINT_LOG_ENV}={paint_log}")
         self.tmux(
             "new-session",
             "-d",
@@ -201,6 +213,46 @@ class Tmux:
                 return screen
             time.sleep(0.03)
         raise AssertionError(f"{pattern!r} did not appear within {timeout} s; screen:\n{screen}")
+
+    def paints(self) -> list[tuple[int, int, int]]:
+        """``(item id, monotonic ns, wall ns)`` of every confirmed paint so far."""
+        if self.paint_log is None or not self.paint_log.exists():
+            return []
+        lines = self.paint_log.read_text(encoding="utf-8").splitlines()
+        out = []
+        for line in lines:
+            fields = line.split("\t")
+            if len(fields) == 3:  # a line being written is skipped until it is whole
+                out.append((int(fields[0]), int(fields[1]), int(fields[2])))
+        return out
+
+    def wait_painted(self, count: int, *, timeout: float = 20.0) -> None:
+        """Wait until ``count`` item paints are confirmed: keys sent after that act."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(self.paints()) >= count:
+                return
+            time.sleep(0.01)
+        raise AssertionError(
+            f"{count} paints were not confirmed within {timeout} s "
+            f"({len(self.paints())} were); screen:\n{self.screen()}"
+        )
+
+    def vote(self, key: str, *, then_paint: bool = True) -> None:
+        """Send a vote key as a person would; with ``then_paint``, wait for the next paint.
+
+        Keys sent before an item's paint is confirmed are dropped, and so is a repeat
+        of the same key within the debounce: this waits out the debounce first.
+        """
+        if self._last_vote is not None and self._last_vote[0] == key:
+            wait = self._last_vote[1] + REPEAT_DEBOUNCE_S + 0.05 - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+        n = len(self.paints())
+        self._last_vote = (key, time.monotonic())
+        self.send(key)
+        if then_paint:
+            self.wait_painted(n + 1)
 
     def wait_exit(self, *, timeout: float = 20.0) -> None:
         deadline = time.monotonic() + timeout

@@ -55,16 +55,18 @@ def test_sigkill_mid_study_keeps_every_acknowledged_vote(tmp_path: Path, burst: 
         t = Tmux(
             f"crash{run}",
             [str(ANNOTATE), "--db", str(db), "--annotator", "k", "--study", "demo-difficulty"],
+            paint_log=tmp_path / f"paint{run}.log",
         )
         try:
             screen = t.wait_for(progress(acknowledged, 40) + r"[\s\S]*1st harder")
             assert shown_progress(screen) == acknowledged  # resumed exactly
+            t.wait_painted(1)  # keys act once the item is painted
             for _ in range(4):  # votes we wait to see acknowledged
-                t.send("12"[acknowledged % 2])
+                t.vote("12"[acknowledged % 2])
                 acknowledged += 1
                 t.wait_for(progress(acknowledged, 40))
             if run == 1:
-                t.send("u")  # an undo is a committed row too
+                t.vote("u")  # an undo is a committed row too
                 acknowledged -= 1
                 t.wait_for(progress(acknowledged, 40))
             for i in range(burst):  # keys in flight when the process dies

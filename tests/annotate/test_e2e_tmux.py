@@ -1,13 +1,15 @@
 """End to end: the installed ``annotate`` command in a real terminal (tmux).
 
 A new user types a name, picks the difficulty demo, votes, undoes, goes back,
-does the arena demo, quits; ``annotate export`` then holds exactly those votes.
+does the arena demo (whose votes are final once the models are revealed: undo is
+refused), quits; ``annotate export`` then holds exactly those votes.
 The screen is read with ``tmux capture-pane``, polled with a timeout.
 """
 
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,8 +30,9 @@ def sessions() -> Iterator[list[Tmux]]:
 
 
 def test_new_user_does_both_demos_then_exports(tmp_path: Path, sessions: list[Tmux]) -> None:
-    db = tmp_path / "e2e.db"
-    t = Tmux("e2e", [str(ANNOTATE), "--db", str(db)])
+    # the default database (in ANNOTATE_DATA_DIR): its first launch loads the demo studies
+    db = Path(os.environ["ANNOTATE_DATA_DIR"]) / "votes.db"
+    t = Tmux("e2e", [str(ANNOTATE)], paint_log=tmp_path / "paint.log")
     sessions.append(t)
     t.wait_for("Your name")
     t.type("Ada")
@@ -40,25 +43,29 @@ def test_new_user_does_both_demos_then_exports(tmp_path: Path, sessions: list[Tm
     t.wait_for("Which subjects can you judge")
     t.send("Enter")
     t.wait_for(progress(0, 40))
+    t.wait_painted(1)  # keys act once the item is painted
     for k, key in enumerate("120", start=1):
-        t.send(key)
+        t.vote(key)
         t.wait_for(progress(k, 40))
-    t.send("u")
+    t.vote("u")
     t.wait_for(progress(2, 40))
-    t.send("1")
+    t.vote("1")
     t.wait_for(progress(3, 40))
     t.send("Escape")
     t.wait_for(r"demo-difficulty .* 3 / 40 done")
+    painted = len(t.paints())
     t.send("Up", "Enter")
     t.wait_for(progress(0, 96))
+    t.wait_painted(painted + 1)
     screen = t.screen()
     assert "Prompt" in screen
     for k, key in enumerate("abtx", start=1):
-        t.send(key)
+        t.vote(key)
         t.wait_for(progress(k, 96))
     t.wait_for("Your last vote: A was")
-    t.send("u")
-    t.wait_for(progress(3, 96))
+    t.send("u")  # refused: the model names were revealed
+    t.wait_for("Votes in this study are final")
+    assert "4 / 96" in t.screen()  # nothing was withdrawn
     t.send("q")
     t.wait_exit()
 
@@ -69,24 +76,24 @@ def test_new_user_does_both_demos_then_exports(tmp_path: Path, sessions: list[Tm
         text=True,
         check=True,
     )
-    assert "wrote 6 current votes" in done.stdout
+    assert "wrote 7 current votes" in done.stdout
     with (out / "votes.csv").open(newline="", encoding="utf-8") as f:
         current = list(csv.DictReader(f))
-    assert {r["annotator"] for r in current} == {"Ada"}
+    assert {r["annotator"] for r in current} == {"ada"}  # names are stored normalised
     by_study: dict[str, list[str]] = {}
     for r in current:
         by_study.setdefault(r["study"], []).append(r["choice"])
     assert sorted(by_study) == ["demo-arena", "demo-difficulty"]
     assert len(by_study["demo-difficulty"]) == 3
     assert set(by_study["demo-difficulty"]) <= {"first", "second", "skip"}
-    assert len(by_study["demo-arena"]) == 3
+    assert len(by_study["demo-arena"]) == 4
     assert {"tie"} <= set(by_study["demo-arena"]) <= {"model_a", "model_b", "tie", "both_bad"}
     assert all(r["response_ms"] for r in current)
     with (out / "vote_log.csv").open(newline="", encoding="utf-8") as f:
         log = list(csv.DictReader(f))
-    assert [r["choice"] for r in log].count("retract") == 2  # one undo per study
+    assert [r["choice"] for r in log].count("retract") == 1  # the arena undo was refused
     assert "skip" in [r["choice"] for r in log]  # the undone vote stays in the history
-    assert len(log) == (3 + 1 + 1) + (4 + 1)  # votes, undo, re-vote; votes, undo
+    assert len(log) == (3 + 1 + 1) + 4  # votes, undo, re-vote; votes
 
 
 def test_literal_text_in_a_real_terminal(tmp_path: Path, sessions: list[Tmux]) -> None:
@@ -96,9 +103,14 @@ def test_literal_text_in_a_real_terminal(tmp_path: Path, sessions: list[Tmux]) -
         check=True,
         capture_output=True,
     )
-    t = Tmux("lit", [str(ANNOTATE), "--db", str(db), "--annotator", "l", "--study", "literal-text"])
+    t = Tmux(
+        "lit",
+        [str(ANNOTATE), "--db", str(db), "--annotator", "l", "--study", "literal-text"],
+        paint_log=tmp_path / "paint.log",
+    )
     sessions.append(t)
     for k in range(3):
+        t.wait_painted(k + 1)
         screen = t.wait_for(progress(k, 3) + r"[\s\S]*1st harder")
         lines = screen.splitlines()
         assert lines[0].lstrip().startswith("Literal text [bold red]check[/]")  # nothing moved
@@ -109,7 +121,7 @@ def test_literal_text_in_a_real_terminal(tmp_path: Path, sessions: list[Tmux]) -
         assert "pwned" not in t.tmux("display-message", "-p", "-t", "lit", "#{pane_title}")
         if k == 0:
             assert "Emoji: family" in screen or "Right to left" in screen or "Rich markup" in screen
-        t.send("0")
+        t.vote("0", then_paint=False)
     joined = t.wait_for("Finished")
     assert "Literal text [bold red]check[/]" in joined
     t.send("q")
@@ -127,12 +139,14 @@ def test_markup_study_text_is_shown_as_typed(tmp_path: Path, sessions: list[Tmux
         "lit2",
         [str(ANNOTATE), "--db", str(db), "--annotator", "m", "--study", "literal-text"],
         size=(160, 50),
+        paint_log=tmp_path / "paint.log",
     )
     sessions.append(t)
     seen = ""
     for k in range(3):
+        t.wait_painted(k + 1)
         seen += t.wait_for(progress(k, 3))
-        t.send("0")
+        t.vote("0", then_paint=False)
     assert "[bold red]boom[/]" in seen
     assert "␛[31mred␛[0m" in seen
     assert "[@click=app.quit]x[/]" in seen
