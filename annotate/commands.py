@@ -16,8 +16,8 @@ from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
+from annotate.names import one_line
 from annotate.screens.contracts import StudyListingLike
-from annotate.widgets.literal import sanitize
 
 
 class _Host(Protocol):
@@ -38,8 +38,8 @@ class StudyCommands(Provider):
         """(title, help, study name); study text is sanitised and escaped (shown literally)."""
         return [
             (
-                sanitize(f"Open study {row.name}"),
-                escape(sanitize(f"{' '.join(row.title.split())} ({row.done} / {row.total} done)")),
+                one_line(f"Open study {row.name}"),
+                escape(one_line(f"{' '.join(row.title.split())} ({row.done} / {row.total} done)")),
                 row.name,
             )
             for row in self.rows

@@ -18,11 +18,13 @@ from typing import ClassVar
 from textual import getters, on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.markup import escape
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from annotate.names import one_line, sanitize
 from annotate.screens.monitor_contracts import MonitorSourceLike, SnapshotLike, StudyChoiceLike
 from annotate.widgets.literal import literal
 from annotate.widgets.monitor_tables import AnnotatorTable, Leaderboard
@@ -151,7 +153,10 @@ class MonitorScreen(Screen[None]):
         for r in now.annotators:
             if r.status == "flagged" and was.get(r.annotator) != "flagged":
                 self.notify(
-                    r.reason, title=f"{r.annotator} flagged", severity="warning", markup=False
+                    sanitize(r.reason),
+                    title=f"{one_line(r.annotator)} flagged",
+                    severity="warning",
+                    markup=False,
                 )
 
     @on(DataTable.RowHighlighted, "#annotators")
@@ -172,7 +177,7 @@ class MonitorScreen(Screen[None]):
             err = event.worker.error
             self._show_problem(f"{err}  (press r to try again, s to pick a study)")
             title = getattr(err, "title", "Monitor stopped")
-            self.notify(str(err), title=title, severity="error", markup=False)
+            self.notify(sanitize(str(err)), title=one_line(title), severity="error", markup=False)
 
     # --- actions -------------------------------------------------------------------------
 
@@ -212,8 +217,9 @@ class MonitorScreen(Screen[None]):
         """Commands for the palette: switch to each other study."""
         for st in self.studies:
             if st.name != self.study:
+                # the palette parses titles and help as markup: sanitised, then escaped
                 yield SystemCommand(
-                    f"Monitor {st.name}",
-                    f"{st.kind} study, {st.votes} votes: {st.title}",
+                    escape(one_line(f"Monitor {st.name}")),
+                    escape(one_line(f"{st.kind} study, {st.votes} votes: {st.title}")),
                     partial(self.switch_study, st.name),
                 )

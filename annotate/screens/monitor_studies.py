@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
-from annotate.widgets.literal import literal
+from annotate.widgets.literal import literal_line
 
 if TYPE_CHECKING:
     from annotate.screens.monitor_contracts import StudyChoiceLike
@@ -37,11 +37,11 @@ class StudyPickerScreen(ModalScreen[str | None]):
             yield Label("Monitor which study?", id="picker-title")
             options = []
             for st in self.studies:
-                line = literal(st.name, style="bold")
+                line = literal_line(st.name, style="bold")
                 line.append(f"  {st.kind} · {st.votes} votes · {st.annotators} annotators")
                 if st.title:
                     line.append("\n")
-                    line.append(literal(st.title))
+                    line.append(literal_line(st.title))
                 options.append(Option(line, id=st.name))
             if not options:
                 options.append(Option(Text("The database has no studies."), disabled=True))

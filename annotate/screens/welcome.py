@@ -14,8 +14,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from annotate.names import one_line
 from annotate.screens.contracts import ListStudies, StudyListingLike
-from annotate.widgets.literal import LiteralText, literal
+from annotate.widgets.literal import LiteralText, literal_line
 
 INTRO = (
     "Blind comparison of questions and answers. You will see two items at a time and pick "
@@ -41,9 +42,9 @@ class WelcomeHost(Protocol):
 def study_option(row: StudyListingLike) -> Option:
     """One study: its title, then name, kind and the annotator's progress."""
     text = Text()
-    text.append_text(literal(row.title or row.name, style="bold"))
+    text.append_text(literal_line(row.title or row.name, style="bold"))
     text.append("\n  ")
-    text.append_text(literal(row.name))
+    text.append_text(literal_line(row.name))
     text.append(f" · {KIND_HELP.get(row.kind, row.kind)} · ")
     text.append(f"{row.done} / {row.total} done", style="bold" if row.done else "")
     return Option(text, id=row.name)
@@ -132,7 +133,7 @@ class WelcomeScreen(Screen[None]):
             return
         self.host.annotator = name
         self.query_one("#step-2", Label).update(
-            Text(f"2. Hello {name}! Choose a study (↑/↓ to move, Enter to start)")
+            Text(f"2. Hello {one_line(name)}! Choose a study (↑/↓ to move, Enter to start)")
         )
         if self.host.initial_study:
             study, self.host.initial_study = self.host.initial_study, None

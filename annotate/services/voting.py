@@ -33,6 +33,10 @@ except ImportError:  # Windows: SQLite's busy timeout alone
     fcntl = None  # type: ignore[assignment]
 
 DIFFICULTY_KEYS = {"left": None, "right": None, "skip": "skip"}
+UNDO_REFUSED_AFTER_REVEAL = (
+    "Votes in this study are final once the model names are revealed: undo is not available."
+)
+"""Why undo is refused in an arena study that reveals the model names after each vote."""
 ARENA_KEYS = ("a", "b", "tie", "both_bad")
 
 
@@ -196,9 +200,21 @@ class VotingSession:
         return Progress(self._done, self._total)
 
     @property
+    def undo_refusal(self) -> str | None:
+        """Why undo is refused in this study (one line), or None where it is allowed.
+
+        An arena study that reveals the model names after each vote makes every
+        vote final once it is committed: undoing it would let the annotator vote
+        again on the same battle knowing which model wrote which response.
+        """
+        if self.study.kind == "arena" and self.reveal:
+            return UNDO_REFUSED_AFTER_REVEAL
+        return None
+
+    @property
     def can_undo(self) -> bool:
-        """Whether the annotator has a vote in this study that undo would withdraw."""
-        return self._done > 0
+        """Whether undo would withdraw a vote now (there is one, and it is not final)."""
+        return self._done > 0 and self.undo_refusal is None
 
     def _item_votes(self, s: Session, item_id: int) -> int:
         return repo.item_vote_count(s, self.study.id, item_id)
@@ -323,7 +339,16 @@ class VotingSession:
 
         Writes a ``retract`` row that supersedes it. Returns False when there is
         nothing to undo.
+
+        Raises
+        ------
+        AnnotateError
+            When the study makes votes final (:attr:`undo_refusal`: an arena study
+            that reveals the model names after each vote); nothing is written.
         """
+        refusal = self.undo_refusal
+        if refusal is not None:
+            raise AnnotateError(refusal, title="Undo refused")
 
         def retract(s: Session) -> VoteRow | None:
             last = repo.latest_current_vote(s, self.study.id, self.annotator_id)

@@ -13,7 +13,7 @@ from typing import Protocol
 from rich.text import Text
 from textual.widgets import DataTable
 
-from annotate.widgets.literal import literal
+from annotate.widgets.literal import literal_line
 
 
 class AnnotatorRowLike(Protocol):
@@ -151,7 +151,7 @@ class AnnotatorTable(DataTable[Text]):
         self.clear()
         for r in rows:
             cells = [
-                literal(r.annotator),
+                literal_line(r.annotator),
                 _num(r.votes),
                 self.status_text(r.status),
                 Text(ability_text(r), justify="right"),
@@ -162,7 +162,7 @@ class AnnotatorTable(DataTable[Text]):
                 cells.append(_num(pct(r.skip_rate)))
             else:
                 cells += [_num(pct(r.tie_rate)), _num(pct(r.both_bad_rate))]
-            cells += [Text(majority_text(r)), literal(r.reason)]
+            cells += [Text(majority_text(r)), literal_line(r.reason)]
             self.add_row(*cells, key=r.annotator)
         if current is not None:
             for index, r in enumerate(rows):
@@ -200,9 +200,9 @@ class Leaderboard(DataTable[Text]):
             self.add_column("Votes", key="votes")
         self.clear()
         for r in rows:
-            cells = [_num(r.rank), literal(r.name)]
+            cells = [_num(r.rank), literal_line(r.name)]
             if kind == "difficulty":
-                cells.append(literal(r.detail))
+                cells.append(literal_line(r.detail))
             cells += [
                 _num(f"{r.rating:.0f}"),
                 Text(f"{r.lower:.0f} – {r.upper:.0f}"),

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 
-from annotate.widgets.literal import LiteralText, literal
+from annotate.widgets.literal import LiteralText, literal_line
 
 
 class TextPane(VerticalScroll, can_focus=True):
@@ -31,7 +31,7 @@ class TextPane(VerticalScroll, can_focus=True):
     def show_text(self, text: str, subtitle: str = "") -> None:
         """Show ``text`` (study content, shown literally) and scroll to the top."""
         self.query_one(".body", LiteralText).set_text(text)
-        self.border_subtitle = literal(subtitle)  # a Text: never parsed as markup
+        self.border_subtitle = literal_line(subtitle)  # a Text: never parsed as markup
         self.scroll_home(animate=False)
 
 

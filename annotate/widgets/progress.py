@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, ProgressBar
 
-from annotate.widgets.literal import literal
+from annotate.widgets.literal import literal_line
 
 
 class StudyProgress(Horizontal):
@@ -26,7 +26,7 @@ class StudyProgress(Horizontal):
 
     def set_title(self, title: str) -> None:
         """Show the study title (study content, shown literally)."""
-        self.query_one(".title", Label).update(literal(title))
+        self.query_one(".title", Label).update(literal_line(title))
 
     def set_progress(self, done: int, total: int) -> None:
         """Show ``done / total``."""

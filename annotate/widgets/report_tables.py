@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from annotate.widgets.literal import literal
+from annotate.widgets.literal import literal, literal_line
 
 
 class ReportTableLike(Protocol):
@@ -84,7 +84,7 @@ class ReportTable(Vertical):
         self.table = table
 
     def compose(self) -> ComposeResult:
-        yield Static(literal(self.table.title), classes="report-table-title", markup=False)
+        yield Static(literal_line(self.table.title), classes="report-table-title", markup=False)
         dt: DataTable[Text] = DataTable(
             id=f"table-{self.table.key}", zebra_stripes=True, cursor_type="row"
         )
@@ -95,7 +95,7 @@ class ReportTable(Vertical):
     def on_mount(self) -> None:
         dt = self.query_one(DataTable)
         for name in self.table.columns:
-            dt.add_column(literal(name))
+            dt.add_column(literal_line(name))
         dt.add_rows([[cell(c) for c in row] for row in self.table.rows])
 
 
