@@ -158,7 +158,8 @@ def test_hand_predictions_individual_and_consensus(hand_engine: Engine, hand_fil
     assert m.tied_predictions == 1
     # individual: A1 3 of 4 (the tie is a miss), A2 2 of 5, A3 1 of 2 (skips not counted)
     ind = {a.annotator: (a.value, a.judged) for a in m.individual}
-    assert ind == {"A1": (0.75, 4), "A2": (0.4, 5), "A3": (0.5, 2)}
+    # annotator names are stored case-normalised (issue 9): "A1" votes as "a1"
+    assert ind == {"a1": (0.75, 4), "a2": (0.4, 5), "a3": (0.5, 2)}
     # consensus: p2 is a 1-1 near-tie; weights logit((agree+1)/(judged+2)) on decisive
     # pairs: A1 3/3 -> ln 4, A2 3/4 -> ln 2, A3 1/2 -> 0, so A1's "first" wins.
     assert [p.consensus for p in rep.pairs] == ["second", "first", "first", "second", "first"]
@@ -538,7 +539,7 @@ def test_cli_json_interface(
         assert all(0.0 <= v <= 1.0 for v in a["individual"].values())
     hand = doc["alignment"][-1]
     assert hand["consensus"] == pytest.approx(0.6)
-    assert hand["individual"] == {"A1": 0.75, "A2": 0.4, "A3": 0.5}
+    assert hand["individual"] == {"a1": 0.75, "a2": 0.4, "a3": 0.5}  # names case-normalised
     assert hand["pairs"] == 5
     assert len(hand["consensus_ci"]["pairs"]) == 2
     ag = doc["agreement"]
@@ -559,9 +560,9 @@ def test_cli_json_interface(
     with (out / "individual.csv").open(encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if r["method"] == "hand"]
     assert {r["annotator"]: float(r["alignment"]) for r in rows} == {
-        "A1": 0.75,
-        "A2": 0.4,
-        "A3": 0.5,
+        "a1": 0.75,
+        "a2": 0.4,
+        "a3": 0.5,
     }
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "Hand \\[b\\]study\\[/b\\]" in md  # the title is literal, not markup
