@@ -129,8 +129,8 @@ def name_terms(model: str) -> list[str]:
     """The words that name ``model`` in a response: the name, its base and its family.
 
     The base drops an organisation prefix from an ``org/model`` name
-    (``meta-llama/Llama-2-7b`` -> ``Llama-2-7b``); the family is the base's first part before ``-``, ``_``,
-    ``:``, ``.`` or a space when that part is at least 4 letters
+    (``meta-llama/Llama-2-7b`` -> ``Llama-2-7b``); the family is the base's first
+    part before ``-``, ``_``, ``:``, ``.`` or a space when that part is at least 4 letters
     (``claude-3-opus`` -> ``claude``; ``gpt-4`` has no family: ``gpt`` is too short).
     Generic or short terms are left out.
 
