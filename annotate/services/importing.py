@@ -163,7 +163,7 @@ def classify(
         return [_Job("arena", (name, formats.parse_llmfao(path, name)), path)]
     raise InputFileError(
         path,
-        f"unrecognised columns ({', '.join(sorted(cols)) or 'none'})",
+        f"unrecognised columns ({one_line(', '.join(sorted(cols)))[:200] or 'none'})",
         expected="a vote export (vote_id, study, annotator, item_id, choice), Chatbot Arena "
         "battles (model_a, model_b, winner, judge) or LLMFAO votes "
         "(id, prompt, model_x, model_y, worker, winner, left, right)",

@@ -152,12 +152,14 @@ def _key(path: Path, line: int, value: Any, fieldname: str) -> str:
             path,
             f"{describe(value)} is not an id",
             line=line,
-            field=fieldname,
+            field=one_line(fieldname)[:60],
             expected="a string",
         )
     s = str(value).strip()
     if not s:
-        raise InputFileError(path, "empty", line=line, field=fieldname, expected="a non-empty id")
+        raise InputFileError(
+            path, "empty", line=line, field=one_line(fieldname)[:60], expected="a non-empty id"
+        )
     return s
 
 
@@ -167,7 +169,7 @@ def _text(path: Path, line: int, value: Any, fieldname: str) -> str:
             path,
             f"{describe(value)} is not text",
             line=line,
-            field=fieldname,
+            field=one_line(fieldname)[:60],
             expected="non-empty text",
         )
     return value
@@ -183,17 +185,17 @@ def parse_score(path: Path, line: int, raw: str, fieldname: str) -> float | None
     except ValueError as err:
         raise InputFileError(
             path,
-            f"{raw!r} is not a number",
+            f"{describe(raw)} is not a number",
             line=line,
-            field=fieldname,
+            field=one_line(fieldname)[:60],
             expected="a score in [0, 1]",
         ) from err
     if not math.isfinite(v) or not 0.0 <= v <= 1.0:
         raise InputFileError(
             path,
-            f"{raw!r} is outside [0, 1]",
+            f"{describe(raw)} is outside [0, 1]",
             line=line,
-            field=fieldname,
+            field=one_line(fieldname)[:60],
             expected="a score in [0, 1]",
         )
     return v
@@ -211,7 +213,7 @@ def parse_settings(path: Path, kind: str, raw: Any) -> dict[str, Any]:
             raise InputFileError(
                 path,
                 "unknown setting",
-                field=f"settings.{k}",
+                field=f"settings.{one_line(k)[:60]}",
                 expected=f"one of {', '.join(settings)}",
             )
         want = type(settings[k])
@@ -307,7 +309,10 @@ def parse_study(folder: Path) -> StudySpec:
     for k in meta:
         if k not in allowed:
             raise InputFileError(
-                toml_path, "unknown key", field=k, expected=f"only {', '.join(sorted(allowed))}"
+                toml_path,
+                "unknown key",
+                field=one_line(k)[:60],
+                expected=f"only {', '.join(sorted(allowed))}",
             )
     name = meta.get("name")
     try:

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -241,11 +242,16 @@ def read_csv(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]
     header = [h.strip() for h in header]
     if not any(header):
         raise InputFileError(path, "the header row is empty", line=1, expected="column names")
-    dupes = sorted({h for h in header if header.count(h) > 1})
+    counts = Counter(header)
+    dupes = sorted(h for h, n in counts.items() if n > 1)
     if dupes:
         raise InputFileError(
-            path, f"duplicate column(s) {', '.join(dupes)}", line=1, expected="unique column names"
+            path,
+            f"duplicate column(s) {one_line(', '.join(dupes))[:200]}",
+            line=1,
+            expected="unique column names",
         )
+    shown = one_line(", ".join(header))[:200]
 
     def rows() -> Iterator[tuple[int, dict[str, str]]]:
         prev_line = reader.line_num
@@ -265,7 +271,7 @@ def read_csv(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]
                     path,
                     f"{len(cells)} cells",
                     line=lineno,
-                    expected=f"{len(header)} cells as in the header ({', '.join(header)})",
+                    expected=f"{len(header)} cells as in the header ({shown})",
                 )
             yield lineno, dict(zip(header, cells, strict=True))
 
@@ -286,6 +292,6 @@ def require_fields(
             path,
             "unknown field",
             line=line,
-            field=extra[0],
+            field=one_line(extra[0])[:60],
             expected=f"only {', '.join(sorted(allowed))}",
         )
