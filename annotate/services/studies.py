@@ -316,6 +316,8 @@ def parse_study(folder: Path) -> StudySpec:
             )
     name = meta.get("name")
     try:
+        if not isinstance(name, str):
+            raise InvalidNameError(f"study name {describe(name)} is not text")
         check_study_name(name)
     except InvalidNameError:
         raise InputFileError(

@@ -301,35 +301,58 @@ def test_supersede_chain_newest_first_imports_in_order(db: Path) -> None:
 # --- study identity -------------------------------------------------------------
 
 
-def _laptop(tmp_path: Path, name: str, study: Path, annotator: str) -> Path:
+def _shared_study(tmp_path: Path, folder: str, question_text: str) -> Path:
+    """The tiny study renamed ``shared``, its first question reading ``question_text``."""
+    study = tmp_path / folder
+    shutil.copytree(TINY, study)
+    toml = (TINY / "study.toml").read_text(encoding="utf-8").replace('"tiny"', '"shared"')
+    (study / "study.toml").write_text(toml, encoding="utf-8")
+    qs = (study / "questions.jsonl").read_text(encoding="utf-8")
+    (study / "questions.jsonl").write_text(
+        qs.replace("What is 2 + 2?", question_text), encoding="utf-8"
+    )
+    return study
+
+
+def _laptop(tmp_path: Path, name: str, study: Path, annotator: str, fmt: str) -> Path:
     engine = open_store(tmp_path / f"{name}.db")
     import_paths(engine, [study])
-    VotingSession(engine, "tiny", annotator).vote("left", 3000)
-    out = export_votes(engine, fmt="csv", out=tmp_path / f"out-{name}").folder
+    session = VotingSession(engine, "shared", annotator)
+    for key in ("left", "right", "skip"):
+        session.vote(key, 3000)
+    out = export_votes(engine, fmt=fmt, out=tmp_path / f"out-{name}").folder
     engine.dispose()
     return out
 
 
-def test_other_study_with_the_same_name_does_not_merge(tmp_path: Path) -> None:
-    """Laptop B's votes for another study called ``tiny`` never land on laptop A's questions."""
-    other = tmp_path / "other-tiny"
-    shutil.copytree(TINY, other)
-    qs = (other / "questions.jsonl").read_text(encoding="utf-8")
-    (other / "questions.jsonl").write_text(qs.replace("2 + 2", "3 + 3"), encoding="utf-8")
-    out_a = _laptop(tmp_path, "a", TINY, "ann")
-    out_b = _laptop(tmp_path, "b", other, "bob")
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_laptop_b_votes_for_another_shared_study_do_not_merge(tmp_path: Path, fmt: str) -> None:
+    """Laptop B's vote_log for a different study also called ``shared`` is refused.
+
+    Both studies have the same item keys (p1, p2, p3), so matching by name and key
+    alone merged B's votes onto A's questions.
+    """
+    out_a = _laptop(tmp_path, "a", _shared_study(tmp_path, "sa", "What is 2 + 2?"), "ann", fmt)
+    out_b = _laptop(tmp_path, "b", _shared_study(tmp_path, "sb", "What is 3 + 3?"), "bob", fmt)
     central = tmp_path / "central.db"
     engine = open_store(central)
     import_paths(engine, [out_a])
     engine.dispose()
     # the whole folder: the study itself differs
     msg = refused(central, [out_b])
-    assert "a different study named 'tiny'" in msg
+    assert "a different study named 'shared'" in msg
     # the vote_log alone: the same item keys, but the fingerprint differs
-    msg = refused(central, [out_b / "vote_log.csv"])
-    assert "vote_log.csv:2: field 'study_fingerprint': these votes are for another study" in msg
+    msg = refused(central, [out_b / f"vote_log.{fmt}"])
+    line = 2 if fmt == "csv" else 1  # CSV counts the header line
+    assert f"vote_log.{fmt}:{line}: field 'study_fingerprint': these votes are for another " in msg
+    assert "study also named 'shared'" in msg
     assert "rename the other study" in msg
-    assert [r[0] for r in current(central)] == ["ann"]
+    assert {r[0] for r in current(central)} == {"ann"}
+    # laptop A's own export merges again as a no-op
+    engine = open_store(central)
+    rep = import_paths(engine, [out_a / f"vote_log.{fmt}"])
+    engine.dispose()
+    assert (rep.votes_added, rep.votes_skipped, rep.notes) == (0, 3, [])
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
