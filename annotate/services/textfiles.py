@@ -98,6 +98,8 @@ def describe(value: Any) -> str:
         return "a JSON object"
     if isinstance(value, list | tuple):
         return "a JSON array"
+    if not isinstance(value, str) and hasattr(value, "__len__"):
+        return f"a {type(value).__name__} value"
     if isinstance(value, str) and len(value) > 60:
         return repr(value[:60])[:-1] + "...'"
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:

@@ -153,7 +153,6 @@ def _opt_str(v: Any) -> str | None:
     return s or None
 
 
-_CONTAINERS = (dict, list)
 _MS_EXPECTED = "milliseconds, a whole number from 0 to 2**63 - 1"
 _FINGERPRINT_RE = re.compile(r"^[0-9a-f]{64}$")
 
@@ -233,7 +232,7 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
                 expected=f"only {', '.join(REQUIRED + OPTIONAL)}",
             )
         for k, v in rec.items():
-            if isinstance(v, _CONTAINERS):
+            if not isinstance(v, str) and hasattr(v, "__len__"):  # list, dict, array, bytes
                 raise InputFileError(
                     path, describe(v), line=line, field=k, expected="text or a number"
                 )
