@@ -711,6 +711,32 @@ def _score_z(x: FloatArray, w: FloatArray, k: IntArray, m: int) -> FloatArray:
     return out
 
 
+def _random_threshold(
+    th: FloatArray, se: FloatArray, p_adv: FloatArray | None, fraction: float
+) -> float:
+    """Ability below which an annotator counts as a random voter.
+
+    From the annotators clearly better than random (one-sided score p > 0.95, so
+    ``1 - p < 0.05``), the spread of log-abilities is estimated robustly (1.4826 MAD) and
+    their sampling noise (median ``se / theta``, the delta-method sd of ``log theta``) is
+    subtracted: ``sd`` is the heterogeneity of honest annotators. The threshold is
+    ``median * min(0.7, exp(-1.645 sd))``: 70% of the typical ability when annotators are
+    alike, the 5% quantile of a log-normal spread when they differ. With fewer than five
+    clear annotators it is ``fraction`` times the median positive ability.
+    """
+    pos = th > 0
+    if p_adv is not None:
+        clear = pos & (p_adv > 0.95)
+        if clear.sum() >= 5:
+            lg = np.log(th[clear])
+            centre = float(np.median(lg))
+            spread = 1.4826 * float(np.median(np.abs(lg - centre)))
+            noise = float(np.median(se[clear] / th[clear]))
+            sd = math.sqrt(max(spread**2 - noise**2, 0.0))
+            return math.exp(centre) * min(0.7, math.exp(-1.645 * sd))
+    return fraction * float(np.median(th[pos])) if pos.any() else 0.0
+
+
 def _mirror(fit: AmEloResult) -> AmEloResult:
     """The same fit with the direction of the ranking reversed (abilities sum to -1)."""
     c = fit.initial
@@ -816,9 +842,13 @@ def stable_arena(
     ``pending`` with ``votes_to_verdict``. A fixed ``epsilon`` reproduces the
     paper's point rule: flagged iff ``theta_k <= epsilon``, reliable
     otherwise (with the one-sided p-value against ``epsilon`` reported).
-    ``random`` (dynamic rule only) tests ``H0: theta_k >= random_fraction *
-    median(positive theta)``: an annotator distinguishably less
-    discriminating than a tenth of the typical one.
+    ``random`` (dynamic rule only) is the one-sided Wald test of
+    ``H0: theta_k >= t0``, an annotator distinguishably less discriminating
+    than the least discriminating honest annotators: ``t0`` is most of the
+    typical ability (70%) when annotators are alike, and the 5% quantile of their
+    log-normal spread (estimated robustly from the annotators clearly better
+    than random, net of sampling noise) when they differ; with fewer than
+    five such annotators, ``random_fraction`` times the median ability.
 
     **Per-vote checks** (on every annotator, fitted or not): ``position_bias``
     is the exact two-sided binomial test of left against right choices among
@@ -1100,8 +1130,7 @@ def stable_arena(
         flagged_fit = np.zeros(m, dtype=bool)
         new_flags: dict[int, list[FlagReason]] = {}
         adv = (p_adv_adj <= alpha) if dynamic else (th <= eps_value)
-        pos = th[th > 0]
-        t0 = random_fraction * float(np.median(pos)) if pos.size else 0.0
+        t0 = _random_threshold(th, se, p_adv if dynamic else None, random_fraction)
         p_rnd_adj = adjust_p_values(norm.cdf((th - t0) / safe_se), method=correction)
         for i, j in enumerate(ids.tolist()):
             if adv[i]:
@@ -1249,8 +1278,8 @@ def _describe(f: FlagReason, n: int, rule: str, corr: str) -> str:
         return f"all {n} votes are ties: ability is exactly 0 (random)"
     if f.reason == "random":
         return (
-            f"random: theta = {f.statistic:.4g} below {f.threshold:.4g}, a tenth of the typical "
-            f"ability{p}"
+            f"random: theta = {f.statistic:.4g} below {f.threshold:.4g}, the least ability of "
+            f"honest annotators{p}"
         )
     if f.reason == "position_bias":
         return f"position bias: chose the left item in {f.statistic:.0%} of decisive votes{p}"
