@@ -26,6 +26,8 @@ class ShownPairLike(Protocol):
     """Two questions as displayed: ``left`` first (left or top)."""
 
     @property
+    def item_id(self) -> int: ...
+    @property
     def left(self) -> QuestionLike: ...
     @property
     def right(self) -> QuestionLike: ...
@@ -34,6 +36,8 @@ class ShownPairLike(Protocol):
 class ShownBattleLike(Protocol):
     """A prompt and two anonymous responses (no model names)."""
 
+    @property
+    def item_id(self) -> int: ...
     @property
     def prompt(self) -> str: ...
     @property

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import events
@@ -42,7 +42,7 @@ def summary_text(summary: Summary) -> Text:
     return out
 
 
-def notify_refused_undo(screen: Screen[object], event: events.Key, refusal: str | None) -> None:
+def notify_refused_undo(screen: Screen[Any], event: events.Key, refusal: str | None) -> None:
     """Say why undo is refused when ``event`` is a key of the screen's greyed-out undo.
 
     Parameters
