@@ -99,8 +99,8 @@ def open_store(db_path: Path | None = None, *, seed_demo: bool = False) -> Engin
     ``db_path`` None is the default database (:func:`default_db_path`); only its folder is
     ever created. With ``seed_demo``, an empty database gets the embedded demo studies:
     the command line asks for it only on the app's first launch on the default database
-    (see :func:`seed_demo_for`) and for ``annotate import --demo``; tests pass it for
-    their temporary databases.
+    (``annotate import --demo`` loads it anywhere); tests pass it for their temporary
+    databases.
 
     Raises
     ------
@@ -117,8 +117,12 @@ def open_store(db_path: Path | None = None, *, seed_demo: bool = False) -> Engin
         with database_faults(engine):
             migrate(engine)
             if seed_demo:
-                with Session(engine) as s:
-                    empty = not repo.study_names(s)
+                reader = make_engine(path, immediate=False)  # no write lock just to look
+                try:
+                    with Session(reader) as s:
+                        empty = not repo.study_names(s)
+                finally:
+                    reader.dispose()
                 if empty:
                     from annotate.services.importing import import_paths
 
@@ -127,12 +131,3 @@ def open_store(db_path: Path | None = None, *, seed_demo: bool = False) -> Engin
         engine.dispose()
         raise
     return engine
-
-
-def seed_demo_for(db_path: Path | None) -> bool:
-    """Whether the app should load the demo into the database at ``db_path`` if it is empty.
-
-    Only the default database gets the demo on the app's first launch; a database named
-    with ``--db`` is a research database and stays as its owner made it.
-    """
-    return db_path is None or Path(db_path) == default_db_path()

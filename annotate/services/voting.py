@@ -6,11 +6,9 @@ before a vote is committed carries a model name or another annotator's vote.
 
 from __future__ import annotations
 
-import os
 import time
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -24,13 +22,9 @@ from annotate.services import schedule
 from annotate.store import repo
 from annotate.store.engine import make_engine
 from annotate.store.repo import ItemLoad, QuestionView, StudyRow, VoteRow
+from annotate.store.writelock import database_faults, write_session
 
 T = TypeVar("T")
-
-try:
-    import fcntl
-except ImportError:  # Windows: SQLite's busy timeout alone
-    fcntl = None  # type: ignore[assignment]
 
 DIFFICULTY_KEYS = {"left": None, "right": None, "skip": "skip"}
 UNDO_REFUSED_AFTER_REVEAL = (
@@ -151,6 +145,8 @@ class VotingSession:
         self._items: dict[int, ItemLoad] = {}
         self._shown: ShownPair | ShownBattle | None = None
         self._undone_first = False
+        self._reserved: tuple[int, float] | None = None
+        """The item this session holds in an overlap study, and until when (UNIX s)."""
         self._total = 0
         self._done = 0
         self.refresh()
@@ -178,7 +174,7 @@ class VotingSession:
 
     def refresh(self) -> None:
         """Recompute the queue from the database (other annotators' progress)."""
-        with Session(self._reader) as s:
+        with database_faults(self._reader), Session(self._reader) as s:
             items = repo.item_loads(s, self.study.id, self.study.kind, counts=self.overlap > 0)
             done = repo.voted_item_ids(s, self.study.id, self.annotator_id)
         self._items = {it.item_id: it for it in items}
@@ -216,9 +212,6 @@ class VotingSession:
         """Whether undo would withdraw a vote now (there is one, and it is not final)."""
         return self._done > 0 and self.undo_refusal is None
 
-    def _item_votes(self, s: Session, item_id: int) -> int:
-        return repo.item_vote_count(s, self.study.id, item_id)
-
     def current(self) -> ShownPair | ShownBattle | None:
         """The item to show now, or None when the annotator is finished.
 
@@ -230,10 +223,10 @@ class VotingSession:
         return self._shown
 
     def _load_current(self) -> ShownPair | ShownBattle | None:
+        if self.overlap > 0 and not self._hold_next():
+            return None
         with Session(self._reader) as s:
-            while self._queue:
-                if self.overlap > 0 and not self._pick_least_judged(s):
-                    continue
+            if self._queue:
                 it = self._queue[0]
                 sw = schedule.swapped(self.study.name, self.annotator, self.seed, it.key)
                 if self.study.kind == "difficulty":
@@ -248,26 +241,121 @@ class VotingSession:
                 )
         return None
 
-    def _pick_least_judged(self, s: Session) -> bool:
-        """Move the least-judged of the next few items to the front (overlap studies).
+    def _hold_next(self) -> bool:
+        """Make sure the queue's first item is reserved for this annotator (overlap studies).
 
-        Counts are read live, so annotators working at the same time spread
-        over different items instead of all taking the one their queue (built
-        when they started) put first. Items that reached the cap are dropped.
-        An item just brought back by undo keeps its place. Returns False when
-        it dropped items and the caller should look again.
+        The item normally was reserved by the transaction of the previous vote; otherwise
+        (first item, after undo or refresh, or a hold older than half its time) one write
+        transaction picks and reserves it. Returns False when no item is free now.
         """
-        window = self._queue[: 1 if self._undone_first else LOOKAHEAD]
-        live = [(self._item_votes(s, it.item_id), pos) for pos, it in enumerate(window)]
-        full = {pos for votes, pos in live if votes >= self.overlap}
+        now = time.time()
+        head = self._queue[0].item_id if self._queue else None
+        held = self._reserved
+        if head is not None and held and held[0] == head and held[1] - now > RESERVATION_S / 2:
+            return True
+        undone_first = self._undone_first
+        chosen, full = _write(self.engine, lambda s: self._pick_and_hold(s, self._queue, now))
+        self._apply_pick(chosen, full, now)
+        self._undone_first = undone_first and chosen == head
+        return chosen is not None
+
+    def _pick_and_hold(
+        self, s: Session, queue: Sequence[ItemLoad], now: float
+    ) -> tuple[int | None, set[int]]:
+        """Pick the next item and reserve it, inside the caller's write transaction.
+
+        Slots taken by others (their current votes plus their live reservations) are
+        counted live, so annotators working at once spread over different items and
+        never take more slots than the cap: the transaction holds SQLite's write lock,
+        so no one else can pick between this count and this reservation. Among the
+        next :data:`LOOKAHEAD` items the least-taken free one wins (ties keep the
+        annotator's own order); when none is free the look-ahead widens to the whole
+        queue. An item just brought back by undo is looked at alone first. Returns the
+        chosen item (None when nothing is free; the hold is then released) and the
+        items whose votes alone fill the cap (to drop from the queue).
+        """
+        window = list(queue[: 1 if self._undone_first else LOOKAHEAD])
+        seen = 0
+        full: set[int] = set()
+        chosen: int | None = None
+        while window:
+            slots = repo.item_slots(
+                s, self.study.id, self.annotator_id, [it.item_id for it in window], now
+            )
+            best: tuple[int, int] | None = None
+            for pos, it in enumerate(window):
+                votes, held = slots.get(it.item_id, (0, 0))
+                if votes >= self.overlap:
+                    full.add(it.item_id)
+                elif votes + held < self.overlap and (best is None or votes + held < best[0]):
+                    best = (votes + held, pos)
+            if best is not None:
+                chosen = window[best[1]].item_id
+                break
+            seen += len(window)
+            window = list(queue[seen : seen + max(LOOKAHEAD, seen)])
+        if chosen is None:
+            repo.release(s, self.study.id, self.annotator_id)
+        else:
+            repo.reserve(s, self.study.id, self.annotator_id, chosen, now + RESERVATION_S)
+        return chosen, full
+
+    def _apply_pick(self, chosen: int | None, full: set[int], now: float) -> None:
+        """After the pick's transaction committed: drop full items, put the chosen first."""
         if full:
-            self._queue = [it for pos, it in enumerate(self._queue) if pos not in full]
+            self._queue = [it for it in self._queue if it.item_id not in full]
             self._total -= len(full)
-            self._undone_first = False
-            return False
-        _, best = min(live)
-        self._queue.insert(0, self._queue.pop(best))
-        return True
+        if chosen is not None:
+            pos = next(k for k, it in enumerate(self._queue) if it.item_id == chosen)
+            self._queue.insert(0, self._queue.pop(pos))
+            self._reserved = (chosen, now + RESERVATION_S)
+        else:
+            self._reserved = None
+
+    def _check_slot(self, s: Session, item_id: int, now: float) -> None:
+        """Refuse a vote only if the annotator's hold lapsed and others filled the item.
+
+        A vote on an item the annotator holds (a live reservation) always counts: the
+        slot was kept for them. A hold that expired still counts as long as the item
+        has a free slot; only when others took every slot meanwhile is the vote refused.
+        """
+        hold = repo.reservation_of(s, self.study.id, self.annotator_id)
+        if hold is not None and hold[0] == item_id and hold[1] > now:
+            return
+        votes, held = repo.item_slots(s, self.study.id, self.annotator_id, [item_id], now).get(
+            item_id, (0, 0)
+        )
+        if votes + held >= self.overlap:
+            raise VoteConflictError(
+                f"this item was given to other annotators while you were away (a shown item is "
+                f"kept for you {RESERVATION_S / 60:.0f} minutes); your vote was not recorded, "
+                "and the next item is shown",
+                title="Vote not recorded",
+            )
+
+    def keep_reservation(self) -> None:
+        """Renew the hold on the item on screen (call it while the annotator reads it).
+
+        Screens may call this on a timer shorter than :data:`RESERVATION_S`; a hold that
+        lapses is still honoured unless others filled the item meanwhile.
+        """
+        if self.overlap <= 0 or self._shown is None:
+            return
+        item_id, now = self._shown.item_id, time.time()
+
+        def renew(s: Session) -> None:
+            repo.reserve(s, self.study.id, self.annotator_id, item_id, now + RESERVATION_S)
+
+        _write(self.engine, renew)
+        self._reserved = (item_id, now + RESERVATION_S)
+
+    def release(self) -> None:
+        """End this annotator's hold (when they leave the study); the item is free for others."""
+        if self.overlap <= 0 or self._reserved is None:
+            return
+        _write(self.engine, lambda s: repo.release(s, self.study.id, self.annotator_id))
+        self._reserved = None
+        self._shown = None
 
     def vote(self, key: str, response_ms: int | None) -> VoteReceipt:
         """Record a vote given in display terms and move on.
@@ -282,8 +370,13 @@ class VotingSession:
             raise AnnotateError("there is nothing left to vote on in this study", title="Done")
         choice = self._choice(key, shown.swapped)
         fast = response_ms is not None and response_ms < self.min_ms
+        now = time.time()
+        pick: tuple[int | None, set[int]] = (None, set())
 
         def insert(s: Session) -> tuple[str, tuple[str, str] | None]:
+            nonlocal pick
+            if self.overlap > 0:
+                self._check_slot(s, shown.item_id, now)
             head = repo.chain_head(s, self.annotator_id, shown.item_id)
             row = repo.insert_vote(
                 s,
@@ -300,10 +393,17 @@ class VotingSession:
             if self.study.kind == "arena" and self.reveal:
                 bv = repo.battle_view(s, shown.item_id)
                 revealed = (bv.model_b, bv.model_a) if shown.swapped else (bv.model_a, bv.model_b)
+            if self.overlap > 0:  # the vote ends the hold; hold the next item in the same commit
+                rest = [it for it in self._queue if it.item_id != shown.item_id]
+                self._undone_first = False
+                pick = self._pick_and_hold(s, rest, now)
             return row.uuid, revealed
 
         try:
             vote_uuid, revealed = _write(self.engine, insert)
+        except VoteConflictError:
+            self.refresh()
+            raise
         except IntegrityError as err:
             self.refresh()
             raise VoteConflictError(
@@ -311,7 +411,9 @@ class VotingSession:
                 "the queue was refreshed",
                 title="Vote not recorded",
             ) from err
-        self._queue.pop(0)
+        self._queue = [it for it in self._queue if it.item_id != shown.item_id]
+        if self.overlap > 0:
+            self._apply_pick(*pick, now)
         self._shown = None
         self._undone_first = False
         self._done += 1
@@ -396,6 +498,16 @@ class VotingSession:
 LOOKAHEAD = 8
 """How many queued items an overlap study compares live counts for."""
 
+RESERVATION_S = 600.0
+"""How long an item shown to an annotator of an overlap study is held for them (10 minutes).
+
+While held it counts against the item's cap for everyone else, so annotators working at
+once never take more slots than ``overlap``; the vote, moving to another item, undo or
+leaving ends the hold. A hold is renewed whenever its item is shown again with less than
+half of this left (and by :meth:`VotingSession.keep_reservation`); once lapsed it is still
+honoured unless others filled the item meanwhile.
+"""
+
 WRITE_ATTEMPTS = 6
 """How often a write is tried when other processes keep the database locked.
 
@@ -407,37 +519,23 @@ gives up only after about half a minute of continuous contention.
 def _write(engine: Engine, fn: Callable[[Session], T]) -> T:
     """Run ``fn`` in one write transaction, retrying while the database is locked.
 
-    Writers from this module queue on an OS file lock beside the database
-    before they ask SQLite for its write lock: SQLite's busy handler polls, so
-    with many processes voting at once one of them could lose every poll for
-    longer than the busy timeout; the kernel's lock queue is fair. The file
-    lock dies with its process (``kill -9`` leaves nothing held). A locked
-    database raises before anything is written (transactions take the write
-    lock at BEGIN), so a retry never duplicates a row.
+    The transaction queues behind the other writers on the store's writer lock
+    (:func:`annotate.store.writelock.write_session`: a wait ends after a stated time
+    with a one-line error), then takes SQLite's write lock at BEGIN. A database
+    locked by a program outside the queue raises before anything is written, so a
+    retry never duplicates a row. SQLite faults (read-only, corrupt) become one-line
+    :class:`~annotate.store.errors.DatabaseError` s.
     """
     for attempt in range(WRITE_ATTEMPTS):
+        last = attempt == WRITE_ATTEMPTS - 1
         try:
-            with _writer_queue(engine), Session(engine) as s, s.begin():
+            with write_session(engine, keep_locked=not last) as s:
                 return fn(s)
         except OperationalError as err:
-            if "locked" not in str(err) or attempt == WRITE_ATTEMPTS - 1:
+            if "locked" not in str(err) or last:
                 raise
             time.sleep(0.05 * (attempt + 1))
     raise AssertionError("unreachable")
-
-
-@contextmanager
-def _writer_queue(engine: Engine) -> Iterator[None]:
-    path = engine.url.database
-    if fcntl is None or not path or path == ":memory:":
-        yield
-        return
-    fd = os.open(f"{path}.write-lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 _READERS: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()

@@ -10,6 +10,8 @@ from typing import Any
 from sqlalchemy import Engine, event
 from sqlmodel import create_engine
 
+from annotate.store.writelock import enter_queue, leave_queue
+
 BUSY_TIMEOUT_MS = 5000
 """How long a writer waits for another process's lock before failing."""
 
@@ -60,8 +62,25 @@ def _pragmas(synchronous: str) -> Callable[[Any, Any], None]:
 
 def _begin_immediate(conn: Any) -> None:
     # Take the write lock at BEGIN so that two writers never deadlock on a
-    # read-to-write upgrade; busy_timeout then makes the second one wait.
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+    # read-to-write upgrade. Queue first on the writer lock beside the database
+    # (annotate.store.writelock): SQLite's busy handler polls and is not fair, the
+    # queue is, and its wait ends with a one-line message.
+    db = conn.engine.url.database
+    enter_queue(db)
+    try:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    except BaseException:
+        leave_queue(db)
+        raise
+    conn.info[_QUEUED] = db
+
+
+def _end_transaction(conn: Any) -> None:
+    if _QUEUED in conn.info:
+        leave_queue(conn.info.pop(_QUEUED))
+
+
+_QUEUED = "annotate_writer_queue"
 
 
 def _begin_deferred(conn: Any) -> None:
@@ -76,10 +95,11 @@ def make_engine(
     Every new connection gets ``journal_mode=WAL``, ``foreign_keys=ON``,
     ``busy_timeout=5000``, ``synchronous=FULL`` (see :data:`SYNCHRONOUS`; the
     ``synchronous`` parameter exists for the benchmark that prices it) and a 32 MiB
-    page cache. With ``immediate`` (the default, for writers) transactions start with
-    ``BEGIN IMMEDIATE``; readers such as the monitor pass ``immediate=False`` and never
-    wait for writers. No folder is created: :func:`annotate.services.db.open_store`
-    creates only the default data folder.
+    page cache. With ``immediate`` (the default, for writers) every transaction first
+    queues on the database's writer lock (:mod:`annotate.store.writelock`, held until it
+    commits or rolls back) and starts with ``BEGIN IMMEDIATE``; readers such as the
+    monitor pass ``immediate=False`` and never wait for writers. No folder is created:
+    :func:`annotate.services.db.open_store` creates only the default data folder.
     """
     if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
         raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
@@ -90,4 +110,7 @@ def make_engine(
     )
     event.listen(engine, "connect", _pragmas(synchronous.upper()))
     event.listen(engine, "begin", _begin_immediate if immediate else _begin_deferred)
+    if immediate:
+        event.listen(engine, "commit", _end_transaction)
+        event.listen(engine, "rollback", _end_transaction)
     return engine

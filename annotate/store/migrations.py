@@ -58,14 +58,26 @@ _CREATE_MIGRATIONS = (
 
 
 def applied(engine: Engine) -> list[str]:
-    """Names of the migrations already applied to the database (reads only)."""
-    with engine.connect() as conn:
-        has_table = conn.execute(
-            text("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'")
-        ).first()
-        if not has_table:
-            return []
-        return [r[0] for r in conn.execute(text("SELECT name FROM _migrations ORDER BY rowid"))]
+    """Names of the migrations already applied to the database.
+
+    Reads on the raw connection, outside any transaction: the store's engines begin
+    transactions with ``BEGIN IMMEDIATE``, which would wait for the write lock behind a
+    long import (and fail after the busy timeout) just to read this list.
+    """
+    raw = engine.raw_connection()
+    try:
+        cur = raw.cursor()
+        try:
+            has_table = cur.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+            ).fetchone()
+            if not has_table:
+                return []
+            return [r[0] for r in cur.execute("SELECT name FROM _migrations ORDER BY rowid")]
+        finally:
+            cur.close()
+    finally:
+        raw.close()
 
 
 def schema_version(engine: Engine) -> int:

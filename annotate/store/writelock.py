@@ -20,8 +20,10 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import sqlite3
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -135,9 +137,84 @@ def _note_holder(fd: int) -> None:
         os.pwrite(fd, note.encode("utf-8", "replace"), 0)
 
 
+class _Holds(threading.local):
+    """The write locks this thread holds: lock key -> (file descriptor, nesting depth)."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, tuple[int | None, int]] = {}
+
+
+_HOLDS = _Holds()
+
+
+def _key(db: Path | str) -> str:
+    return os.path.abspath(os.fspath(db))
+
+
+def enter_queue(db: Path | str | None, *, timeout: float | None = None) -> None:
+    """Take the database's write lock for this thread (re-entrant); see :func:`writer_queue`.
+
+    Every :func:`enter_queue` is paired with one :func:`leave_queue`. Other threads and
+    processes wait; the same thread may enter again (a transaction inside a block that
+    already holds the lock).
+    """
+    if fcntl is None or not db or str(db) == ":memory:":
+        return
+    key = _key(db)
+    fd, depth = _HOLDS.held.get(key, (None, 0))
+    if depth:
+        _HOLDS.held[key] = (fd, depth + 1)
+        return
+    fd = _open_lock(Path(db))
+    if fd is not None:
+        try:
+            _wait_for(fd, str(db), lock_timeout() if timeout is None else timeout)
+        except BaseException:
+            os.close(fd)
+            raise
+    _HOLDS.held[key] = (fd, 1)
+
+
+def leave_queue(db: Path | str | None) -> None:
+    """Release one :func:`enter_queue` of this thread; the last one frees the lock."""
+    if fcntl is None or not db or str(db) == ":memory:":
+        return
+    key = _key(db)
+    fd, depth = _HOLDS.held.get(key, (None, 0))
+    if depth > 1:
+        _HOLDS.held[key] = (fd, depth - 1)
+        return
+    _HOLDS.held.pop(key, None)
+    if fd is not None:
+        os.close(fd)  # closing releases the lock
+
+
+def _wait_for(fd: int, db: str, limit: float) -> None:
+    # Poll with LOCK_NB so that the wait can end; the pause grows to 20 ms, well under
+    # the few milliseconds to seconds a writer holds the lock.
+    start = time.monotonic()
+    pause = _POLL_MIN_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            waited = time.monotonic() - start
+            if waited >= limit:
+                raise WriteLockTimeoutError(db, limit, _holder(fd)) from None
+            time.sleep(min(pause, max(0.0, limit - waited)))
+            pause = min(pause * 2, _POLL_MAX_S)
+    _note_holder(fd)
+
+
 @contextmanager
 def writer_queue(db: Path | str | None, *, timeout: float | None = None) -> Iterator[None]:
     """Hold the database's write lock for the duration of the block.
+
+    Re-entrant within a thread; other threads and processes wait their turn. The store's
+    engines also take it at every ``BEGIN IMMEDIATE`` (see
+    :func:`annotate.store.engine.make_engine`), so any transaction on a writer engine
+    queues with the voters.
 
     Parameters
     ----------
@@ -151,31 +228,11 @@ def writer_queue(db: Path | str | None, *, timeout: float | None = None) -> Iter
     WriteLockTimeoutError
         When another process holds the lock for longer than ``timeout``.
     """
-    if fcntl is None or not db or str(db) == ":memory:":
-        yield
-        return
-    fd = _open_lock(Path(db))
-    if fd is None:
-        yield
-        return
+    enter_queue(db, timeout=timeout)
     try:
-        limit = lock_timeout() if timeout is None else timeout
-        start = time.monotonic()
-        pause = _POLL_MIN_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                waited = time.monotonic() - start
-                if waited >= limit:
-                    raise WriteLockTimeoutError(str(db), limit, _holder(fd)) from None
-                time.sleep(min(pause, max(0.0, limit - waited)))
-                pause = min(pause * 2, _POLL_MAX_S)
-        _note_holder(fd)
         yield
     finally:
-        os.close(fd)  # closing releases the lock
+        leave_queue(db)
 
 
 def engine_db(engine: Engine) -> str | None:
@@ -200,7 +257,7 @@ def database_faults(engine: Engine, *, keep_locked: bool = False) -> Iterator[No
     """
     try:
         yield
-    except DBAPIError as err:
+    except (DBAPIError, sqlite3.Error) as err:  # raw sqlite3 errors come from raw connections
         if keep_locked and "locked" in str(err):
             raise
         fault = database_fault(err, engine_db(engine))
