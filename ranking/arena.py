@@ -722,7 +722,9 @@ def _random_threshold(
     subtracted: ``sd`` is the heterogeneity of honest annotators. The threshold is
     ``median * min(0.7, exp(-1.645 sd))``: 70% of the typical ability when annotators are
     alike, the 5% quantile of a log-normal spread when they differ. With fewer than five
-    clear annotators it is ``fraction`` times the median positive ability.
+    clear annotators, or when their abilities are noisy (median ``se / theta`` of 0.42 or
+    more, where selecting the clear ones selects lucky estimates), it is ``fraction``
+    times the median positive ability.
     """
     pos = th > 0
     if p_adv is not None:
@@ -732,8 +734,9 @@ def _random_threshold(
             centre = float(np.median(lg))
             spread = 1.4826 * float(np.median(np.abs(lg - centre)))
             noise = float(np.median(se[clear] / th[clear]))
-            sd = math.sqrt(max(spread**2 - noise**2, 0.0))
-            return math.exp(centre) * min(0.7, math.exp(-1.645 * sd))
+            if noise < 0.42:  # else too few votes: the clear ones are the lucky ones
+                sd = math.sqrt(max(spread**2 - noise**2, 0.0))
+                return math.exp(centre) * min(0.7, math.exp(-1.645 * sd))
     return fraction * float(np.median(th[pos])) if pos.any() else 0.0
 
 
@@ -848,7 +851,8 @@ def stable_arena(
     typical ability (70%) when annotators are alike, and the 5% quantile of their
     log-normal spread (estimated robustly from the annotators clearly better
     than random, net of sampling noise) when they differ; with fewer than
-    five such annotators, ``random_fraction`` times the median ability.
+    five such annotators or too few votes to estimate that spread,
+    ``random_fraction`` times the median ability.
 
     **Per-vote checks** (on every annotator, fitted or not): ``position_bias``
     is the exact two-sided binomial test of left against right choices among
