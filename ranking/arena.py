@@ -6,9 +6,17 @@ falls at or below a threshold are ``flagged`` and either warned about (kept in
 the ratings) or excluded (the ratings are refitted without them, repeatedly,
 until no new annotator is flagged); everyone else is ``reliable``.
 
+Each annotator ends ``pending`` (with ``votes_to_verdict``), ``reliable`` or
+``flagged`` with one or more :class:`FlagReason` (``adversarial``, ``random``,
+``position_bias``, ``too_fast``, ``low_agreement``), each test adjusted across
+annotators (Benjamini-Hochberg by default, or Holm); see :func:`stable_arena`.
+
 The two thresholds of the paper, the record count ``delta`` and the ability
-``epsilon``, are fixed numbers there. Here they are recomputed from the data
-at every refit unless fixed values are passed:
+``epsilon``, are fixed numbers there. Here ``delta`` is recomputed from the
+data at every refit (and capped at the median vote count minus one), and the
+default ``epsilon`` rule is a one-sided test of ``theta <= 0``; the random-voter
+null below (:func:`null_ability_threshold`, the earlier dynamic ``epsilon``) is
+kept as a helper, and its moments give that test's score statistic:
 
 * ``delta`` (dynamic): the record count at which the standard error of a
   typical annotator's ability falls below ``se_bound`` times the ability
