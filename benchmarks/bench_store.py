@@ -4,7 +4,9 @@ Run: .venv/bin/python benchmarks/bench_store.py [--votes N] [--repeat R]
 
 Each case runs in a fresh subprocess so its peak memory (ru_maxrss) is its own.
 Targets (issue "Foundation", 2-core machine): insert + read-back under 2 s and
-under 300 MB. Prints a table; asserts nothing.
+under 300 MB. Issue 9: the per-vote commit cost with ``synchronous=NORMAL`` and ``FULL``
+(the store's durable setting) measured interleaved; target FULL under 10 ms per vote.
+Prints a table; asserts nothing.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ def child(case: str, workdir: Path) -> dict[str, float]:
     import_paths(engine, [workdir / "study"])
     if case == "store":
         return store_case(engine, workdir)
+    if case == "durability":
+        return durability_case(engine, db)
     t0 = time.perf_counter()
     report = import_paths(engine, [workdir / "votes.csv"])
     t1 = time.perf_counter()
@@ -137,6 +141,38 @@ def store_case(engine, workdir: Path) -> dict[str, float]:
     }
 
 
+def durability_case(engine, db: Path, rounds: int = 10, block: int = 20) -> dict[str, float]:
+    """Per-vote commit cost with ``synchronous=NORMAL`` and ``FULL``, interleaved.
+
+    Two annotators vote through VotingSession (writer lock, BEGIN IMMEDIATE, insert,
+    commit) on engines that differ only in ``synchronous``; blocks of ``block`` votes
+    alternate so that both settings see the same disk and load.
+    """
+    import os
+
+    from annotate.services.voting import VotingSession
+    from annotate.store.engine import make_engine
+
+    sessions = {
+        level: VotingSession(make_engine(db, synchronous=level), "bench", f"durable-{level}")
+        for level in ("NORMAL", "FULL")
+    }
+    times: dict[str, list[float]] = {"NORMAL": [], "FULL": []}
+    for _ in range(rounds):
+        for level, session in sessions.items():
+            for _ in range(block):
+                t = time.perf_counter()
+                session.vote("left", 2000)
+                times[level].append((time.perf_counter() - t) * 1000)
+    out: dict[str, float] = {"load": os.getloadavg()[0]}
+    for level, xs in times.items():
+        xs.sort()
+        out[f"{level}_p50"] = statistics.median(xs)
+        out[f"{level}_p90"] = xs[int(0.9 * (len(xs) - 1))]
+        out[f"{level}_n"] = float(len(xs))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--votes", type=int, default=100_000)
@@ -166,6 +202,7 @@ def main() -> None:
                 out.append(json.loads(res.stdout.strip().splitlines()[-1]))
             return out
 
+        durable = runs_of("durability")
         store = runs_of("store")
         runs = runs_of("bulk")
         inter = json.loads(
@@ -199,6 +236,17 @@ def main() -> None:
     print(f"{'import CSV + read back':<44}{med('total_s'):>11.3f}s")
     print(f"{'import: peak memory (process max RSS)':<44}{med('rss_mb'):>10.1f}MB")
     print(f"{'one vote through VotingSession (commit)':<44}{inter['per_vote_ms']:>10.2f}ms{'':>12}")
+    for level in ("NORMAL", "FULL"):
+        label = f"vote commit, synchronous={level} (p50)"
+        target = "< 10 ms" if level == "FULL" else ""
+        print(f"{label:<44}{med(f'{level}_p50', durable):>10.2f}ms{target:>12}")
+        label = f"vote commit, synchronous={level} (p90)"
+        print(f"{label:<44}{med(f'{level}_p90', durable):>10.2f}ms")
+    print(
+        f"(durability: {int(durable[0]['FULL_n'])} votes per setting per run, interleaved in "
+        f"blocks of 20; load average {med('load', durable):.1f} on {__import__('os').cpu_count()} "
+        "CPUs; the store runs FULL)"
+    )
 
 
 if __name__ == "__main__":

@@ -509,10 +509,12 @@ honoured unless others filled the item meanwhile.
 """
 
 WRITE_ATTEMPTS = 6
-"""How often a write is tried when other processes keep the database locked.
+"""How often a write is tried when a program outside the writer queue keeps the database locked.
 
-Each attempt already waits up to the store's busy timeout (5 s), so a vote
-gives up only after about half a minute of continuous contention.
+Writers of this project queue on the writer lock (its wait ends after
+:data:`annotate.store.writelock.LOCK_TIMEOUT_S` with a one-line error, never retried);
+SQLite's "database is locked" then comes only from other programs (an sqlite3 shell).
+Each attempt waits up to the store's busy timeout (5 s).
 """
 
 

@@ -24,7 +24,6 @@ import sqlite3
 import stat
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,9 +49,6 @@ frozen screen.
 
 LOCK_TIMEOUT_ENV = "ANNOTATE_LOCK_TIMEOUT"
 """Environment variable that overrides :data:`LOCK_TIMEOUT_S` (seconds)."""
-
-_POLL_MIN_S = 0.001
-_POLL_MAX_S = 0.02
 
 
 class WriteLockTimeoutError(DatabaseError):
@@ -122,7 +118,7 @@ def _open_lock(db: Path) -> int | None:
 
 def _holder(fd: int) -> str:
     try:
-        raw = os.pread(fd, 512, 0).decode("utf-8", "replace").strip()
+        raw = os.pread(fd, _NOTE_BYTES, 0).decode("utf-8", "replace").strip()
     except OSError:
         return ""
     return "".join(ch if ch.isprintable() else "?" for ch in raw)[:200]
@@ -132,9 +128,14 @@ def _note_holder(fd: int) -> None:
     """Write who holds the lock into the lock file (best effort: it may be read-only)."""
     cmd = " ".join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv[:3]))
     note = f"pid {os.getpid()} on {socket.gethostname()} ({cmd or 'python'})"
+    # A fixed-width record overwritten in place: no truncate, so the file's size (and
+    # the file system's metadata) does not change at every write.
+    raw = note.encode("utf-8", "replace")[:_NOTE_BYTES].ljust(_NOTE_BYTES)
     with contextlib.suppress(OSError):
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, note.encode("utf-8", "replace"), 0)
+        os.pwrite(fd, raw, 0)
+
+
+_NOTE_BYTES = 256
 
 
 class _Holds(threading.local):
@@ -190,21 +191,46 @@ def leave_queue(db: Path | str | None) -> None:
 
 
 def _wait_for(fd: int, db: str, limit: float) -> None:
-    # Poll with LOCK_NB so that the wait can end; the pause grows to 20 ms, well under
-    # the few milliseconds to seconds a writer holds the lock.
-    start = time.monotonic()
-    pause = _POLL_MIN_S
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            waited = time.monotonic() - start
-            if waited >= limit:
-                raise WriteLockTimeoutError(db, limit, _holder(fd)) from None
-            time.sleep(min(pause, max(0.0, limit - waited)))
-            pause = min(pause * 2, _POLL_MAX_S)
+    """Take the lock on ``fd``, waiting at most ``limit`` seconds.
+
+    An uncontended lock is taken at once. Otherwise a helper thread blocks in ``flock``
+    on a duplicate of the descriptor (the kernel wakes blocked waiters as soon as the
+    lock is free, where polling would keep losing to luckier processes) while this
+    thread waits for it with the time limit. On timeout the helper is abandoned: if it
+    gets the lock later it closes its duplicate, which releases the lock once the
+    caller has closed ``fd`` too.
+    """
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        if not _wait_blocking(fd, limit):
+            raise WriteLockTimeoutError(db, limit, _holder(fd)) from None
     _note_holder(fd)
+
+
+def _wait_blocking(fd: int, limit: float) -> bool:
+    dup = os.dup(fd)
+    got = threading.Event()
+    guard = threading.Lock()
+    state = {"abandoned": False}
+
+    def block() -> None:
+        try:
+            fcntl.flock(dup, fcntl.LOCK_EX)
+        except OSError:
+            os.close(dup)
+            return
+        with guard:
+            if not state["abandoned"]:
+                got.set()
+        os.close(dup)  # ``fd`` shares the open file and keeps the lock while it is open
+
+    threading.Thread(target=block, name="annotate-write-lock", daemon=True).start()
+    if got.wait(limit):
+        return True
+    with guard:
+        state["abandoned"] = True
+        return got.is_set()
 
 
 @contextmanager
