@@ -756,7 +756,7 @@ def vote_rows_after(session: Session, study_id: int, after_id: int) -> list[tupl
                FROM vote v WHERE v.study_id = ? AND v.id > ? ORDER BY v.id""",
             (study_id, after_id),
         )
-        return cur.fetchall()
+        return list(cur.fetchall())
     finally:
         cur.close()
 
