@@ -787,32 +787,6 @@ def battle_pairs(session: Session, study_id: int) -> dict[int, tuple[str, str, s
     return {int(i): (a, b, c) for i, a, b, c in rows}
 
 
-# --- self-identifying responses (annotate.services.identity) -------------------
-
-
-def arena_response_texts(session: Session, study_id: int) -> list[tuple[int, str, str]]:
-    """Every response of an arena study as ``(prompt row id, model, text)``."""
-    rows = session.execute(
-        text(
-            """SELECT r.prompt_id, r.model, r.text FROM modelresponse r
-               JOIN prompt p ON p.id = r.prompt_id WHERE p.study_id = :s"""
-        ),
-        {"s": study_id},
-    ).all()
-    return [(int(p), m, t) for p, m, t in rows]
-
-
-def arena_battle_prompts(session: Session, study_id: int) -> list[tuple[str, int | None, str, str]]:
-    """Every battle of an arena study as ``(item key, prompt row id, model_a, model_b)``."""
-    rows = session.execute(
-        text(
-            """SELECT i.key, b.prompt_id, b.model_a, b.model_b FROM battle b
-               JOIN item i ON i.id = b.item_id WHERE i.study_id = :s
-               ORDER BY i.position, i.id"""
-        ),
-        {"s": study_id},
-    ).all()
-    return [(k, None if p is None else int(p), a, b) for k, p, a, b in rows]
 # --- reservations (overlap cap under concurrency) ----------------------------
 
 
@@ -879,3 +853,29 @@ def reservation_of(session: Session, study_id: int, annotator: int) -> tuple[int
     return None if row is None else (int(row[0]), float(row[1]))
 
 
+# --- self-identifying responses (annotate.services.identity) -------------------
+
+
+def arena_response_texts(session: Session, study_id: int) -> list[tuple[int, str, str]]:
+    """Every response of an arena study as ``(prompt row id, model, text)``."""
+    rows = session.execute(
+        text(
+            """SELECT r.prompt_id, r.model, r.text FROM modelresponse r
+               JOIN prompt p ON p.id = r.prompt_id WHERE p.study_id = :s"""
+        ),
+        {"s": study_id},
+    ).all()
+    return [(int(p), m, t) for p, m, t in rows]
+
+
+def arena_battle_prompts(session: Session, study_id: int) -> list[tuple[str, int | None, str, str]]:
+    """Every battle of an arena study as ``(item key, prompt row id, model_a, model_b)``."""
+    rows = session.execute(
+        text(
+            """SELECT i.key, b.prompt_id, b.model_a, b.model_b FROM battle b
+               JOIN item i ON i.id = b.item_id WHERE i.study_id = :s
+               ORDER BY i.position, i.id"""
+        ),
+        {"s": study_id},
+    ).all()
+    return [(k, None if p is None else int(p), a, b) for k, p, a, b in rows]
