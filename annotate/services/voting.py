@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session
 
 from annotate.errors import AnnotateError, StudyNotFoundError, VoteConflictError
+from annotate.names import normalize_annotator
 from annotate.services import schedule
 from annotate.store import repo
 from annotate.store.engine import make_engine
@@ -135,7 +136,8 @@ class VotingSession:
 
         st, aid, self.subjects, self._excluded = _write(engine, load)
         self.study = st
-        self.annotator = annotator
+        self.annotator = normalize_annotator(annotator)
+        """The name as stored (normalised): schedules and sides derive from it."""
         self.annotator_id = aid
         self.seed = int(st.settings.get("seed", 0))
         self.overlap = int(st.settings.get("overlap", 0))

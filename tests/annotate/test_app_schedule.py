@@ -93,3 +93,19 @@ def test_overlap_is_never_exceeded_by_sequential_annotators(engine: Engine, db_p
     counts = [c for (c,) in rows(db_path, "SELECT count(*) FROM current_vote GROUP BY item_id")]
     assert max(counts) == 5  # overlap = 5 in demo-arena
     assert sum(counts) == 96 * 5
+
+
+def test_one_person_one_schedule_whatever_the_spelling(engine: Engine) -> None:
+    """'Alice ' and 'ALICE' are the stored 'alice': same person, same order and sides."""
+    first = VotingSession(engine, "demo-difficulty", "Alice ")
+    shown = first.current()
+    assert shown is not None
+    first.vote("left", 1500)
+    again = VotingSession(engine, "demo-difficulty", "ALICE")
+    assert again.annotator == "alice"
+    assert again.annotator_id == first.annotator_id
+    assert again.progress().done == 1
+    ref = VotingSession(engine, "demo-difficulty", "alice")
+    nxt, ref_nxt = again.current(), ref.current()
+    assert nxt is not None and ref_nxt is not None
+    assert (nxt.item_id, nxt.swapped) == (ref_nxt.item_id, ref_nxt.swapped)
