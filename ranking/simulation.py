@@ -31,8 +31,9 @@ ties in paired comparison experiments. JASA 65, 317-328.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -40,7 +41,12 @@ from scipy.stats import norm
 
 from ranking._validation import as_index_array, check_in_range, make_rng
 from ranking.arena import stable_arena
-from ranking.errors import ConvergenceError, DegenerateDataError, InvalidParameterError, ShapeError
+from ranking.errors import (
+    ConvergenceError,
+    InvalidParameterError,
+    RankingInputError,
+    ShapeError,
+)
 from ranking.pairwise import ELO_C, _elo_rounds, _prepare, m_elo
 from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
 
@@ -95,79 +101,130 @@ class SimulatedArena:
 
 @dataclass(frozen=True)
 class PerturbationTrial:
-    """One data set, one strategy, one share of perturbed annotators."""
+    """One data set, one strategy, one share of perturbed annotators.
+
+    A trial whose fits raised is ``failed`` with the error in ``note``; its
+    statistics are ``None`` (never NaN) and it is left out of the summary.
+    Precision, recall and F1 are ``None`` when nobody is perturbed (F1 is
+    undefined there): the ``false_flags_*`` counts say how many of the
+    ``n_honest`` honest annotators were flagged.
+    """
 
     strategy: str
     """Perturbation strategy."""
     ratio: float
-    """Share of annotators perturbed."""
+    """Share of annotators perturbed (as requested)."""
     repeat: int
     """Repeat index (a fresh data set per repeat)."""
     n_perturbed: int
-    """Number of perturbed annotators."""
-    consistency_elo: float
+    """Number of perturbed annotators (``round(ratio * n_annotators)``)."""
+    n_honest: int
+    """Number of annotators not perturbed."""
+    consistency_elo: float | None
     """Ranking consistency of online Elo (mean over shuffled orders)."""
-    consistency_m_elo: float
+    consistency_m_elo: float | None
     """Ranking consistency of m-ELO."""
-    consistency_am_elo: float
+    consistency_am_elo: float | None
     """Ranking consistency of am-ELO (all annotators, one fit)."""
-    consistency_stable_arena: float
+    consistency_stable_arena: float | None
     """Ranking consistency of the Stable Arena loop excluding flagged annotators."""
-    precision_eps0: float
+    precision_eps0: float | None
     """Precision of the flags at the paper's epsilon = 0."""
-    recall_eps0: float
+    recall_eps0: float | None
     """Recall of the flags at epsilon = 0."""
-    f1_eps0: float
+    f1_eps0: float | None
     """F1 of the flags at epsilon = 0."""
-    f1_eps0005: float
-    """F1 of the flags at the paper's epsilon = 0.005."""
-    precision_dynamic: float
-    """Precision of the flags with the dynamic epsilon."""
-    recall_dynamic: float
-    """Recall of the flags with the dynamic epsilon."""
-    f1_dynamic: float
-    """F1 of the flags with the dynamic epsilon."""
-    flagged_share_eps0: float
+    precision_eps0005: float | None
+    """Precision of the flags at the paper's epsilon = 0.005."""
+    recall_eps0005: float | None
+    """Recall of the flags at epsilon = 0.005."""
+    f1_eps0005: float | None
+    """F1 of the flags at epsilon = 0.005."""
+    precision_dynamic: float | None
+    """Precision of the flags of the dynamic verdicts (:func:`ranking.stable_arena`)."""
+    recall_dynamic: float | None
+    """Recall of the flags of the dynamic verdicts."""
+    f1_dynamic: float | None
+    """F1 of the flags of the dynamic verdicts."""
+    false_flags_eps0: int | None
+    """Honest annotators flagged at epsilon = 0."""
+    false_flags_eps0005: int | None
+    """Honest annotators flagged at epsilon = 0.005."""
+    false_flags_dynamic: int | None
+    """Honest annotators flagged by the dynamic verdicts."""
+    flagged_share_eps0: float | None
     """Share of annotators flagged at epsilon = 0."""
-    flagged_share_dynamic: float
-    """Share of annotators flagged with the dynamic epsilon."""
+    flagged_share_dynamic: float | None
+    """Share of annotators flagged by the dynamic verdicts."""
+    failed: bool = False
+    """Whether a fit of this trial raised (its statistics are then ``None``)."""
     note: str = ""
-    """Empty, or why the am-ELO columns are NaN: the fit raised (for example
-    half the annotators flipped, where eq. 7 cannot pick the direction)."""
+    """Empty, or the error of a failed trial (for example half the annotators
+    flipped, where eq. 7 cannot pick the direction)."""
 
 
 @dataclass(frozen=True)
 class PerturbationSummary:
-    """Means over repeats for one strategy and ratio."""
+    """Means over the good (not failed) repeats of one strategy and ratio.
+
+    A statistic is ``None`` when no repeat of the cell succeeded, and the
+    detection scores (precision, recall, F1) are ``None`` when nobody is
+    perturbed, where they are undefined; the false-flag rates are defined in
+    every cell with a good repeat.
+    """
 
     strategy: str
     """Perturbation strategy."""
     ratio: float
     """Share of annotators perturbed."""
     n_repeats: int
-    """Repeats averaged."""
-    consistency_elo: float
+    """Repeats run in this cell."""
+    n_ok: int
+    """Repeats that succeeded (the means are over these)."""
+    n_failed: int
+    """Repeats whose fits raised (left out of the means)."""
+    first_failure: str | None
+    """The error of the first failed repeat, or ``None``."""
+    n_perturbed: int
+    """Perturbed annotators per repeat."""
+    consistency_elo: float | None
     """Mean ranking consistency of online Elo."""
-    consistency_m_elo: float
+    consistency_m_elo: float | None
     """Mean ranking consistency of m-ELO."""
-    consistency_am_elo: float
+    consistency_am_elo: float | None
     """Mean ranking consistency of am-ELO."""
-    consistency_stable_arena: float
+    consistency_stable_arena: float | None
     """Mean ranking consistency of the Stable Arena loop (exclude)."""
-    f1_eps0: float
+    precision_eps0: float | None
+    """Mean precision at epsilon = 0."""
+    recall_eps0: float | None
+    """Mean recall at epsilon = 0."""
+    f1_eps0: float | None
     """Mean F1 at epsilon = 0."""
-    f1_eps0005: float
+    f1_eps0005: float | None
     """Mean F1 at epsilon = 0.005."""
-    f1_dynamic: float
-    """Mean F1 with the dynamic epsilon."""
-    precision_dynamic: float
-    """Mean precision with the dynamic epsilon."""
-    recall_dynamic: float
-    """Mean recall with the dynamic epsilon."""
-    flagged_share_eps0: float
+    f1_dynamic: float | None
+    """Mean F1 of the dynamic verdicts."""
+    precision_dynamic: float | None
+    """Mean precision of the dynamic verdicts."""
+    recall_dynamic: float | None
+    """Mean recall of the dynamic verdicts."""
+    false_flags_eps0: int | None
+    """Honest annotators flagged at epsilon = 0, summed over the good repeats."""
+    false_flags_eps0005: int | None
+    """Honest annotators flagged at epsilon = 0.005, summed over the good repeats."""
+    false_flags_dynamic: int | None
+    """Honest annotators flagged by the dynamic verdicts, summed over the good repeats."""
+    false_flag_rate_eps0: float | None
+    """``false_flags_eps0`` over the honest annotators of the good repeats."""
+    false_flag_rate_eps0005: float | None
+    """``false_flags_eps0005`` over the honest annotators of the good repeats."""
+    false_flag_rate_dynamic: float | None
+    """``false_flags_dynamic`` over the honest annotators of the good repeats."""
+    flagged_share_eps0: float | None
     """Mean share flagged at epsilon = 0."""
-    flagged_share_dynamic: float
-    """Mean share flagged with the dynamic epsilon."""
+    flagged_share_dynamic: float | None
+    """Mean share flagged by the dynamic verdicts."""
 
 
 @dataclass(frozen=True)
@@ -177,9 +234,11 @@ class PerturbationStudy:
     trials: tuple[PerturbationTrial, ...]
     """One row per (repeat, strategy, ratio)."""
     summary: tuple[PerturbationSummary, ...]
-    """Means over repeats, one row per (strategy, ratio)."""
+    """Means over the good repeats, one row per (strategy, ratio)."""
     iterations: int
     """Number of trials run."""
+    n_failed: int
+    """Number of trials whose fits raised."""
     n_models: int
     """Items per data set."""
     n_annotators: int
@@ -192,6 +251,10 @@ class PerturbationStudy:
     """Shuffled orders averaged for online Elo."""
     tie_rate: float
     """Tie probability between equal items."""
+    discrimination_sd: float
+    """Standard deviation of the annotators' log-discrimination (heterogeneity)."""
+    null_quantile: float
+    """Passed to :func:`ranking.stable_arena`."""
 
 
 def simulate_arena(
@@ -584,6 +647,14 @@ def _elo_shuffled(
     return out
 
 
+_TRIAL_ERRORS = (RankingInputError, ConvergenceError, ArithmeticError, np.linalg.LinAlgError)
+"""What a failed trial may raise: bad data for a fit (e.g. half the annotators
+flipped), non-convergence, or a numerical fault. Anything else is a bug and propagates."""
+
+ProgressCallback: TypeAlias = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` after each trial."""
+
+
 def perturbation_study(
     *,
     strategies: tuple[str, ...] = PERTURBATIONS,
@@ -593,38 +664,58 @@ def perturbation_study(
     n_annotators: int = 42,
     records_per_annotator: int = 100,
     tie_rate: float = 0.3,
+    discrimination_sd: float = 0.0,
     elo_rounds: int = 100,
     null_quantile: float = 0.85,
+    progress: ProgressCallback | None = None,
     rng: RNGLike = None,
 ) -> PerturbationStudy:
     """Reproduce the perturbation experiment of sec. 5.5.
 
     For each repeat a fresh data set is drawn with :func:`simulate_arena`;
     for each strategy and ratio, ``round(ratio * n_annotators)`` annotators
-    drawn at random are perturbed with :func:`perturb_outcomes`, and every
-    method is fitted on the clean and on the perturbed data. Online Elo
-    (K = 4) is averaged over ``elo_rounds`` shuffled orders (the paper used
-    1000). am-ELO is one fit over all annotators (annotators who only vote tie
-    enter with their exact ability 0); its abilities give the flags at the
-    paper's ``epsilon = 0`` and ``0.005``; the dynamic flags and the
-    excluding loop come from :func:`ranking.stable_arena`.
+    drawn at random are perturbed with :func:`perturb_votes` (which also
+    draws the display side and the fast flag of every vote), and every method
+    is fitted on the clean and on the perturbed data. Online Elo (K = 4) is
+    averaged over ``elo_rounds`` shuffled orders (the paper used 1000).
+    am-ELO is one fit over all annotators (annotators who only vote tie enter
+    with their exact ability 0); its abilities give the flags at the paper's
+    ``epsilon = 0`` and ``0.005``. The dynamic verdicts and the excluding loop
+    come from :func:`ranking.stable_arena`, given each vote's ``left_chosen``
+    and ``fast`` so that position-biased and too-fast annotators can be
+    flagged.
+
+    A trial whose fits raise (a :class:`~ranking.errors.RankingInputError`,
+    :class:`~ranking.errors.ConvergenceError` or a numerical fault) is kept
+    as ``failed`` with the error in ``note``; the summary of its cell is
+    computed over the other repeats and counts the failures
+    (``n_failed``, ``first_failure``), so one failure never voids a cell.
+
+    The paper's setting (sec. 5.1-5.5): 20 models, 42 annotators with about
+    103 votes each, 1000 Elo shuffles, thresholds ``epsilon = 0`` and
+    ``0.005``, and up to half the annotators perturbed (pass ratios
+    ``c / 42`` for ``c`` perturbed annotators, up to ``19 / 42``).
 
     Parameters
     ----------
-    strategies : tuple of str, default all four
-        Perturbation strategies.
+    strategies : tuple of str, default the paper's four
+        Perturbation strategies, from :data:`VOTE_PERTURBATIONS`.
     ratios : tuple of float, default (0, 0.1, 0.2, 0.3, 0.4)
         Shares of perturbed annotators, each in [0, 0.5]. At 0.5 the paper's
-        majority assumption fails; trials whose am-ELO fits raise then hold
-        NaN in the am-ELO columns and the error in ``note``.
+        majority assumption fails and trials may fail (see above).
     n_repeats : int, default 3
         Data sets per setting.
-    n_models, n_annotators, records_per_annotator, tie_rate
-        Passed to :func:`simulate_arena`.
+    n_models, n_annotators, records_per_annotator, tie_rate, discrimination_sd
+        Passed to :func:`simulate_arena` (``discrimination_sd`` is the
+        heterogeneity of the honest annotators: the standard deviation of
+        their log-discrimination).
     elo_rounds : int, default 100
-        Shuffled orders for online Elo.
+        Shuffled orders for online Elo (the paper: 1000).
     null_quantile : float, default 0.85
-        Null quantile of the dynamic epsilon.
+        Passed to :func:`ranking.stable_arena`.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each trial (for a progress
+        bar; this function prints nothing).
     rng : numpy.random.Generator, int or None
         Source of randomness.
 
@@ -632,182 +723,258 @@ def perturbation_study(
     -------
     PerturbationStudy
         ``trials`` (one per repeat, strategy and ratio) and ``summary``
-        (means over repeats), plus the settings.
+        (means over the good repeats), plus the settings.
 
     Raises
     ------
     InvalidParameterError
-        For an unknown strategy or a ratio outside [0, 0.5].
+        For an unknown strategy, a ratio outside [0, 0.5] or bad sizes.
 
     References
     ----------
     Liu, Z. et al. (2025). am-ELO, ICML 2025, sec. 5.5, Figures 6-7.
+    Chen, Y.-W. and Lin, C.-J. (2006). Combining SVMs with various feature
+    selection strategies. In Feature Extraction, Springer (the F1-score).
 
     Examples
     --------
-    >>> st = perturbation_study(strategies=("flip",), ratios=(0.2,), n_repeats=1,
+    >>> st = perturbation_study(strategies=("flip",), ratios=(0.0, 0.2), n_repeats=1,
     ...                         n_annotators=20, elo_rounds=5, rng=0)
-    >>> row = st.summary[0]
-    >>> row.f1_eps0 >= 0.9, row.consistency_am_elo >= row.consistency_m_elo
+    >>> clean, row = st.summary
+    >>> clean.f1_eps0 is None, clean.false_flag_rate_eps0 <= 0.05
     (True, True)
+    >>> row.f1_eps0 >= 0.9, row.consistency_am_elo >= row.consistency_m_elo, row.n_failed
+    (True, True, 0)
     """
     for s in strategies:
-        if s not in PERTURBATIONS:
-            raise InvalidParameterError(f"strategy must be one of {PERTURBATIONS}, got {s!r}")
+        if s not in VOTE_PERTURBATIONS:
+            raise InvalidParameterError(f"strategy must be one of {VOTE_PERTURBATIONS}, got {s!r}")
     for r in ratios:
         check_in_range(r, "ratio", 0.0, 0.5)
-    if not (isinstance(n_repeats, int | np.integer) and n_repeats >= 1):
-        raise InvalidParameterError(f"n_repeats must be a positive integer, got {n_repeats!r}")
-    if not (isinstance(elo_rounds, int | np.integer) and elo_rounds >= 1):
-        raise InvalidParameterError(f"elo_rounds must be a positive integer, got {elo_rounds!r}")
+    for name, v in (("n_repeats", n_repeats), ("elo_rounds", elo_rounds)):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+            raise InvalidParameterError(f"{name} must be a positive integer, got {v!r}")
     gen = make_rng(rng)
     trials: list[PerturbationTrial] = []
+    total = int(n_repeats) * len(strategies) * len(ratios)
     for rep in range(n_repeats):
         sim = simulate_arena(
             n_models=n_models,
             n_annotators=n_annotators,
             records_per_annotator=records_per_annotator,
             tie_rate=tie_rate,
+            discrimination_sd=discrimination_sd,
             rng=gen,
         )
-        args = (sim.model_a, sim.model_b, sim.annotator)
-        base_elo = _elo_shuffled(sim, sim.outcome, elo_rounds, gen)
-        base_m = m_elo(sim.model_a, sim.model_b, sim.outcome).ratings
-        base_am = stable_arena(
-            *args, sim.outcome, n_annotators=n_annotators, delta=0, epsilon=0.0
-        ).ratings
+        base: _Baseline | str
+        try:
+            base = _Baseline(
+                elo=_elo_shuffled(sim, sim.outcome, elo_rounds, gen),
+                m=m_elo(sim.model_a, sim.model_b, sim.outcome).ratings,
+                am=stable_arena(
+                    sim.model_a,
+                    sim.model_b,
+                    sim.annotator,
+                    sim.outcome,
+                    n_models=n_models,
+                    n_annotators=n_annotators,
+                    delta=0,
+                    epsilon=0.0,
+                ).ratings,
+            )
+        except _TRIAL_ERRORS as err:
+            base = f"fit of the unperturbed data: {type(err).__name__}: {err}"
         for strategy in strategies:
             for ratio in ratios:
                 n_pert = round(ratio * n_annotators)
                 ids = gen.choice(n_annotators, size=n_pert, replace=False)
-                truth = np.zeros(n_annotators, dtype=bool)
-                truth[ids] = True
-                w = perturb_outcomes(sim.outcome, sim.annotator, ids, strategy=strategy, rng=gen)
-                trials.append(
-                    _trial(
-                        sim,
-                        w,
-                        truth,
-                        strategy,
-                        float(ratio),
-                        rep,
-                        base_elo,
-                        base_m,
-                        base_am,
-                        elo_rounds,
-                        null_quantile,
-                        gen,
-                    )
-                )
-    summary = []
-    for strategy in strategies:
-        for ratio in ratios:
-            rows = [t for t in trials if t.strategy == strategy and t.ratio == float(ratio)]
-
-            def mean(field: str, rows: list[PerturbationTrial] = rows) -> float:
-                return float(np.mean([getattr(t, field) for t in rows]))
-
-            summary.append(
-                PerturbationSummary(
-                    strategy=strategy,
-                    ratio=float(ratio),
-                    n_repeats=len(rows),
-                    consistency_elo=mean("consistency_elo"),
-                    consistency_m_elo=mean("consistency_m_elo"),
-                    consistency_am_elo=mean("consistency_am_elo"),
-                    consistency_stable_arena=mean("consistency_stable_arena"),
-                    f1_eps0=mean("f1_eps0"),
-                    f1_eps0005=mean("f1_eps0005"),
-                    f1_dynamic=mean("f1_dynamic"),
-                    precision_dynamic=mean("precision_dynamic"),
-                    recall_dynamic=mean("recall_dynamic"),
-                    flagged_share_eps0=mean("flagged_share_eps0"),
-                    flagged_share_dynamic=mean("flagged_share_dynamic"),
-                )
-            )
+                pv = perturb_votes(sim, ids, strategy=strategy, rng=gen)
+                cell = (strategy, float(ratio), rep, pv.perturbed)
+                if isinstance(base, str):
+                    trials.append(_failed_trial(*cell, base))
+                else:
+                    try:
+                        trials.append(_trial(sim, pv, *cell, base, elo_rounds, null_quantile, gen))
+                    except _TRIAL_ERRORS as err:
+                        trials.append(_failed_trial(*cell, f"{type(err).__name__}: {err}"))
+                if progress is not None:
+                    progress(len(trials), total)
+    summary = tuple(
+        _summarise([t for t in trials if t.strategy == s and t.ratio == float(r)], s, float(r))
+        for s in strategies
+        for r in ratios
+    )
     return PerturbationStudy(
         trials=tuple(trials),
-        summary=tuple(summary),
+        summary=summary,
         iterations=len(trials),
+        n_failed=sum(t.failed for t in trials),
         n_models=int(n_models),
         n_annotators=int(n_annotators),
         records_per_annotator=int(records_per_annotator),
         n_repeats=int(n_repeats),
         elo_rounds=int(elo_rounds),
         tie_rate=float(tie_rate),
+        discrimination_sd=float(discrimination_sd),
+        null_quantile=float(null_quantile),
+    )
+
+
+@dataclass(frozen=True)
+class _Baseline:
+    elo: FloatArray
+    m: FloatArray
+    am: FloatArray
+
+
+def _mean(rows: list[PerturbationTrial], field: str) -> float | None:
+    vals = [getattr(t, field) for t in rows]
+    vals = [v for v in vals if v is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def _summarise(rows: list[PerturbationTrial], strategy: str, ratio: float) -> PerturbationSummary:
+    good = [t for t in rows if not t.failed]
+    bad = [t for t in rows if t.failed]
+    honest = sum(t.n_honest for t in good)
+
+    def flags(field: str) -> int | None:
+        return int(sum(getattr(t, field) for t in good)) if good else None
+
+    def rate(field: str) -> float | None:
+        n = flags(field)
+        return None if n is None or honest == 0 else n / honest
+
+    return PerturbationSummary(
+        strategy=strategy,
+        ratio=ratio,
+        n_repeats=len(rows),
+        n_ok=len(good),
+        n_failed=len(bad),
+        first_failure=bad[0].note if bad else None,
+        n_perturbed=rows[0].n_perturbed if rows else 0,
+        consistency_elo=_mean(good, "consistency_elo"),
+        consistency_m_elo=_mean(good, "consistency_m_elo"),
+        consistency_am_elo=_mean(good, "consistency_am_elo"),
+        consistency_stable_arena=_mean(good, "consistency_stable_arena"),
+        precision_eps0=_mean(good, "precision_eps0"),
+        recall_eps0=_mean(good, "recall_eps0"),
+        f1_eps0=_mean(good, "f1_eps0"),
+        f1_eps0005=_mean(good, "f1_eps0005"),
+        f1_dynamic=_mean(good, "f1_dynamic"),
+        precision_dynamic=_mean(good, "precision_dynamic"),
+        recall_dynamic=_mean(good, "recall_dynamic"),
+        false_flags_eps0=flags("false_flags_eps0"),
+        false_flags_eps0005=flags("false_flags_eps0005"),
+        false_flags_dynamic=flags("false_flags_dynamic"),
+        false_flag_rate_eps0=rate("false_flags_eps0"),
+        false_flag_rate_eps0005=rate("false_flags_eps0005"),
+        false_flag_rate_dynamic=rate("false_flags_dynamic"),
+        flagged_share_eps0=_mean(good, "flagged_share_eps0"),
+        flagged_share_dynamic=_mean(good, "flagged_share_dynamic"),
+    )
+
+
+def _failed_trial(
+    strategy: str, ratio: float, rep: int, truth: BoolArray, note: str
+) -> PerturbationTrial:
+    n_pert = int(np.sum(truth))
+    return PerturbationTrial(
+        strategy=strategy,
+        ratio=ratio,
+        repeat=rep,
+        n_perturbed=n_pert,
+        n_honest=int(truth.size) - n_pert,
+        consistency_elo=None,
+        consistency_m_elo=None,
+        consistency_am_elo=None,
+        consistency_stable_arena=None,
+        precision_eps0=None,
+        recall_eps0=None,
+        f1_eps0=None,
+        precision_eps0005=None,
+        recall_eps0005=None,
+        f1_eps0005=None,
+        precision_dynamic=None,
+        recall_dynamic=None,
+        f1_dynamic=None,
+        false_flags_eps0=None,
+        false_flags_eps0005=None,
+        false_flags_dynamic=None,
+        flagged_share_eps0=None,
+        flagged_share_dynamic=None,
+        failed=True,
+        note=note,
     )
 
 
 def _trial(
     sim: SimulatedArena,
-    w: FloatArray,
-    truth: Any,
+    pv: PerturbedVotes,
     strategy: str,
     ratio: float,
     rep: int,
-    base_elo: FloatArray,
-    base_m: FloatArray,
-    base_am: FloatArray,
+    truth: BoolArray,
+    base: _Baseline,
     elo_rounds: int,
     null_quantile: float,
     gen: np.random.Generator,
 ) -> PerturbationTrial:
     m = sim.n_annotators
+    w = pv.outcome
     args = (sim.model_a, sim.model_b, sim.annotator, w)
     elo_r = _elo_shuffled(sim, w, elo_rounds, gen)
     m_r = m_elo(sim.model_a, sim.model_b, w).ratings
-    try:
-        paper = stable_arena(*args, n_annotators=m, delta=0, epsilon=0.0)
-        dyn = stable_arena(*args, n_annotators=m, null_quantile=null_quantile)
-        excl = stable_arena(*args, n_annotators=m, action="exclude", null_quantile=null_quantile)
-    except (DegenerateDataError, ConvergenceError) as err:
-        # e.g. half the annotators flipped: eq. 7 cannot pick the direction
-        nan = float("nan")
-        return PerturbationTrial(
-            strategy=strategy,
-            ratio=ratio,
-            repeat=rep,
-            n_perturbed=int(np.sum(truth)),
-            consistency_elo=ranking_consistency(base_elo, elo_r),
-            consistency_m_elo=ranking_consistency(base_m, m_r),
-            consistency_am_elo=nan,
-            consistency_stable_arena=nan,
-            precision_eps0=nan,
-            recall_eps0=nan,
-            f1_eps0=nan,
-            f1_eps0005=nan,
-            precision_dynamic=nan,
-            recall_dynamic=nan,
-            f1_dynamic=nan,
-            flagged_share_eps0=nan,
-            flagged_share_dynamic=nan,
-            note=f"{type(err).__name__}: {err}",
-        )
-    theta = np.nan_to_num(
-        paper.abilities, nan=np.inf
-    )  # pending (unbounded) annotators are never flags
+    paper = stable_arena(*args, n_models=sim.n_models, n_annotators=m, delta=0, epsilon=0.0)
+    dyn = stable_arena(
+        *args,
+        n_models=sim.n_models,
+        n_annotators=m,
+        null_quantile=null_quantile,
+        left_chosen=pv.left_chosen,
+        fast=pv.fast,
+    )
+    excl = stable_arena(
+        *args,
+        n_models=sim.n_models,
+        n_annotators=m,
+        action="exclude",
+        null_quantile=null_quantile,
+        left_chosen=pv.left_chosen,
+        fast=pv.fast,
+    )
+    # pending (unbounded) annotators are never flags
+    theta = np.nan_to_num(paper.abilities, nan=np.inf)
     f0 = theta <= 0.0
     f5 = theta <= 0.005
     fd = np.asarray(dyn.status) == "flagged"
-    p0, r0, f10 = detection_scores(truth, f0)
-    _, _, f15 = detection_scores(truth, f5)
-    pdn, rdn, f1d = detection_scores(truth, fd)
+    honest = ~truth
+    defined = bool(truth.any())  # precision, recall and F1 need a perturbed annotator
+    p0, r0, f10 = detection_scores(truth, f0) if defined else (None, None, None)
+    p5, r5, f15 = detection_scores(truth, f5) if defined else (None, None, None)
+    pdn, rdn, f1d = detection_scores(truth, fd) if defined else (None, None, None)
     return PerturbationTrial(
         strategy=strategy,
         ratio=ratio,
         repeat=rep,
-        n_perturbed=int(np.sum(truth)),
-        consistency_elo=ranking_consistency(base_elo, elo_r),
-        consistency_m_elo=ranking_consistency(base_m, m_r),
-        consistency_am_elo=ranking_consistency(base_am, paper.ratings),
-        consistency_stable_arena=ranking_consistency(base_am, excl.ratings),
+        n_perturbed=int(truth.sum()),
+        n_honest=int(honest.sum()),
+        consistency_elo=ranking_consistency(base.elo, elo_r),
+        consistency_m_elo=ranking_consistency(base.m, m_r),
+        consistency_am_elo=ranking_consistency(base.am, paper.ratings),
+        consistency_stable_arena=ranking_consistency(base.am, excl.ratings),
         precision_eps0=p0,
         recall_eps0=r0,
         f1_eps0=f10,
+        precision_eps0005=p5,
+        recall_eps0005=r5,
         f1_eps0005=f15,
         precision_dynamic=pdn,
         recall_dynamic=rdn,
         f1_dynamic=f1d,
+        false_flags_eps0=int(np.sum(f0 & honest)),
+        false_flags_eps0005=int(np.sum(f5 & honest)),
+        false_flags_dynamic=int(np.sum(fd & honest)),
         flagged_share_eps0=float(f0.mean()),
         flagged_share_dynamic=float(fd.mean()),
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranking.errors import InvalidParameterError
+from ranking.errors import DegenerateDataError, InvalidParameterError
 from ranking.pairwise import m_elo
 from ranking.simulation import (
     PERTURBATIONS,
@@ -39,6 +39,10 @@ def study():
     )
 
 
+def _f(x):
+    return "  -  " if x is None else f"{x:.3f}"
+
+
 def test_print_table(study, capsys):
     with capsys.disabled():
         print(
@@ -48,13 +52,14 @@ def test_print_table(study, capsys):
         for r in study.summary:
             print(
                 f"{r.strategy:7s} {r.ratio:4.1f}  |  "
-                f"{r.consistency_elo:.3f} {r.consistency_m_elo:.3f} "
-                f"{r.consistency_am_elo:.3f} {r.consistency_stable_arena:.3f}   | "
-                f"{r.f1_eps0:.3f} {r.f1_eps0005:.3f} {r.f1_dynamic:.3f}   | "
-                f"{r.precision_dynamic:.3f} {r.recall_dynamic:.3f} | "
-                f"{r.flagged_share_eps0:.3f} {r.flagged_share_dynamic:.3f}"
+                f"{_f(r.consistency_elo)} {_f(r.consistency_m_elo)} "
+                f"{_f(r.consistency_am_elo)} {_f(r.consistency_stable_arena)}   | "
+                f"{_f(r.f1_eps0)} {_f(r.f1_eps0005)} {_f(r.f1_dynamic)}   | "
+                f"{_f(r.precision_dynamic)} {_f(r.recall_dynamic)} | "
+                f"{_f(r.flagged_share_eps0)} {_f(r.flagged_share_dynamic)}"
             )
     assert study.iterations == len(study.trials) == 8 * 3 * 5
+    assert study.n_failed == 0
 
 
 @pytest.mark.parametrize("strategy", ["random", "flip", "mixed"])
@@ -93,7 +98,117 @@ def test_half_flipped_is_reported_not_raised():
     st = perturbation_study(strategies=("flip",), ratios=(0.5,), n_repeats=1, elo_rounds=2, rng=1)
     (t,) = st.trials
     assert t.n_perturbed == 21
-    assert (not t.note) or np.isnan(t.consistency_am_elo)
+    assert (not t.failed) or (t.note and t.consistency_am_elo is None)
+
+
+def test_clean_cell_reports_false_flags_not_f1(study):
+    """With nobody perturbed F1 is undefined: None, with the false-flag count and rate of the
+    honest annotators instead (here all 42 are honest)."""
+    (row,) = [r for r in study.summary if r.strategy == "flip" and r.ratio == 0.0]
+    assert row.f1_eps0 is None
+    assert row.f1_eps0005 is None
+    assert row.f1_dynamic is None
+    assert row.precision_dynamic is None
+    assert row.recall_dynamic is None
+    assert row.n_perturbed == 0
+    assert row.n_ok == 8
+    for field in ("eps0", "eps0005", "dynamic"):
+        count, rate = getattr(row, f"false_flags_{field}"), getattr(row, f"false_flag_rate_{field}")
+        assert isinstance(count, int)
+        assert 0 <= count <= 8 * 42
+        assert rate == pytest.approx(count / (8 * 42))
+        assert rate <= 0.05
+    (t,) = [t for t in study.trials if t.ratio == 0.0 and t.repeat == 0 and t.strategy == "flip"]
+    assert t.n_honest == 42
+    assert t.f1_dynamic is None
+
+
+def test_a_failed_trial_is_counted_and_the_others_kept(monkeypatch):
+    """One failing fit leaves its cell's other repeats in the means; the cell says how many
+    failed and why, and nothing is NaN."""
+    import ranking.simulation as simulation
+
+    real = simulation.stable_arena
+    calls = {"n": 0}
+
+    def flaky(*args, **kwargs):
+        # the clean fit of repeat 0 is call 1; its flip trial makes calls 2-4; fail call 2
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise simulation.ConvergenceError("forced failure for the test")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(simulation, "stable_arena", flaky)
+    st = perturbation_study(
+        strategies=("flip",), ratios=(0.2,), n_repeats=3, n_annotators=20, elo_rounds=2, rng=3
+    )
+    (row,) = st.summary
+    assert (row.n_repeats, row.n_ok, row.n_failed) == (3, 2, 1)
+    assert row.first_failure == "ConvergenceError: forced failure for the test"
+    assert st.n_failed == 1
+    assert st.trials[0].failed
+    assert not st.trials[1].failed
+    good = [t for t in st.trials if not t.failed]
+    assert row.f1_dynamic == pytest.approx(np.mean([t.f1_dynamic for t in good]))
+    assert row.consistency_elo == pytest.approx(np.mean([t.consistency_elo for t in good]))
+    for value in vars(row).values():
+        assert not (isinstance(value, float) and np.isnan(value))
+
+
+def test_every_repeat_failing_gives_none_not_nan(monkeypatch):
+    import ranking.simulation as simulation
+
+    def broken(*args, **kwargs):
+        raise DegenerateDataError("no annotator can be fitted")
+
+    monkeypatch.setattr(simulation, "stable_arena", broken)
+    st = perturbation_study(
+        strategies=("random",),
+        ratios=(0.0, 0.1),
+        n_repeats=2,
+        n_annotators=10,
+        elo_rounds=1,
+        records_per_annotator=20,
+        rng=0,
+    )
+    for row in st.summary:
+        assert (row.n_ok, row.n_failed) == (0, 2)
+        assert row.first_failure is not None
+        assert "unperturbed" in row.first_failure
+        assert row.consistency_elo is None
+        assert row.false_flag_rate_dynamic is None
+
+
+def test_vote_strategies_pass_left_and_fast_to_the_verdicts():
+    """Position-biased (100% left) and too-fast annotators are flagged by the dynamic verdicts,
+    which only happens when perturbation_study hands stable_arena left_chosen and fast."""
+    st = perturbation_study(
+        strategies=("position", "too_fast"),
+        ratios=(0.2,),
+        n_repeats=1,
+        n_annotators=20,
+        elo_rounds=1,
+        rng=5,
+    )
+    for row in st.summary:
+        assert row.n_failed == 0
+        assert row.recall_dynamic is not None
+        assert row.recall_dynamic >= 0.75, row
+
+
+def test_progress_is_reported_per_trial():
+    seen = []
+    perturbation_study(
+        strategies=("equal",),
+        ratios=(0.0, 0.1),
+        n_repeats=2,
+        n_annotators=10,
+        elo_rounds=1,
+        records_per_annotator=30,
+        progress=lambda done, total: seen.append((done, total)),
+        rng=0,
+    )
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
 
 # --------------------------------------------------------------------------- building blocks
