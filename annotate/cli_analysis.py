@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +95,19 @@ def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.Argu
         help="how 'both bad' votes count: as ties (default, like LMArena) or left out of the "
         "fit (they still count in each annotator's tie and both-bad rates)",
     )
+    t.add_argument(
+        "--boot",
+        type=int,
+        default=200,
+        metavar="N",
+        help="am-elo: bootstrap resamples of the annotators for the rating intervals (default "
+        "200; each costs one am-ELO fit, so about N times the time of one fit: seconds for a "
+        "study, a minute or more for tens of thousands of votes); 0 gives Wald intervals, "
+        "which are too narrow when annotators have few votes. elo: bootstrap rounds",
+    )
+    t.add_argument(
+        "--seed", type=int, default=0, help="seed of the bootstrap (default 0: reproducible)"
+    )
 
     mon = sub.add_parser(
         "monitor",
@@ -113,21 +130,60 @@ def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.Argu
         parents=[common, jsonp],
         help="the am-ELO paper's perturbation simulation",
         description="Reproduce sec. 5.5 of the am-ELO paper on simulated arena data: Random, "
-        "Equal, Flip and Mixed perturbations of a share of the annotators; ranking consistency "
-        "of Elo, m-ELO and am-ELO with and without perturbation, and precision, recall and F1 "
-        "of the anomaly flags (epsilon = 0 and the dynamic epsilon).",
+        "Equal, Flip and Mixed perturbations of a share of the annotators (and the against, "
+        "position and too_fast voters); ranking consistency of Elo, m-ELO and am-ELO with and "
+        "without perturbation, F1 of the anomaly flags at epsilon = 0, 0.005 and the dynamic "
+        "verdicts, and, where nobody is perturbed (F1 undefined), how many honest annotators "
+        "were flagged. Trials whose fits fail are counted per cell and left out of its means. "
+        "The paper's setting: --annotators 42 --models 20 --records 103 --elo-shuffles 1000 "
+        "--counts 0,1,3,5,7,9,11,13,15,17,19.",
     )
     m.add_argument("what", choices=["arena"], help="what to simulate")
     m.add_argument(
         "--ratios",
         default="0,0.1,0.2,0.3,0.4,0.5",
-        help="comma-separated shares of perturbed annotators",
+        help="comma-separated shares of perturbed annotators in [0, 0.5]; fractions such as "
+        "19/42 are accepted (default 0,0.1,0.2,0.3,0.4,0.5)",
     )
-    m.add_argument("--strategies", default="random,equal,flip,mixed")
-    m.add_argument("--repeats", type=int, default=3)
+    m.add_argument(
+        "--counts",
+        default=None,
+        metavar="N,...",
+        help="comma-separated numbers of perturbed annotators (instead of --ratios), "
+        "e.g. 0,1,3,...,19 of 42",
+    )
+    m.add_argument(
+        "--strategies",
+        default="random,equal,flip,mixed",
+        help="comma-separated: random, equal, flip, mixed (the paper's), against, position, "
+        "too_fast",
+    )
+    m.add_argument("--repeats", type=int, default=3, help="data sets per cell (default 3)")
     m.add_argument("--models", type=int, default=20)
     m.add_argument("--annotators", type=int, default=42)
     m.add_argument("--records", type=int, default=100, help="votes per annotator")
+    m.add_argument(
+        "--elo-shuffles",
+        type=int,
+        default=100,
+        metavar="N",
+        help="shuffled orders averaged for online Elo (default 100; the paper: 1000)",
+    )
+    m.add_argument(
+        "--ability-sd",
+        type=float,
+        default=0.0,
+        metavar="SD",
+        help="heterogeneity of the honest annotators: standard deviation of their "
+        "log-discrimination (default 0: all alike)",
+    )
+    m.add_argument(
+        "--tie-rate",
+        type=float,
+        default=0.3,
+        metavar="P",
+        help="probability of a tie between equally rated models (default 0.3)",
+    )
     m.add_argument("--seed", type=int, default=0)
 
 
@@ -152,72 +208,190 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from ranking.simulation import perturbation_study
 
     try:
-        ratios = tuple(float(x) for x in args.ratios.split(","))
+        ratios = _simulate_ratios(args)
         strategies = tuple(x.strip().lower() for x in args.strategies.split(","))
-        study = perturbation_study(
-            strategies=strategies,
-            ratios=ratios,
-            n_repeats=args.repeats,
-            n_models=args.models,
-            n_annotators=args.annotators,
-            records_per_annotator=args.records,
-            rng=args.seed,
-        )
-    except (ValueError, RankingInputError) as err:
+        with _simulate_progress() as progress:
+            study = perturbation_study(
+                strategies=strategies,
+                ratios=ratios,
+                n_repeats=args.repeats,
+                n_models=args.models,
+                n_annotators=args.annotators,
+                records_per_annotator=args.records,
+                tie_rate=args.tie_rate,
+                discrimination_sd=args.ability_sd,
+                elo_rounds=args.elo_shuffles,
+                progress=progress,
+                rng=args.seed,
+            )
+    except (ValueError, ZeroDivisionError, RankingInputError) as err:
         raise AnnotateError(f"cannot simulate: {err}") from err
     if args.json:
-        from dataclasses import asdict
-
-        _print_json(
-            {
-                "n_models": study.n_models,
-                "n_annotators": study.n_annotators,
-                "records_per_annotator": study.records_per_annotator,
-                "n_repeats": study.n_repeats,
-                "summary": [asdict(r) for r in study.summary],
-            }
-        )
+        doc = _simulate_doc(study)
+        json.dumps(doc, allow_nan=False)  # a NaN or infinity here is a bug: fail loudly
+        _print_json(doc)
         return 0
     say(
         f"{study.n_models} models, {study.n_annotators} annotators x "
-        f"{study.records_per_annotator} votes, {study.n_repeats} repeats per cell"
+        f"{study.records_per_annotator} votes, tie rate {study.tie_rate:g}, ability sd "
+        f"{study.discrimination_sd:g}, {study.n_repeats} repeats per cell, "
+        f"Elo averaged over {study.elo_rounds} shuffles"
     )
     say("consistency: share of model pairs ordered the same with and without perturbation")
+    say(
+        "F1 of the flags against the perturbed annotators (n/a where nobody is perturbed: "
+        "see the false flags, honest annotators flagged)"
+    )
     say()
+
+    def f(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    def ff(n: int | None, rate: float | None) -> str:
+        return "n/a" if n is None or rate is None else f"{n} ({rate:.1%})"
+
     say(
         _table(
             [
                 (
                     r.strategy,
-                    f"{r.ratio:.0%}",
-                    f"{r.consistency_elo:.3f}",
-                    f"{r.consistency_m_elo:.3f}",
-                    f"{r.consistency_am_elo:.3f}",
-                    f"{r.consistency_stable_arena:.3f}",
-                    f"{r.f1_eps0:.3f}",
-                    f"{r.f1_dynamic:.3f}",
-                    f"{r.precision_dynamic:.3f}",
-                    f"{r.recall_dynamic:.3f}",
-                    f"{r.flagged_share_dynamic:.3f}",
+                    f"{r.n_perturbed}/{study.n_annotators}",
+                    f"{r.n_ok}/{r.n_repeats}",
+                    f(r.consistency_elo),
+                    f(r.consistency_m_elo),
+                    f(r.consistency_am_elo),
+                    f(r.consistency_stable_arena),
+                    f(r.f1_eps0),
+                    f(r.f1_eps0005),
+                    f(r.f1_dynamic),
+                    f(r.precision_dynamic),
+                    f(r.recall_dynamic),
+                    ff(r.false_flags_eps0, r.false_flag_rate_eps0),
+                    ff(r.false_flags_dynamic, r.false_flag_rate_dynamic),
                 )
                 for r in study.summary
             ],
             [
                 "perturbation",
-                "share",
+                "perturbed",
+                "runs ok",
                 "Elo",
                 "m-ELO",
                 "am-ELO",
                 "stable",
                 "F1 eps=0",
+                "F1 eps=.005",
                 "F1 dyn",
                 "P dyn",
                 "R dyn",
-                "flagged dyn",
+                "false flags eps=0",
+                "false flags dyn",
             ],
         )
     )
+    failed = [r for r in study.summary if r.n_failed]
+    if failed:
+        say()
+        say(
+            f"{study.n_failed} of {study.iterations} trials failed "
+            "(left out of their cells' means):"
+        )
+        for r in failed:
+            say(
+                f"  {r.strategy} {r.n_perturbed}/{study.n_annotators}: {r.n_failed} of "
+                f"{r.n_repeats} failed; first: {one_line(r.first_failure or '')}"
+            )
     return 0
+
+
+def _simulate_ratios(args: argparse.Namespace) -> tuple[float, ...]:
+    """``--counts`` (perturbed annotators) or ``--ratios`` (shares, fractions allowed)."""
+    from fractions import Fraction
+
+    if args.counts is not None:
+        if args.annotators < 1:
+            raise ValueError(f"--annotators must be at least 1, got {args.annotators}")
+        counts = [int(x) for x in args.counts.split(",")]
+        for c in counts:
+            if not 0 <= c <= args.annotators // 2:
+                raise ValueError(
+                    f"--counts: {c} is not between 0 and half of the {args.annotators} annotators"
+                )
+        return tuple(c / args.annotators for c in counts)
+    return tuple(float(Fraction(x.strip())) for x in args.ratios.split(","))
+
+
+@contextmanager
+def _simulate_progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr when stderr is a terminal (rich, from textual); else None."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(
+        TextColumn("simulating trials"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task("trials", total=None)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    with bar:
+        yield update
+
+
+def _simulate_doc(study: Any) -> dict[str, Any]:
+    """The ``--json`` document: settings and one row per cell; null (never NaN) with a reason."""
+    from dataclasses import asdict
+
+    rows = []
+    for r in study.summary:
+        row = {k: _finite(v) for k, v in asdict(r).items()}
+        reasons = []
+        if r.n_ok == 0:
+            reasons.append(
+                f"every repeat of this cell failed (first: {r.first_failure}); its statistics "
+                "are null"
+            )
+        elif r.n_perturbed == 0:
+            reasons.append(
+                "nobody is perturbed, so precision, recall and F1 are undefined (null); "
+                "false_flags_* count the honest annotators flagged"
+            )
+        row["null_reasons"] = reasons
+        rows.append(row)
+    return {
+        "n_models": study.n_models,
+        "n_annotators": study.n_annotators,
+        "records_per_annotator": study.records_per_annotator,
+        "n_repeats": study.n_repeats,
+        "elo_shuffles": study.elo_rounds,
+        "tie_rate": study.tie_rate,
+        "ability_sd": study.discrimination_sd,
+        "trials": study.iterations,
+        "trials_failed": study.n_failed,
+        "summary": rows,
+    }
+
+
+def _finite(v: Any) -> Any:
+    """A float that is not finite becomes None (JSON has no NaN)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
 
 
 @command("rank")
@@ -231,7 +405,9 @@ def cmd_rank(args: argparse.Namespace) -> int:
     if args.json:
         doc = r.as_dict()
         doc["files"] = [str(f) for f in files]
-        _print_json(doc)
+        from annotate.services.json_ready import check_json
+
+        _print_json(check_json(doc))
         return 0
     say(
         f"{r.method}: {len(r.models)} models, {len(r.questions)} questions"
@@ -268,7 +444,12 @@ def cmd_rate(args: argparse.Namespace) -> int:
         "delta": args.delta,
         "epsilon": args.epsilon,
         "both_bad_as": args.both_bad,
+        "bootstrap_rounds": max(args.boot, 1) if args.method == "elo" else args.boot,
+        "seed": args.seed,
+        "intervals": "bootstrap" if args.boot > 0 else "wald",
     }
+    if args.boot < 0:
+        raise AnnotateError(f"--boot must be 0 or more, got {args.boot}")
     if args.study:
         from annotate.__main__ import _db
         from annotate.services.db import open_store
@@ -298,7 +479,9 @@ def cmd_rate(args: argparse.Namespace) -> int:
             }
             for m in rep.models
         ]
-        _print_json(doc)
+        from annotate.services.json_ready import check_json
+
+        _print_json(check_json(doc))
         return 0
     say(
         f"{rep.method}: {rep.n_battles} votes, {len(rep.models)} models, "
@@ -317,11 +500,13 @@ def cmd_rate(args: argparse.Namespace) -> int:
         )
     )
     if rep.method == "am-elo":
+        from annotate.services.arena_analysis import describe_reason
+
         flagged = [a for a in rep.annotators if a.status == "flagged"]
-        pending = sum(a.status == "pending" for a in rep.annotators)
+        pending = [a for a in rep.annotators if a.status == "pending"]
         say(
-            f"\nannotators: {len(rep.annotators) - len(flagged) - pending} reliable, "
-            f"{pending} pending, {len(flagged)} flagged"
+            f"\nannotators: {len(rep.annotators) - len(flagged) - len(pending)} reliable, "
+            f"{len(pending)} pending, {len(flagged)} flagged"
         )
         if flagged:
             say(
@@ -331,11 +516,26 @@ def cmd_rate(args: argparse.Namespace) -> int:
                             a.annotator,
                             a.votes,
                             f"{a.ability:.4g}" if a.ability is not None else "-",
-                            a.reason,
+                            "; ".join(describe_reason(d) for d in a.reasons) or a.reason,
                         )
                         for a in flagged
                     ],
-                    ["flagged annotator", "votes", "ability", "reason"],
+                    ["flagged annotator", "votes", "ability", "reasons (adjusted p)"],
+                )
+            )
+        if pending:
+            say(
+                _table(
+                    [
+                        (
+                            a.annotator,
+                            a.votes,
+                            "-" if a.votes_to_verdict is None else f"~{a.votes_to_verdict}",
+                            a.reason,
+                        )
+                        for a in pending
+                    ],
+                    ["pending annotator", "votes", "votes to verdict", "why"],
                 )
             )
     sys.stdout.flush()

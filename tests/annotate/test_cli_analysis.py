@@ -139,3 +139,124 @@ def test_simulate_arena_small(capsys) -> None:
     rows = {(r["strategy"], r["ratio"]): r for r in doc["summary"]}
     assert rows[("flip", 0.3)]["f1_dynamic"] >= 0.9
     assert rows[("flip", 0.0)]["flagged_share_dynamic"] <= 0.05
+
+
+def _strict_json(text: str) -> dict:
+    """json.loads that refuses NaN and Infinity (which json.loads accepts by default)."""
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"invalid JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+SMALL = ("simulate", "arena", "--repeats", "2", "--annotators", "12", "--records", "40")
+SMALL += ("--elo-shuffles", "2", "--strategies", "flip", "--ratios", "0,1/4")
+
+
+def test_simulate_json_is_valid_with_a_failed_trial(capsys, monkeypatch) -> None:
+    """A trial whose fit raises is counted in its cell, which keeps its other repeat; the
+    document stays valid JSON (null with a reason, never NaN)."""
+    import ranking.simulation as simulation
+    from ranking.errors import ConvergenceError
+
+    real = simulation.stable_arena
+    calls = {"n": 0}
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 5:  # repeat 0: clean fit, 0% trial (3 fits), then the 25% trial
+            raise ConvergenceError("forced for the test")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(simulation, "stable_arena", flaky)
+    code = main([*SMALL, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = _strict_json(out)
+    assert doc["trials"] == 4
+    assert doc["trials_failed"] == 1
+    clean, cell = doc["summary"]
+    assert (cell["n_ok"], cell["n_failed"]) == (1, 1)
+    assert cell["first_failure"] == "ConvergenceError: forced for the test"
+    assert cell["f1_dynamic"] is not None
+    # 0% perturbed: F1 undefined (null, with the reason), false flags defined
+    assert clean["f1_eps0"] is None
+    assert clean["null_reasons"]
+    assert isinstance(clean["false_flags_dynamic"], int)
+    assert 0.0 <= clean["false_flag_rate_eps0"] <= 1.0
+
+
+def test_simulate_json_when_every_trial_fails(capsys, monkeypatch) -> None:
+    import ranking.simulation as simulation
+    from ranking.errors import DegenerateDataError
+
+    def broken(*args, **kwargs):
+        raise DegenerateDataError("no annotator can be fitted")
+
+    monkeypatch.setattr(simulation, "stable_arena", broken)
+    code = main([*SMALL, "--json"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    doc = _strict_json(out)
+    for row in doc["summary"]:
+        assert row["n_ok"] == 0
+        assert row["consistency_am_elo"] is None
+        assert "every repeat of this cell failed" in row["null_reasons"][0]
+
+
+def test_simulate_text_table_has_every_column_and_failure_notes(capsys, monkeypatch) -> None:
+    import ranking.simulation as simulation
+    from ranking.errors import ConvergenceError
+
+    real = simulation.stable_arena
+    calls = {"n": 0}
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise ConvergenceError("forced for the test")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(simulation, "stable_arena", flaky)
+    code = main([*SMALL, "--ability-sd", "0.5", "--tie-rate", "0.2"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "nan" not in out.lower()
+    for column in ("F1 eps=0", "F1 eps=.005", "F1 dyn", "false flags eps=0", "runs ok"):
+        assert column in out
+    assert "ability sd 0.5" in out
+    assert "tie rate 0.2" in out
+    assert "1 of 4 trials failed" in out
+    assert "flip 3/12: 1 of 2 failed; first: ConvergenceError: forced for the test" in out
+    assert err == ""  # no progress bar when stderr is not a terminal
+
+
+def test_simulate_counts_and_bad_options(capsys) -> None:
+    doc = run_json(
+        capsys,
+        "simulate",
+        "arena",
+        "--repeats",
+        "1",
+        "--annotators",
+        "12",
+        "--records",
+        "40",
+        "--elo-shuffles",
+        "1",
+        "--strategies",
+        "equal",
+        "--counts",
+        "0,6",
+    )
+    assert [r["n_perturbed"] for r in doc["summary"]] == [0, 6]
+    assert doc["elo_shuffles"] == 1
+    code = main(["simulate", "arena", "--counts", "7", "--annotators", "12"])
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert "half of the 12 annotators" in err
+    code = main(["simulate", "arena", "--ratios", "0.6"])
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert "cannot simulate" in err
