@@ -56,16 +56,22 @@ _PACKED_ROWS = 1 << 16
 
 
 def _available_cpus() -> int:
+    """The cores this process may run on (its CPU affinity where the OS has one)."""
     if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
+        return max(1, len(os.sched_getaffinity(0)))
     return os.cpu_count() or 1  # pragma: no cover
 
 
-_THREADS = min(2, _available_cpus())
-"""Worker threads for the blocked float path."""
+def _n_workers(n_jobs: int | None) -> int:
+    """The worker count for ``n_jobs`` (None or -1: every available core), read at call time."""
+    if n_jobs is None or (not isinstance(n_jobs, bool) and n_jobs == -1):
+        return _available_cpus()
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or n_jobs < 1:
+        raise InvalidParameterError(
+            f"n_jobs must be a positive integer, -1 or None (all available cores), got {n_jobs!r}"
+        )
+    return int(n_jobs)
 
-_PROCESSES = min(2, _available_cpus())
-"""Worker processes for the bit-packed path."""
 
 _PROCESS_MIN_ELEMENTS = 1 << 27
 """Entries (about 134 million) from which the bit-packed path forks worker processes."""
@@ -293,12 +299,12 @@ class _Blocked:
     every worker thread owns one reusable ~4 MiB float64 buffer for its block.
 
     The rows are cut into tasks of ``_TASK_BLOCKS`` blocks which run on up to
-    ``_THREADS`` threads (NumPy releases the GIL in the casts and BLAS calls).
+    ``n_jobs`` threads (NumPy releases the GIL in the casts and BLAS calls).
     Each task returns its own partial sums and they are added in task order,
     so the result does not depend on which thread ran which task.
     """
 
-    def __init__(self, arr: npt.NDArray[Any]) -> None:
+    def __init__(self, arr: npt.NDArray[Any], n_jobs: int = 1) -> None:
         self.arr = arr
         self.n_rows, self.n_cols = arr.shape
         self.is_float = bool(np.issubdtype(arr.dtype, np.floating))
@@ -310,7 +316,7 @@ class _Blocked:
             (lo, min(lo + task_rows, self.n_rows)) for lo in range(0, self.n_rows, task_rows)
         ]
         self._local = threading.local()
-        self._n_threads = max(1, min(_THREADS, len(self._tasks)))
+        self._n_threads = max(1, min(n_jobs, len(self._tasks)))
 
     def _buffers(self) -> tuple[FloatArray, FloatArray]:
         """This thread's block buffer and row-vector buffer (allocated once per thread)."""
@@ -582,7 +588,7 @@ def _packed_worker(conn: Any, arr: npt.NDArray[Any], lo: int, hi: int) -> None:
 class _Packed:
     """A large 0/1 (bool/integer) matrix, bit-packed (see :class:`_PackedPart`).
 
-    With ``_PROCESSES`` > 1, fork available and at least ``_PROCESS_MIN_ELEMENTS``
+    With ``n_jobs`` > 1, fork available and at least ``_PROCESS_MIN_ELEMENTS``
     entries, the rows are split between forked worker processes (NumPy's gather
     and histogram hold the GIL, so threads would not run them in parallel). Each
     worker packs and keeps its own rows; an iteration sends it ``w`` (n_models
@@ -591,9 +597,9 @@ class _Packed:
     only read.
     """
 
-    def __init__(self, arr: npt.NDArray[Any]) -> None:
+    def __init__(self, arr: npt.NDArray[Any], n_jobs: int = 1) -> None:
         self.n_rows, self.n_cols = arr.shape
-        n_proc = min(_PROCESSES, self.n_rows)
+        n_proc = min(n_jobs, self.n_rows)
         self._conns: list[Any] = []
         self._procs: list[Any] = []
         self._local: _PackedPart | None = None
@@ -799,6 +805,7 @@ def eip(
     tol: float = 1e-10,
     max_iter: int = 1000,
     continuous: bool | None = None,
+    n_jobs: int | None = None,
 ) -> EIPResult:
     """Estimate question difficulty and model competency by EIP.
 
@@ -812,9 +819,9 @@ def eip(
         float64 once. A larger 0/1 (``bool``/integer) matrix is never
         converted to float: it is bit-packed (1/8 of the bytes of ``uint8``)
         and each iteration reads the packed bits once; from 2**27 entries its
-        rows are split between two forked worker processes (where ``fork`` is
+        rows are split between ``n_jobs`` forked worker processes (where ``fork`` is
         available). A larger float matrix is processed in row blocks of about
-        4 MiB on two threads. A missing answer is neither a success nor a
+        4 MiB on ``n_jobs`` threads. A missing answer is neither a success nor a
         failure: it adds no competency edge and no difficulty edge, and the row sums
         ``S(q)`` and column sums ``F(m)`` run over observed entries only.
     alpha : float, default=0.85
@@ -834,6 +841,12 @@ def eip(
         ``None`` detects it: scores strictly between 0 and 1 make the fit
         continuous. ``False`` requires 0/1 responses (NaN still allowed);
         ``True`` accepts partial credit. The equations are the same (eqs. 4-5).
+    n_jobs : int or None, default=None
+        Worker threads (float path) or processes (bit-packed path) for matrices too
+        large to cache; ``None`` or ``-1`` uses every core available to this process
+        (``os.sched_getaffinity`` where the OS has it, else ``os.cpu_count()``), read at
+        each call. Partial sums are added in a fixed order, so the result does not
+        depend on which worker ran what; different ``n_jobs`` agree to rounding.
 
     Returns
     -------
@@ -905,15 +918,16 @@ def eip(
     if continuous not in (None, True, False):
         raise InvalidParameterError(f"continuous must be None, True or False, got {continuous!r}")
 
+    workers = _n_workers(n_jobs)
     arr = _as_response_matrix(A)
     n_q, n_m = arr.shape
     data: _Dense | _Blocked | _Packed
     if n_q * n_m * 8 <= _CACHE_BYTES:
         data = _Dense(arr)
     elif np.issubdtype(arr.dtype, np.floating):
-        data = _Blocked(arr)
+        data = _Blocked(arr, workers)
     else:
-        data = _Packed(arr)
+        data = _Packed(arr, workers)
     try:
         sums = data.sums()
 

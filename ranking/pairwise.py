@@ -458,6 +458,58 @@ def ranks_from_intervals(lower: Any, upper: Any) -> IntArray:
     return (1 + better).astype(np.int64)
 
 
+_DENSE_KEYS = 1 << 22
+"""Key spaces up to this size (or 4 keys per battle) are counted in a dense table."""
+
+
+def _factorize(key: IntArray, space: int) -> tuple[IntArray, IntArray]:
+    """``np.unique(key, return_inverse=True)`` for keys in ``[0, space)``, in linear time.
+
+    A key space of at most ``max(_DENSE_KEYS, 4 * key.size)`` is counted in a dense
+    table (one ``bincount``); a larger one is sorted by a least-significant-digit radix
+    sort on 16-bit digits (NumPy's stable sort of ``uint16`` is a counting sort), one
+    pass per 16 bits of ``space``. Both give the sorted unique keys and the inverse
+    exactly as :func:`numpy.unique` does, without its O(n log n) comparison sort.
+
+    Parameters
+    ----------
+    key : ndarray of shape (n,)
+        Non-negative integer keys, each below ``space``.
+    space : int
+        An upper bound on the keys.
+
+    Returns
+    -------
+    uniq : ndarray of shape (n_unique,)
+        The distinct keys, ascending.
+    inverse : ndarray of shape (n,)
+        ``uniq[inverse] == key``.
+    """
+    if key.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if space <= max(_DENSE_KEYS, 4 * key.size):
+        counts = np.bincount(key, minlength=space)
+        uniq = np.flatnonzero(counts)
+        lookup = np.empty(space, dtype=np.int64)
+        lookup[uniq] = np.arange(uniq.size, dtype=np.int64)
+        return uniq.astype(np.int64), lookup[key]
+    order: IntArray | None = None
+    for shift in range(0, max(1, int(space - 1).bit_length()), 16):
+        digit = ((key >> shift) & 0xFFFF).astype(np.uint16)
+        if order is None:
+            order = np.argsort(digit, kind="stable").astype(np.int64)
+        else:
+            order = order[np.argsort(digit[order], kind="stable")]
+    assert order is not None
+    ordered = key[order]
+    first = np.empty(ordered.size, dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    inverse = np.empty(ordered.size, dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first].astype(np.int64), inverse
+
+
 def _aggregate_pairs(
     a: IntArray, b: IntArray, w: FloatArray, n: int
 ) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
@@ -467,7 +519,7 @@ def _aggregate_pairs(
     hi = np.where(swap, a, b)
     wl = np.where(swap, 1.0 - w, w)
     key = lo * n + hi
-    uniq, inv = np.unique(key, return_inverse=True)
+    uniq, inv = _factorize(key, n * n)
     wins = _bincount(inv, wl, uniq.size)
     cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
     return (uniq // n).astype(np.int64), (uniq % n).astype(np.int64), wins, cnt
@@ -929,12 +981,12 @@ def _aggregate_triples(
     hi = np.where(swap, a, b)
     wl = np.where(swap, 1.0 - w, w)
     key = (lo * n + hi) * m + k
-    uniq, inv = np.unique(key, return_inverse=True)
+    uniq, inv = _factorize(key, n * n * m)
     wins = _bincount(inv, wl, uniq.size)
     cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
     pkey = uniq // m
     ann = (uniq % m).astype(np.int64)
-    upair, pinv = np.unique(pkey, return_inverse=True)
+    upair, pinv = _factorize(pkey, n * n)
     return _Triples(
         lo=(pkey // n).astype(np.int64),
         hi=(pkey % n).astype(np.int64),

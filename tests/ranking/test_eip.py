@@ -755,12 +755,11 @@ def test_packed_path_matches_dense_path(
     monkeypatch.setattr(eip_module, "_CACHE_BYTES", 0)
     monkeypatch.setattr(eip_module, "_PACKED_ROWS", 257)
     monkeypatch.setattr(eip_module, "_PACK_ROWS", 100)
-    monkeypatch.setattr(eip_module, "_PROCESSES", processes)
     monkeypatch.setattr(eip_module, "_PROCESS_MIN_ELEMENTS", 0)
     X = A.astype(dtype)
     if layout == "F":
         X = np.asfortranarray(X)
-    res = eip(X)
+    res = eip(X, n_jobs=processes)
     assert res.iterations == dense.iterations
     np.testing.assert_allclose(res.difficulty, dense.difficulty, rtol=1e-12, atol=1e-16)
     np.testing.assert_allclose(res.competency, dense.competency, rtol=1e-12)
@@ -799,8 +798,7 @@ def test_blocked_float_path_threads_match_dense(
     monkeypatch.setattr(eip_module, "_CACHE_BYTES", 0)
     monkeypatch.setattr(eip_module, "_BLOCK_ELEMENTS", 200)
     monkeypatch.setattr(eip_module, "_TASK_BLOCKS", 3)
-    monkeypatch.setattr(eip_module, "_THREADS", threads)
-    res = eip(A)
+    res = eip(A, n_jobs=threads)
     assert res.iterations == dense.iterations
     np.testing.assert_allclose(res.difficulty, dense.difficulty, rtol=1e-12, atol=1e-16)
     np.testing.assert_allclose(res.competency, dense.competency, rtol=1e-12)
@@ -815,7 +813,6 @@ def test_packed_path_errors_name_the_first_bad_row(
     and no worker process outlives the call."""
     monkeypatch.setattr(eip_module, "_CACHE_BYTES", 0)
     monkeypatch.setattr(eip_module, "_PACKED_ROWS", 10)
-    monkeypatch.setattr(eip_module, "_PROCESSES", processes)
     monkeypatch.setattr(eip_module, "_PROCESS_MIN_ELEMENTS", 0)
     A = np.zeros((100, 4), dtype=np.uint8)
     A[::2, 0] = 1
@@ -824,11 +821,30 @@ def test_packed_path_errors_name_the_first_bad_row(
     bad[37, 2] = 3
     bad[85, 1] = 2
     with pytest.raises(InvalidParameterError, match=r"A\[37, 2\]"):
-        eip(bad)
+        eip(bad, n_jobs=processes)
     bad[37, 2] = 1
     with pytest.raises(InvalidParameterError, match=r"A\[85, 1\]"):  # second worker's rows
-        eip(bad)
+        eip(bad, n_jobs=processes)
     A[:, 3] = 1  # model 3 fails nothing: refused after the workers have packed their rows
     with pytest.raises(DegenerateDataError, match="model 3 fails none"):
         eip(A)
     assert not multiprocessing.active_children()
+
+
+def test_n_jobs_defaults_to_the_cores_available_at_call_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No worker count is fixed at import: None and -1 read the CPU affinity per call."""
+    assert not hasattr(eip_module, "_THREADS")
+    assert not hasattr(eip_module, "_PROCESSES")
+    if hasattr(eip_module.os, "sched_getaffinity"):
+        monkeypatch.setattr(eip_module.os, "sched_getaffinity", lambda pid: set(range(5)))
+        assert eip_module._n_workers(None) == 5
+        assert eip_module._n_workers(-1) == 5
+    assert eip_module._n_workers(3) == 3
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True, "2"])
+def test_n_jobs_is_checked(bad: object) -> None:
+    with pytest.raises(InvalidParameterError, match="n_jobs"):
+        eip(np.eye(3, dtype=np.uint8), n_jobs=bad)  # type: ignore[arg-type]

@@ -636,3 +636,26 @@ def test_elo_bootstrap_median_is_stable_across_seeds_and_battle_order():
         r = elo_bootstrap(a[order], b[order], w[order], n_rounds=1000, rng=seed)
         medians.append(r.ratings)
     assert np.ptp(np.array(medians), axis=0).max() < 5.0
+
+
+# --------------------------------------------------------------------------- aggregation (issue 13)
+
+
+@pytest.mark.parametrize(
+    ("size", "space"),
+    [(0, 10), (1, 1), (1_000, 7), (5_000, 40_000), (3_000, 2**40 + 3), (20_000, 2**33)],
+)
+def test_factorize_matches_numpy_unique(size: int, space: int) -> None:
+    """The linear pair aggregation gives np.unique's sorted keys and inverse exactly."""
+    from ranking.pairwise import _factorize
+
+    rng = np.random.default_rng(size)
+    key = rng.integers(0, space, size) if size else np.zeros(0, dtype=np.int64)
+    if size > 10:
+        key[: size // 3] = key[size // 3 : 2 * (size // 3)]  # repeated keys
+    uniq, inv = _factorize(key, space)
+    want_uniq, want_inv = np.unique(key, return_inverse=True)
+    np.testing.assert_array_equal(uniq, want_uniq)
+    np.testing.assert_array_equal(inv, want_inv.ravel())
+    assert uniq.dtype == np.int64
+    assert inv.dtype == np.int64
