@@ -22,11 +22,17 @@ from annotate.services import formats
 from annotate.services.arrays import vote_arrays
 from annotate.store import repo
 from ranking.arena import stable_arena
-from ranking.errors import RankingInputError
+from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import elo_bootstrap, m_elo
 from ranking.reliability import annotator_signals, majority_agreement
 
 METHODS = ("elo", "m-elo", "am-elo")
+
+FAST_VOTE_RULE = (
+    "a vote is fast when its response time (from the paint of the item to the key) is below "
+    "the study's min_response_ms; the flag is set when the vote is cast and stored with it"
+)
+"""The one definition of a fast vote, used by the export, the monitor, the report and rate."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +41,9 @@ class BattleArrays:
 
     ``outcome`` is 1 when model_a won, 0 when model_b won, 0.5 for a tie or
     both bad (``both_bad`` marks the latter). ``left_outcome`` is the same
-    outcome seen from the side shown first, for position bias.
+    outcome seen from the side shown first, for position bias; ``left_chosen``
+    is True when the response shown first won (False on ties). ``fast`` is the
+    vote's stored flag (:data:`FAST_VOTE_RULE`).
     """
 
     model_a: npt.NDArray[np.int64]
@@ -44,6 +52,7 @@ class BattleArrays:
     outcome: npt.NDArray[np.float64]
     both_bad: npt.NDArray[np.bool_]
     left_outcome: npt.NDArray[np.float64]
+    left_chosen: npt.NDArray[np.bool_]
     item: npt.NDArray[np.int64]
     response_ms: npt.NDArray[np.float64]
     text_length: npt.NDArray[np.float64]
@@ -79,6 +88,7 @@ def _arrays(
         outcome=outcome.astype(np.float64),
         both_bad=choice == 4,
         left_outcome=left.astype(np.float64),
+        left_chosen=np.asarray(left == 1.0, dtype=bool),
         item=item,
         response_ms=response_ms,
         text_length=text_length,
@@ -181,6 +191,12 @@ class AnnotatorRow:
     status: str
     """``pending``, ``reliable`` or ``flagged``."""
     reason: str
+    """Why, in one sentence."""
+    reasons: list[dict[str, Any]]
+    """Flag reasons with their evidence, ``{"reason", "statistic", "threshold", "p_value"}``
+    (``p_value`` adjusted across annotators; None for a certainty); empty unless flagged."""
+    votes_to_verdict: int | None
+    """About how many more votes until a verdict (pending annotators); None when decided."""
     ability: float | None
     ability_lower: float | None
     ability_upper: float | None
@@ -189,7 +205,40 @@ class AnnotatorRow:
     left_share: float | None
     left_p_value: float | None
     fast_share: float | None
+    """Share of the votes flagged fast (:data:`FAST_VOTE_RULE`); None without response times."""
     majority_agreement: float | None
+
+
+def _reason_dict(d: dict[str, Any]) -> dict[str, Any]:
+    """A flag reason for JSON: non-finite numbers become None."""
+    return {
+        "reason": str(d["reason"]),
+        "statistic": _f(d["statistic"]),
+        "threshold": _f(d["threshold"]),
+        "p_value": _f(d["p_value"]),
+    }
+
+
+def describe_reason(d: dict[str, Any]) -> str:
+    """One flag reason with its evidence, for people (``position_bias: 100% left ...``)."""
+    r, st, th, p = d["reason"], d.get("statistic"), d.get("threshold"), d.get("p_value")
+    padj = "" if p is None else f", adjusted p = {p:.2g}"
+
+    def num(x: float | None, fmt: str = ".3g") -> str:
+        return "-" if x is None else format(x, fmt)
+
+    if r == "position_bias":
+        return f"position_bias: {num(st, '.0%')} of decisive votes for the left side (vs 50%{padj})"
+    if r == "too_fast":
+        return f"too_fast: {num(st, '.0%')} fast votes (threshold {num(th, '.0%')}{padj})"
+    if r == "low_agreement":
+        return (
+            f"low_agreement: {num(st, '.0%')} agreement with the majority "
+            f"(chance {num(th, '.0%')}{padj})"
+        )
+    if r == "random" and p is None:
+        return "random: every vote is a tie"
+    return f"{r}: ability {num(st)} (threshold {num(th)}{padj})"
 
 
 @dataclass(frozen=True)
@@ -227,18 +276,73 @@ def _f(x: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def _listed(names: list[str], idx: Any, limit: int = 6) -> str:
+    """``names`` at the indices ``idx`` (sanitised), at most ``limit`` of them."""
+    if idx is None:
+        return ""
+    ids = [int(i) for i in np.asarray(idx).reshape(-1) if 0 <= int(i) < len(names)]
+    shown = ", ".join(one_line(names[i]) for i in ids[:limit])
+    return shown + (f", ... ({len(ids)} in all)" if len(ids) > limit else "")
+
+
+def fit_problem(
+    err: Exception, models: list[str], annotators: list[str], *, noun: str = "model"
+) -> str:
+    """Why a fit failed and what to do, worded from the error's structured fields.
+
+    Uses ``reason``, ``models`` and ``annotators`` of
+    :class:`ranking.errors.DegenerateDataError` and ``estimator`` / ``iterations``
+    of :class:`ranking.errors.ConvergenceError`; the ranking message is never
+    parsed. The advice names only what a user of the command line or the
+    monitor can do (collect votes, rate groups separately, change a threshold).
+    """
+    if isinstance(err, ConvergenceError):
+        what = getattr(err, "estimator", "") or "the"
+        return (
+            f"{what} fit did not converge after {getattr(err, 'iterations', 0)} iterations "
+            "on these votes; collect more votes and try again"
+        )
+    reason = getattr(err, "reason", None)
+    ms = _listed(models, getattr(err, "models", None))
+    ks = _listed(annotators, getattr(err, "annotators", None))
+    if reason == "disconnected":
+        return (
+            f"the {noun}s form groups never compared with each other"
+            + (f" (one group: {ms})" if ms else "")
+            + "; collect votes on pairs that link the groups, or rate each group separately"
+        )
+    if reason == "no_mle":
+        return (
+            f"{noun}(s) {ms or '(some)'} never lost (or never won) against the others, so "
+            f"their ratings are unbounded; collect more votes on them"
+        )
+    if reason == "separated":
+        return (
+            f"annotator(s) {ks or '(some)'} agree or disagree with the ranking on every vote; "
+            "collect more votes from them"
+        )
+    if reason in ("all_ties", "no_annotator_fitted"):
+        return (
+            "no annotator can be fitted yet: "
+            + (f"annotator(s) {ks} voted tie on everything; " if ks else "")
+            + "collect more decisive votes (or give a smaller --delta)"
+        )
+    if reason == "singular":
+        return "these votes do not identify the ratings yet; collect more votes"
+    if reason == "bootstrap_failed":
+        return (
+            "too few resamples of the annotators could be fitted for bootstrap intervals; "
+            "collect more votes or use --boot 0 (Wald intervals)"
+        )
+    return f"these votes cannot be rated: {one_line(str(err))}"
+
+
 def _signals(b: BattleArrays) -> tuple[Any, Any]:
     """Per-annotator signals: position bias on the sides as shown; majority agreement on
     labels relative to the item (so two annotators who saw the sides swapped but chose
     the same model agree)."""
-    timed = ~np.isnan(b.response_ms)
     sig = annotator_signals(
-        b.annotator,
-        b.left_outcome,
-        both_bad=b.both_bad,
-        response_time=np.where(timed, b.response_ms / 1000.0, np.nan) if timed.any() else None,
-        text_length=b.text_length if timed.any() else None,
-        n_annotators=len(b.annotators),
+        b.annotator, b.left_outcome, both_bad=b.both_bad, n_annotators=len(b.annotators)
     )
     label = np.where(b.both_bad, 3, np.round(b.outcome * 2).astype(np.int64))
     maj = majority_agreement(b.item, b.annotator, label, n_annotators=len(b.annotators))
@@ -255,11 +359,18 @@ def rate(
     both_bad_as: str = "tie",
     bootstrap_rounds: int = 200,
     seed: int = 0,
+    intervals: str = "wald",
 ) -> RatingReport:
     """Ratings of the models, and for ``am-elo`` the Stable Arena status of each annotator.
 
     ``delta`` and ``epsilon`` None means the dynamic thresholds of
-    :func:`stable_arena`; give numbers for the paper's fixed ones.
+    :func:`stable_arena`; give numbers for the paper's fixed ones. The
+    verdicts use the position of each choice (``left_chosen``), the stored fast
+    flag (:data:`FAST_VOTE_RULE`) and the battle of each vote (agreement with
+    the majority). ``intervals="bootstrap"`` resamples the annotators
+    ``bootstrap_rounds`` times (seeded by ``seed``) for the am-ELO intervals;
+    ``"wald"`` is faster and too narrow when annotators have few votes.
+    Elo always uses a bootstrap over battles of ``bootstrap_rounds`` rounds.
     """
     if method not in METHODS:
         raise AnnotateError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
@@ -315,8 +426,14 @@ def rate(
                 epsilon=epsilon,
                 action=action,  # type: ignore[arg-type]
                 both_bad=b.both_bad,
-                both_bad_as=both_bad_as,
-            )  # type: ignore[arg-type]
+                both_bad_as=both_bad_as,  # type: ignore[arg-type]
+                left_chosen=b.left_chosen,
+                fast=b.fast,
+                item=b.item,
+                intervals=intervals,  # type: ignore[arg-type]
+                n_boot=bootstrap_rounds,
+                rng=seed,
+            )
             ratings, lower, upper, ranks, iters = (
                 r3.ratings,
                 r3.lower,
@@ -325,10 +442,36 @@ def rate(
                 r3.iterations,
             )
             status = r3
-            notes.append(f"delta: {r3.delta_rule}")
-            notes.append(f"epsilon: {r3.epsilon_rule}")
-    except RankingInputError as err:
-        raise AnnotateError(f"cannot rate these battles: {err}", title="Cannot rate") from err
+            notes.append(
+                f"delta = {r3.delta} votes ({r3.delta_rule}"
+                + (
+                    f"; the rule gives {r3.delta_uncapped}, capped at the median vote count "
+                    "minus one"
+                    if r3.delta_uncapped != r3.delta
+                    else ""
+                )
+                + "): annotators with at most delta votes are pending"
+            )
+            notes.append(
+                f"flags: each test adjusted across annotators "
+                f"({'Benjamini-Hochberg' if r3.correction == 'bh' else 'Holm'} at {r3.alpha:.0%})"
+            )
+            notes.append(
+                "intervals: "
+                + (
+                    f"bootstrap over annotators, {bootstrap_rounds} resamples"
+                    if r3.intervals == "bootstrap"
+                    else "Wald"
+                )
+                + "; "
+                f"ranks from simultaneous intervals (all rank claims hold with probability "
+                f">= {1 - r3.rank_error_rate:.0%})"
+            )
+    except (RankingInputError, ConvergenceError) as err:
+        raise AnnotateError(
+            f"cannot rate these battles: {fit_problem(err, b.models, b.annotators)}",
+            title="Cannot rate",
+        ) from err
     models = sorted(
         (
             ModelRating(
@@ -344,11 +487,15 @@ def rate(
         key=lambda m: (m.rank, -m.rating),
     )
     counts = np.bincount(b.annotator, minlength=len(b.annotators))
+    timed = np.bincount(b.annotator, weights=~np.isnan(b.response_ms), minlength=len(counts))
+    n_fast = np.bincount(b.annotator, weights=b.fast, minlength=len(counts))
     rows: list[AnnotatorRow] = []
     for k, name in enumerate(b.annotators):
         st, reason, ab, lo, hi = "reliable", "", None, None, None
+        verdict: dict[str, Any] = {"reasons": [], "votes_to_verdict": None}
         if status is not None:
             st, reason = status.status[k], status.reasons[k]
+            verdict = status.verdict(k)
             ab = _f(status.abilities[k])
             se = _f(status.ability_standard_errors[k])
             if se is not None and ab is not None:
@@ -359,6 +506,8 @@ def rate(
                 votes=int(counts[k]),
                 status=st,
                 reason=reason,
+                reasons=[_reason_dict(d) for d in verdict["reasons"]],
+                votes_to_verdict=verdict["votes_to_verdict"],
                 ability=ab,
                 ability_lower=lo,
                 ability_upper=hi,
@@ -366,13 +515,23 @@ def rate(
                 both_bad_rate=_f(sig.rates.both_bad_rate[k]) if sig else None,
                 left_share=_f(sig.position.left_share[k]) if sig else None,
                 left_p_value=_f(sig.position.p_value[k]) if sig else None,
-                fast_share=_f(sig.too_fast.share[k]) if sig and sig.too_fast else None,
+                fast_share=float(n_fast[k] / counts[k]) if timed[k] > 0 else None,
                 majority_agreement=_f(maj.agreement[k]) if maj is not None else None,
             )
         )
     settings = {"action": action, "delta": delta, "epsilon": epsilon, "both_bad_as": both_bad_as}
+    settings["fast_vote_rule"] = FAST_VOTE_RULE
     if status is not None:
-        settings["delta_used"] = int(status.delta)
+        settings.update(
+            delta_used=int(status.delta),
+            delta_uncapped=int(status.delta_uncapped),
+            alpha=status.alpha,
+            correction=status.correction,
+            intervals=status.intervals,
+            bootstrap_rounds=bootstrap_rounds if status.intervals == "bootstrap" else None,
+            seed=seed if status.intervals == "bootstrap" else None,
+            rank_error_rate=status.rank_error_rate,
+        )
     return RatingReport(method, models, rows, len(b), int(iters), settings, notes)
 
 

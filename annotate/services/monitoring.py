@@ -23,7 +23,6 @@ refresh costs the fit and the signals, not a full query.
 from __future__ import annotations
 
 import math
-import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -40,12 +39,13 @@ from sqlmodel import Session
 
 from annotate.errors import StudyNotFoundError
 from annotate.names import one_line, sanitize
+from annotate.services.arena_analysis import FAST_VOTE_RULE, describe_reason, fit_problem
 from annotate.store import repo
 from annotate.store.engine import make_engine
 from ranking.arena import dynamic_delta, stable_arena
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import m_elo
-from ranking.reliability import majority_agreement, position_bias, too_fast_votes, vote_rates
+from ranking.reliability import majority_agreement, position_bias, vote_rates
 
 FIT_ERRORS = (RankingInputError, ConvergenceError, np.linalg.LinAlgError, FloatingPointError)
 """Why a fit can fail on the data so far; the monitor shows the message instead."""
@@ -89,7 +89,7 @@ class AnnotatorStatus:
     ability_lower: float | None
     ability_upper: float | None
     fast_share: float | None
-    """Share of timed votes faster than the reading-time floor for the text shown."""
+    """Share of timed votes flagged fast (``FAST_VOTE_RULE``)."""
     left_share: float | None
     """Share of decisive votes won by the side shown first."""
     left_p_value: float | None
@@ -103,6 +103,52 @@ class AnnotatorStatus:
     """The agreement a random voter with the same label mix would reach."""
     alerts: tuple[str, ...] = ()
     """Signals past their alert level, as short phrases (``"fast 62%"``)."""
+    flags: tuple[FlagEvidence, ...] = ()
+    """Why the annotator is flagged, with the evidence; empty unless flagged."""
+    votes_to_verdict: int | None = None
+    """About how many more votes until a verdict (pending); None when decided."""
+
+    @property
+    def verdict(self) -> str:
+        """Flag reasons with their adjusted p-values (``position_bias p<.001``), or the
+        votes still needed (pending); the evidence is in ``reason`` and ``flags``."""
+        if self.flags:
+            return ", ".join(f.short for f in self.flags)
+        if self.status == "pending" and self.votes_to_verdict is not None:
+            return f"~{self.votes_to_verdict} more votes"
+        return ""
+
+
+@dataclass(frozen=True)
+class FlagEvidence:
+    """One reason an annotator is flagged (:class:`ranking.arena.FlagReason`), for display."""
+
+    reason: str
+    """``adversarial``, ``random``, ``position_bias``, ``too_fast`` or ``low_agreement``."""
+    statistic: float | None
+    threshold: float | None
+    p_value: float | None
+    """Adjusted across annotators (Benjamini-Hochberg); None for a certainty."""
+
+    @property
+    def short(self) -> str:
+        """``position_bias p<.001``: the reason and its adjusted p-value."""
+        p = self.p_value
+        if p is None:
+            return self.reason
+        return f"{self.reason} " + ("p<.001" if p < 0.001 else f"p={p:.3f}".replace("0.", "."))
+
+    @property
+    def text(self) -> str:
+        """The reason with its evidence (``too_fast: 100% fast votes (threshold 20%, ...)``)."""
+        return describe_reason(
+            {
+                "reason": self.reason,
+                "statistic": self.statistic,
+                "threshold": self.threshold,
+                "p_value": self.p_value,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -157,7 +203,9 @@ class MonitorSnapshot:
     notes: tuple[str, ...] = ()
     """Thresholds used and other remarks."""
     delta: int | None = None
-    """Vote count above which an annotator is rated (dynamic rule)."""
+    """Vote count above which an annotator is rated (dynamic rule, capped)."""
+    delta_uncapped: int | None = None
+    """The dynamic rule's value before the cap at the median vote count minus one."""
     n_fitted: int = 0
     """Annotators whose ability was estimated."""
     timings: RefreshTimings = field(default_factory=lambda: RefreshTimings(0.0, 0.0, 0.0, 0.0))
@@ -394,6 +442,7 @@ class StudyMonitor:
                 choice=v[:, 3],
                 swapped=v[:, 4].astype(bool),
                 response_ms=v[:, 5],
+                fast=v[:, 6].astype(bool),
                 names=names,
             )
             t1 = time.perf_counter()
@@ -435,6 +484,7 @@ class StudyMonitor:
             problem=None if fit.problem is None else sanitize(fit.problem),
             notes=tuple(sanitize(n) for n in (*fit.notes, *self._identity_notes)),
             delta=fit.delta,
+            delta_uncapped=fit.delta_uncapped,
             n_fitted=fit.n_fitted,
             timings=RefreshTimings(
                 1000 * (t1 - t0), 1000 * (t2 - t1), 1000 * signals_s, 1000 * (t3 - t0)
@@ -489,6 +539,8 @@ class _Votes:
     choice: npt.NDArray[np.int64]
     swapped: npt.NDArray[np.bool_]
     response_ms: npt.NDArray[np.int64]
+    fast: npt.NDArray[np.bool_]
+    """The stored flag of each vote (:data:`FAST_VOTE_RULE`)."""
     names: list[str]
 
 
@@ -508,6 +560,9 @@ class _Fit:
     problem: str | None
     notes: tuple[str, ...]
     delta: int | None
+    delta_uncapped: int | None = None
+    flags: list[tuple[FlagEvidence, ...]] = field(default_factory=list)
+    to_verdict: list[int | None] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -520,7 +575,10 @@ class _GroupFit:
     fitted: npt.NDArray[np.int64]
     board: list[tuple[int, int, float, float, float, int]]
     delta: int
+    delta_uncapped: int
     note: str
+    flags: list[tuple[FlagEvidence, ...]]
+    to_verdict: list[int | None]
 
 
 def _fit_group(
@@ -533,24 +591,44 @@ def _fit_group(
     entities: list[str],
     kind: str,
     cache: DeltaCache,
+    left_chosen: npt.NDArray[np.bool_],
+    fast: npt.NDArray[np.bool_],
+    item: npt.NDArray[np.int64],
 ) -> _GroupFit:
-    """Stable Arena on one connected group of items; raises RankingInputError."""
+    """Stable Arena on one connected group of items; raises RankingInputError.
+
+    The dynamic delta comes from ``cache`` (its preliminary fit is the costly part)
+    and is capped, as :func:`ranking.arena.stable_arena` caps it, at the median
+    vote count minus one, so at least half the annotators are always judged.
+    """
     n_ent = len(entities)
     hit = np.bincount(a_glob, minlength=n_ent) + np.bincount(b_glob, minlength=n_ent)
     used = np.flatnonzero(hit)
     local = np.cumsum(hit > 0) - 1
     a, b = local[a_glob], local[b_glob]
-    dlt = cache.delta(a, b, k, outcome, int(used.size), m)
+    cnt_k = np.bincount(k, minlength=m)
+    seen = cnt_k[cnt_k > 0]
+    cap = max(0, int(np.floor(np.median(seen))) - 1) if seen.size else 0
+    try:
+        raw = cache.delta(a, b, k, outcome, int(used.size), m)
+    except (RankingInputError, ConvergenceError):  # no preliminary fit yet: the cap alone
+        raw = cap
+    dlt = min(raw, cap)
     res = stable_arena(
-        a, b, k, outcome, n_models=int(used.size), n_annotators=m, both_bad=both_bad, delta=dlt
+        a,
+        b,
+        k,
+        outcome,
+        n_models=int(used.size),
+        n_annotators=m,
+        both_bad=both_bad,
+        delta=dlt,
+        left_chosen=left_chosen,
+        fast=fast,
+        item=item,
     )
-    se: list[float | None] = [None] * m
-    nontie = np.bincount(k, weights=(outcome != 0.5).astype(np.float64), minlength=m)
-    fitted = np.flatnonzero(res.in_ratings & (nontie > 0))
-    fse = res.fit.ability_standard_errors
-    if fitted.size == fse.size:
-        for j, s_ in zip(fitted.tolist(), fse.tolist(), strict=True):
-            se[j] = _f(s_)
+    se = [_f(x) for x in res.ability_standard_errors]
+    fitted = np.flatnonzero(res.in_ratings & np.isfinite(res.ability_standard_errors))
     cnt = np.bincount(np.concatenate([a, b]), minlength=used.size)
     if kind == "difficulty":  # hardest first, ranked in order
         order = sorted(range(used.size), key=lambda i: -float(res.ratings[i]))
@@ -563,14 +641,28 @@ def _fit_group(
          float(res.upper[i]), int(cnt[i]))
         for i in order
     ]  # fmt: skip
-    note = (
-        f"delta = {res.delta} votes (dynamic, set at {cache.at_votes:,} votes): annotators "
-        f"with at most this many are pending; epsilon: {res.epsilon_rule}, the "
-        f"{res.null_quantile:.0%} quantile of a random voter's ability"
+    capped = (
+        f"; the rule gives {raw}, capped at the median vote count minus one" if raw > dlt else ""
     )
+    corr = "Benjamini-Hochberg" if res.correction == "bh" else "Holm"
+    note = (
+        f"delta = {dlt} votes (dynamic, set at {cache.at_votes:,} votes{capped}): annotators "
+        f"with at most this many are pending. Reliable: ability above a random voter's "
+        f"(one-sided test at {res.alpha:.0%}); flags adjusted across annotators ({corr} at "
+        f"{res.alpha:.0%}). Intervals are Wald: too narrow when annotators have few votes "
+        "(annotate rate gives bootstrap intervals). Fast: " + FAST_VOTE_RULE + "."
+    )
+    flags = [
+        tuple(
+            FlagEvidence(f.reason, _f(f.statistic), _f(f.threshold), _f(f.p_value))
+            for f in res.flags[j]
+        )
+        for j in range(m)
+    ]
     return _GroupFit(
         list(res.status), list(res.reasons), [_f(x) for x in res.abilities], se,
-        [_f(x) for x in res.epsilon], fitted, board, int(res.delta), note,
+        [_f(x) for x in res.epsilon], fitted, board, int(res.delta), int(raw), note,
+        flags, list(res.votes_to_verdict),
     )  # fmt: skip
 
 
@@ -608,6 +700,8 @@ def _fit(
     ch = votes.choice[decided]
     outcome = np.select([ch == 1, ch == 2], [1.0, 0.0], default=0.5)
     both_bad = ch == 4
+    left_chosen = np.where(votes.swapped[decided], outcome == 0.0, outcome == 1.0)
+    fast = votes.fast[decided]
     a_glob, b_glob = ent_a[it], ent_b[it]
     n_dec = np.bincount(k, minlength=m)
     status = ["pending"] * m
@@ -663,11 +757,14 @@ def _fit(
                     entities,
                     kind,
                     cache,
+                    left_chosen[sel],
+                    fast[sel],
+                    it[sel],
                 )
             )
         except FIT_ERRORS as err:
             fits.append(None)
-            text = _named(str(err), [entities[int(i)] for i in members], noun)
+            text = fit_problem(err, [entities[int(i)] for i in members], votes.names, noun=noun)
             failures.append(text if n_groups == 1 else f"{labels[g]}: {text}")
     if n_groups == 1:
         only_fit = fits[0]
@@ -692,6 +789,8 @@ def _fit(
         shown = "; ".join(labels[:8]) + (f"; … ({n_groups} in all)" if n_groups > 8 else "")
         notes.append(f"Groups: {shown}.")
     theta, se, eps, scale = list(none), list(none), list(none), list(zeros)
+    flags: list[tuple[FlagEvidence, ...]] = [()] * m
+    to_verdict: list[int | None] = [None] * m
     per_group = np.bincount(vote_group * m + k, minlength=n_groups * m).reshape(n_groups, m)
     for j in range(m):
         if n_dec[j] == 0:
@@ -710,16 +809,18 @@ def _fit(
         status[j] = gf.status[j]
         reason[j] = gf.reason[j] if n_groups == 1 else f"{labels[g]}: {gf.reason[j]}"
         theta[j], se[j], eps[j] = gf.theta[j], gf.theta_se[j], gf.epsilon[j]
+        flags[j], to_verdict[j] = gf.flags[j], gf.to_verdict[j]
         scale[j] = int(gf.fitted.size) if theta[j] is not None else 0
     board: list[tuple[int, int, float, float, float, int, str]] = []
     for g, gf in enumerate(fits):
         if gf is not None:
             board += [(*row, labels[g] if n_groups > 1 else "") for row in gf.board]
     fitted_any = {int(j) for gf in fits if gf is not None for j in gf.fitted}
-    deltas = [gf.delta for gf in fits if gf is not None]
+    deltas = [(gf.delta, gf.delta_uncapped) for gf in fits if gf is not None]
     return _Fit(
         status, reason, theta, se, eps, scale, len(fitted_any), board, n_compared, problem,
-        tuple(notes), deltas[0] if deltas else None,
+        tuple(notes), deltas[0][0] if deltas else None, deltas[0][1] if deltas else None,
+        flags, to_verdict,
     )  # fmt: skip
 
 
@@ -731,26 +832,6 @@ def _group_label(
     first = entities[int(members[0])]
     what = f"{'/'.join(subjects)} " if subjects else ""
     return f"{what}group of {first} ({members.size} {noun}s)"
-
-
-_INDEX_LIST = re.compile(r"\[(\d+(?:, \d+)*)((?:, \.\.\. \(\d+ in all\))?)\]")
-
-
-def _named(message: str, names: list[str], noun: str) -> str:
-    """A ranking error message with item indices replaced by names (``[0, 2]`` -> ``[a, c]``)."""
-
-    def swap(m: re.Match[str]) -> str:
-        idx = [int(x) for x in m.group(1).split(", ")]
-        if any(i >= len(names) for i in idx):
-            return m.group(0)
-        return "[" + ", ".join(names[i] for i in idx) + m.group(2) + "]"
-
-    out = _INDEX_LIST.sub(swap, message)
-    if noun != "model":
-        out = out.replace("model_a", "first").replace("model_b", "second")
-        out = out.replace("battles", "pairs").replace("battle", "pair")
-        out = re.sub(r"\bmodel(s?)\b", rf"{noun}\1", out)
-    return out
 
 
 def _m_elo_board(
@@ -810,12 +891,9 @@ def _signals(votes: _Votes, text_len: npt.NDArray[np.float64]) -> _Signals:
     rates = vote_rates(k, outcome, both_bad=both_bad, skipped=skipped, n_annotators=m)
     pos = position_bias(k, left, both_bad=both_bad, skipped=skipped, n_annotators=m)
     timed = votes.response_ms >= 0
-    fast_share = np.full(m, np.nan)
-    n_timed = np.zeros(m, np.int64)
-    if timed.any():
-        seconds = np.where(timed, votes.response_ms / 1000.0, np.nan)
-        fast = too_fast_votes(k, seconds, text_len[votes.item], n_annotators=m)
-        fast_share, n_timed = _filled(fast.share), fast.n_timed
+    n_timed = np.bincount(k[timed], minlength=m).astype(np.int64)
+    n_fast = np.bincount(k[timed & votes.fast], minlength=m)
+    fast_share = np.where(n_timed > 0, n_fast / np.maximum(n_timed, 1), np.nan)
     # Majority labels in the item's own orientation (not the side shown), so that
     # annotators who saw the item swapped are compared on the same terms.
     label = np.where(both_bad, 3, np.select([ch == 1, ch == 2], [2, 0], default=1))
@@ -886,6 +964,8 @@ def _rows(votes: _Votes, fit: _Fit, sig: _Signals, kind: str) -> tuple[Annotator
                 majority_agreement=cols["majority"][j],
                 majority_chance=cols["chance"][j],
                 alerts=_alerts(fast, int(n_timed[j]), left, p, int(n_dec[j]), rates),
+                flags=fit.flags[j] if fit.flags else (),
+                votes_to_verdict=fit.to_verdict[j] if fit.to_verdict else None,
             )
         )
     rows.sort(key=lambda r: (STATUS_ORDER.index(r.status), r.annotator))

@@ -59,8 +59,10 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
+from annotate.services.arena_analysis import fit_problem
 from annotate.services.arrays import response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
+from annotate.services.monitoring import AnnotatorStatus, StudyMonitor
 from annotate.services.report_files import WrittenReport, md_escape, write_report
 from annotate.services.report_view import (
     ReportTable,
@@ -335,6 +337,9 @@ class HumanScale:
     n_votes: int
     iterations: int
     groups: tuple[ScaleGroup, ...] = ()
+    prior_groups: tuple[int, ...] = ()
+    """Groups fitted with the weak priors of :func:`_prior_scale` (small pilots: without
+    them some questions or annotators have no finite estimate)."""
 
 
 @dataclass(frozen=True)
@@ -367,6 +372,11 @@ class HumanAlignmentReport:
     notes: tuple[str, ...]
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
     """(stage, seconds) of the computation, for the benchmark."""
+    verdicts: tuple[AnnotatorStatus, ...] = ()
+    """Each annotator's status, flag reasons with evidence and votes to verdict, as the
+    monitor shows them (:class:`annotate.services.monitoring.StudyMonitor`)."""
+    verdict_notes: tuple[str, ...] = ()
+    """Thresholds and rules of the verdicts (delta, the flag adjustment, fast votes)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON document of ``annotate report --json``."""
@@ -983,6 +993,111 @@ def _pooled(items: list[tuple[float, float | None, int]]) -> tuple[float | None,
     return value, (items[0][1] if len(items) == 1 else None), n
 
 
+ABILITY_PRIOR_SD = 2.0
+"""Prior sd of each annotator's discrimination relative to the average one (as stable_arena)."""
+RATING_PRIOR_SD = 1000.0
+"""Prior sd of the question difficulties in Elo points (as stable_arena's rating prior)."""
+
+
+def _rank_correlation(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], kind: str) -> Any:
+    """Spearman or Kendall correlation as :class:`ranking.alignment.Correlation`."""
+    from scipy import stats
+
+    from ranking.alignment import Correlation
+
+    n = int(x.size)
+    if n < 3:
+        return Correlation(None, None, f"only {n} question(s) on the human scale; need 3", n)
+    if np.unique(x).size < 2:
+        return Correlation(None, None, "the estimator gives every question the same difficulty", n)
+    if np.unique(y).size < 2:
+        return Correlation(None, None, "the human scale gives every question the same value", n)
+    r = stats.spearmanr(x, y) if kind == "spearman" else stats.kendalltau(x, y)
+    value, p = float(r.statistic), float(r.pvalue)
+    if not math.isfinite(value):
+        return Correlation(None, None, f"scipy could not compute {kind}'s coefficient", n)
+    return Correlation(value, p if math.isfinite(p) else None, None, n)
+
+
+def _prior_scale(
+    pairs: npt.NDArray[np.int64],
+    pair: npt.NDArray[np.int64],
+    annotator: npt.NDArray[np.int64],
+    vote: npt.NDArray[np.int64],
+    difficulty: npt.NDArray[np.float64] | None,
+    names: list[str] | None,
+    n_questions: int,
+    n_annotators: int,
+    confidence: float,
+) -> Any:
+    """The human scale of a small pilot: am-ELO with weak Gaussian priors.
+
+    :func:`ranking.alignment.human_difficulty_scale` leaves out questions that
+    were always voted harder (or easier) and fails when an annotator agrees with
+    the others on every vote: with a dozen pairs that is most of them. Here
+    every question and annotator keeps a finite estimate with a wide interval:
+    am-ELO is fitted with ``ability_prior_sd`` (each annotator's discrimination
+    ~ N(1, 2**2) relative to the average one) and ``rating_prior_sd`` (difficulty
+    ~ N(0, 1000**2) Elo points), the priors of :func:`ranking.arena.stable_arena`.
+    Returns a :class:`ranking.alignment.HumanScaleResult`.
+    """
+    from ranking.alignment import HumanScaleResult
+    from ranking.pairwise import am_elo
+
+    keep = vote != SKIP
+    p, a, v = pair[keep], annotator[keep], vote[keep]
+    qa, qb = pairs[p, 0], pairs[p, 1]
+    used_q = np.unique(np.concatenate([qa, qb]))
+    used_a = np.unique(a)
+    qi = np.full(n_questions, -1, dtype=np.int64)
+    qi[used_q] = np.arange(used_q.size)
+    ai = np.full(n_annotators, -1, dtype=np.int64)
+    ai[used_a] = np.arange(used_a.size)
+    fit = am_elo(
+        qi[qa],
+        qi[qb],
+        ai[a],
+        (v == FIRST_HARDER).astype(np.float64),
+        n_models=int(used_q.size),
+        n_annotators=int(used_a.size),
+        initial=0.0,
+        confidence=confidence,
+        ability_prior_sd=ABILITY_PRIOR_SD,
+        rating_prior_sd=RATING_PRIOR_SD,
+    )
+
+    def masked(values: Any, used: npt.NDArray[np.int64], n: int, scale: float = 1.0) -> Any:
+        out = np.zeros(n)
+        out[used] = np.asarray(values, dtype=np.float64) * scale
+        mask = np.ones(n, dtype=bool)
+        mask[used] = False
+        return np.ma.MaskedArray(out, mask=mask)  # type: ignore[no-untyped-call]
+
+    human = np.asarray(fit.ratings, dtype=np.float64)
+    d = np.zeros((0, n_questions)) if difficulty is None else np.atleast_2d(difficulty)
+    est_names = tuple(names or ())
+    none = np.zeros(n_questions, dtype=bool)
+    return HumanScaleResult(
+        difficulty=masked(human, used_q, n_questions),
+        lower=masked(fit.lower, used_q, n_questions),
+        upper=masked(fit.upper, used_q, n_questions),
+        standard_errors=masked(fit.rating_standard_errors, used_q, n_questions),
+        reliability=masked(fit.discriminations, used_a, n_annotators),
+        reliability_standard_errors=masked(
+            fit.ability_standard_errors, used_a, n_annotators, float(used_a.size)
+        ),
+        spearman=tuple(_rank_correlation(d[e, used_q], human, "spearman") for e in range(len(d))),
+        kendall=tuple(_rank_correlation(d[e, used_q], human, "kendall") for e in range(len(d))),
+        estimator_names=est_names,
+        always_harder=none,
+        always_easier=none,
+        n_votes=int(p.size),
+        n_virtual_ties=0,
+        iterations=int(fit.iterations),
+        confidence=float(confidence),
+    )
+
+
 def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> HumanScale:
     """Fit the human scale on each group of questions linked by judged pairs.
 
@@ -1015,6 +1130,7 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
     ] = {c.method: ([], []) for c in usable}
     corr_reason: dict[str, str] = {}
     out_groups: list[ScaleGroup] = []
+    prior_groups: list[int] = []
     total_votes = total_iter = 0
     for gi, qs in enumerate(groups, start=1):
         local = np.full(n_q, -1, dtype=np.int64)
@@ -1040,9 +1156,29 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
                 n_annotators=n_a,
                 confidence=confidence,
             )
-        except (RankingInputError, ConvergenceError) as err:
-            out_groups.append(ScaleGroup(gi, int(qs.size), int(sel.size), False, str(err), 0))
-            continue
+            peeled = bool(h.always_harder.any() or h.always_easier.any())
+        except (RankingInputError, ConvergenceError):
+            peeled = True
+        if peeled:  # a small pilot: every question keeps a finite, wide estimate
+            try:
+                h = _prior_scale(
+                    gpairs,
+                    vp,
+                    va,
+                    vc,
+                    D,
+                    [c.method for c in cover] if cover else None,
+                    int(qs.size),
+                    n_a,
+                    confidence,
+                )
+            except (RankingInputError, ConvergenceError) as err:
+                why = fit_problem(
+                    err, [data.question_keys[int(q)] for q in qs], [], noun="question"
+                )
+                out_groups.append(ScaleGroup(gi, int(qs.size), int(sel.size), False, why, 0))
+                continue
+            prior_groups.append(gi)
         out_groups.append(ScaleGroup(gi, int(qs.size), int(sel.size), True, None, h.n_votes))
         total_votes += h.n_votes
         total_iter += h.iterations
@@ -1144,6 +1280,7 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
         total_votes,
         total_iter,
         tuple(out_groups),
+        tuple(prior_groups),
     )
 
 
@@ -1240,6 +1377,7 @@ def human_alignment_report(
                 near_tie_margin=near_tie_margin,
             ),
         )
+        verdicts = timed("verdicts", lambda: StudyMonitor(engine, name).snapshot())
         agreement = agreement_f.result()
         scale = scale_f.result()
     timings.append(("computation (wall)", time.perf_counter() - t_compute))
@@ -1344,6 +1482,8 @@ def human_alignment_report(
         confidence=float(confidence),
         notes=tuple(notes),
         timings=tuple(timings),
+        verdicts=verdicts.annotators,
+        verdict_notes=(*((verdicts.problem,) if verdicts.problem else ()), *verdicts.notes),
     )
 
 
@@ -1489,6 +1629,31 @@ def _report_dict(r: HumanAlignmentReport) -> dict[str, Any]:
         "subgroups": subgroups,
         "agreement": agreement,
         "human_scale": scale,
+        "verdicts": {
+            "notes": list(r.verdict_notes),
+            "annotators": [
+                {
+                    "annotator": v.annotator,
+                    "votes": v.votes,
+                    "status": v.status,
+                    "reasons": [
+                        {
+                            "reason": f.reason,
+                            "statistic": f.statistic,
+                            "threshold": f.threshold,
+                            "p_value": f.p_value,
+                        }
+                        for f in v.flags
+                    ],
+                    "votes_to_verdict": v.votes_to_verdict,
+                    "ability": v.ability,
+                    "left_share": v.left_share,
+                    "left_p_value": v.left_p_value,
+                    "fast_share": v.fast_share,
+                }
+                for v in r.verdicts
+            ],
+        },
         "predictions": [
             {
                 "pair": p.key,

@@ -257,6 +257,8 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             "category used by both).",
         )
     )
+    if r.verdicts:
+        tables.append(_verdict_table(r))
     hs = r.human_scale
     tables.append(
         ReportTable(
@@ -280,6 +282,14 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
                 "human scale: am-ELO fit of the votes (Bradley-Terry with one discrimination "
                 "per annotator), per group of linked questions; with several groups the "
                 "coefficients are n-weighted means of the within-group ones (no p-value)."
+                + (
+                    f" Group(s) {', '.join(map(str, hs.prior_groups))}: too few votes for the "
+                    "plain fit, fitted with weak priors (annotator discrimination ~ N(1, 2^2) "
+                    "relative to the average, difficulty ~ N(0, 1000^2) Elo points): finite, "
+                    "wide intervals."
+                    if hs.prior_groups
+                    else ""
+                )
                 + (f" Not fitted: {hs.reason}" if hs.reason else "")
             )
             if hs.fitted
@@ -344,3 +354,65 @@ def _cell(a: AnnotatorAlignment) -> str:
     if a.low is None or a.high is None:
         return pct(a.value)
     return f"{pct(a.value)} [{pct(a.low)}, {pct(a.high)}]"
+
+
+VERDICT_REASONS = ("adversarial", "random", "position_bias", "too_fast", "low_agreement")
+"""The flag reasons of :data:`ranking.arena.FLAG_REASONS`, one column each."""
+
+
+def _p(x: float | None) -> str:
+    if x is None:
+        return "—"
+    return "<0.001" if x < 0.001 else f"{x:.3f}"
+
+
+def _verdict_table(r: HumanAlignmentReport) -> ReportTable:
+    """Each annotator's status, with one column per flag reason (statistic / adjusted p)."""
+
+    def cell(v: object, reason: str) -> str:
+        for f in v.flags:  # type: ignore[attr-defined]
+            if f.reason == reason:
+                stat = "all ties" if f.statistic is None else f"{f.statistic:.3g}"
+                return f"{stat} / {_p(f.p_value)}"
+        return ""
+
+    rows = []
+    for v in r.verdicts:
+        ab = "—" if v.ability is None else f"{v.ability:.2f}"
+        if v.ability is not None and v.ability_lower is not None and v.ability_upper is not None:
+            ab += f" [{v.ability_lower:.2f}, {v.ability_upper:.2f}]"
+        left = "—" if v.left_share is None else f"{pct(v.left_share)}% (p {_p(v.left_p_value)})"
+        rows.append(
+            (
+                v.annotator,
+                str(v.votes),
+                v.status,
+                ab,
+                *(cell(v, reason) for reason in VERDICT_REASONS),
+                left,
+                "—" if v.votes_to_verdict is None else str(v.votes_to_verdict),
+            )
+        )
+    return ReportTable(
+        "reliability",
+        "Annotator reliability: status and flags",
+        (
+            "annotator",
+            "votes",
+            "status",
+            "ability [95% CI]",
+            *VERDICT_REASONS,
+            "left side",
+            "votes to verdict",
+        ),
+        tuple(rows),
+        "Each annotator is pending, reliable or flagged (the monitor's Stable Arena verdicts). "
+        "A reason column shows the statistic / the p-value adjusted across annotators; an "
+        "annotator is flagged for a reason when its test rejects after Benjamini-Hochberg "
+        "adjustment across annotators at 5% (among flags of one kind, at most 5% are expected "
+        "to be false). Reliable: ability significantly above a random voter's (one-sided test "
+        "at 5%). left side: share of decisive votes for the question shown first, exact "
+        "binomial p-value before adjustment (position_bias has the adjusted one). votes to "
+        "verdict: about how many more votes a pending annotator needs. "
+        + " ".join(r.verdict_notes),
+    )

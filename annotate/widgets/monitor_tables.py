@@ -51,6 +51,10 @@ class AnnotatorRowLike(Protocol):
     def majority_chance(self) -> float | None: ...
     @property
     def alerts(self) -> tuple[str, ...]: ...
+    @property
+    def verdict(self) -> str:
+        """Flag reasons with adjusted p-values, or the votes still needed (pending)."""
+        ...
 
 
 class ItemRowLike(Protocol):
@@ -138,6 +142,7 @@ class AnnotatorTable(DataTable[Text]):
             self.add_column("Tie", key="tie")
             self.add_column("Bad", key="bad")
         self.add_column("Majority", key="majority")
+        self.add_column("Verdict", key="verdict")
         self.add_column("Reason", key="reason")
 
     def status_text(self, status: str) -> Text:
@@ -162,7 +167,7 @@ class AnnotatorTable(DataTable[Text]):
                 cells.append(_num(pct(r.skip_rate)))
             else:
                 cells += [_num(pct(r.tie_rate)), _num(pct(r.both_bad_rate))]
-            cells += [Text(majority_text(r)), literal_line(r.reason)]
+            cells += [Text(majority_text(r)), literal_line(r.verdict), literal_line(r.reason)]
             self.add_row(*cells, key=r.annotator)
         if current is not None:
             for index, r in enumerate(rows):
