@@ -91,7 +91,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.json:
         doc = rep.as_dict()
         doc["files"] = [str(f) for f in written.files]
-        _print_json(doc)
+        from annotate.services.json_ready import check_json
+
+        _print_json(check_json(doc))
         return 0
     view = rep.view()
     say(one_line(view.title))

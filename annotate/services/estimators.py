@@ -6,6 +6,7 @@ columns, and writes the CSVs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,15 +53,35 @@ class Ranking:
     """Hardest first; None where the method gives no finite value (see ``notes``)."""
     iterations: int | None
     notes: list[str] = field(default_factory=list)
+    standard_errors: dict[str, tuple[float | None, float | None]] | None = None
+    """IRT methods: question -> (``difficulty_se``, ``discrimination_se``); None where the
+    method gives no standard error (NaN in :mod:`ranking.irt`: not estimated)."""
+    se_status: str | None = None
+    """IRT: ``"ok"``, ``"not_positive_definite"`` or ``"not_computed"`` (ranking.irt)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        def question(q: str, d: float | None) -> dict[str, Any]:
+            row: dict[str, Any] = {"question": q, "difficulty": d}
+            if self.standard_errors is not None:
+                dse, ase = self.standard_errors.get(q, (None, None))
+                row["difficulty_se"], row["discrimination_se"] = dse, ase
+            return row
+
+        doc: dict[str, Any] = {
             "method": self.method,
             "iterations": self.iterations,
             "notes": self.notes,
             "models": [{"model": m, "score": s} for m, s in self.models],
-            "questions": [{"question": q, "difficulty": d} for q, d in self.questions],
+            "questions": [question(q, d) for q, d in self.questions],
         }
+        if self.se_status is not None:
+            doc["se_status"] = self.se_status
+        return doc
+
+
+def _se(x: Any) -> float | None:
+    v = float(x)
+    return v if math.isfinite(v) else None
 
 
 def read_matrix(path: Path) -> Matrix:
@@ -102,6 +123,9 @@ def estimate(
                 f">= {threshold} (IRT needs right/wrong answers)"
             )
     extreme_rank: npt.NDArray[np.int64] | None = None
+    se_d: npt.NDArray[np.float64] | None = None
+    se_a: npt.NDArray[np.float64] | None = None
+    se_status: str | None = None
     try:
         if method == "eip":
             r = eip(A, alpha=alpha)
@@ -128,6 +152,7 @@ def estimate(
         elif method in ("irt-1pl", "irt-2pl"):
             res = (fit_1pl if method == "irt-1pl" else fit_2pl)(A)
             model_score, difficulty, iters = res.ability, res.difficulty, res.iterations
+            se_d, se_a, se_status = res.difficulty_se, res.discrimination_se, res.se_status
             notes.append("joint maximum likelihood, the paper's configuration (H.4)")
         elif method in ("irt-1pl-mml", "irt-2pl-mml"):
             observed = ~np.isnan(A)
@@ -138,6 +163,9 @@ def estimate(
             model_score, iters = mres.ability, mres.iterations
             difficulty = np.full(A.shape[0], np.nan)
             difficulty[keep] = mres.difficulty
+            se_d, se_a = np.full(A.shape[0], np.nan), np.full(A.shape[0], np.nan)
+            se_d[keep], se_a[keep] = mres.difficulty_se, mres.discrimination_se
+            se_status = mres.se_status
             notes.append("marginal maximum likelihood; model scores are EAP abilities")
             if (~keep).any():
                 notes.append(
@@ -168,7 +196,12 @@ def estimate(
         key=lambda i: (-int(ext[i]), -float(difficulty[i]) if finite[i] else 0.0),
     )
     questions = [(matrix.questions[i], float(difficulty[i]) if finite[i] else None) for i in order]
-    return Ranking(method, models, questions, iters, notes)
+    ses = None
+    if se_d is not None and se_a is not None:
+        ses = {q: (_se(se_d[i]), _se(se_a[i])) for i, q in enumerate(matrix.questions)}
+        if se_status != "ok":
+            notes.append(f"standard errors: {se_status} (given as null)")
+    return Ranking(method, models, questions, iters, notes, ses, se_status)
 
 
 def write_ranking(r: Ranking, folder: Path) -> list[Path]:
