@@ -45,10 +45,15 @@ Statistics
   exactly 0 stays unresolved, and, like every near-tie under
   ``near_tie="exclude"``, is left out of the consensus set Q of eq. 9.
   :class:`ConsensusResult` reports how many pairs the rule touched.
-* Intervals: percentile bootstrap over pairs (annotators fixed) and over
+* Intervals: percentile bootstrap over pairs (annotators fixed), over
   annotators (pairs fixed; the consensus, the near-tie weights and every
-  statistic are recomputed on each resampled panel). All replicates are
-  computed at once with matrix products.
+  statistic are recomputed on each resampled panel), and over both at once
+  (``resample="both"``: pairs and annotators drawn independently in each
+  replicate, the two-way or pigeonhole bootstrap of Owen, 2007, for a
+  study whose pairs and annotators are both samples; each one-way interval
+  then ignores a source of variance and under-covers, see
+  ``benchmarks/bench_agreement_coverage.py``). Every :class:`Interval` names
+  its ``scheme``. All replicates are computed at once with matrix products.
 """
 
 from __future__ import annotations
@@ -65,7 +70,15 @@ from scipy import sparse, stats
 from scipy.sparse import csgraph
 
 from ranking._validation import as_index_array, check_in_range, check_same_length, make_rng
-from ranking.agreement import AgreementResult, _kappa_from_tables, _masked, cohen_kappa_table
+from ranking.agreement import (
+    RESAMPLE_SCHEMES,
+    AgreementResult,
+    Resample,
+    _check_resample,
+    _kappa_from_tables,
+    _masked,
+    cohen_kappa_table,
+)
 from ranking.errors import DegenerateDataError, InvalidParameterError, ShapeError
 from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
 
@@ -117,6 +130,9 @@ class Interval:
     n_valid: int
     """Bootstrap replicates in which the statistic was defined (the others are
     left out of the percentiles)."""
+    scheme: str | None = None
+    """What was resampled: ``"units"`` (pairs), ``"annotators"`` or ``"both"``
+    (:data:`ranking.agreement.RESAMPLE_SCHEMES`); ``None`` when not recorded."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +151,20 @@ class Estimate:
     """Bootstrap interval over annotators (pairs fixed). ``None`` when
     ``n_boot = 0``, fewer than two annotators have a non-skipped vote, or no
     replicate gave a defined value."""
+    both_interval: Interval | None = None
+    """Two-way bootstrap interval, pairs and annotators resampled together
+    (Owen, 2007). ``None`` when not asked for (``resample``), or when either
+    one-way scheme could not run, or no replicate gave a defined value."""
+
+    def interval(self, scheme: str) -> Interval | None:
+        """The interval of ``scheme``: ``"units"`` (pairs), ``"annotators"`` or ``"both"``."""
+        if scheme not in RESAMPLE_SCHEMES:
+            raise InvalidParameterError(f"scheme must be one of {RESAMPLE_SCHEMES}, got {scheme!r}")
+        return {
+            "units": self.pairs_interval,
+            "annotators": self.annotators_interval,
+            "both": self.both_interval,
+        }[scheme]
 
     @property
     def undefined(self) -> bool:
@@ -233,6 +263,8 @@ class AlignmentReport:
     """Bootstrap replicates per resampling scheme."""
     confidence: float
     """Coverage of the percentile intervals."""
+    schemes: tuple[str, ...] = ("units", "annotators")
+    """The bootstrap schemes run (``resample``), in the order of their draws."""
 
 
 @dataclass(frozen=True)
@@ -715,6 +747,7 @@ def alignment_report(
     n_boot: int = 1000,
     confidence: float = 0.95,
     rng: RNGLike = None,
+    resample: Resample | tuple[Resample, ...] | list[Resample] = ("units", "annotators"),
 ) -> AlignmentReport:
     """Individual and consensus alignment of difficulty estimators with votes.
 
@@ -722,9 +755,11 @@ def alignment_report(
     individual alignment (Table 2); the consensus alignment of eq. 9 with
     the near-tie rule of the module docstring; Cohen's kappa between
     predictions and consensus (Figure 7); and percentile bootstrap intervals
-    over pairs and over annotators for the mean individual alignment, the
-    consensus alignment and kappa (over pairs only for each annotator's own
-    alignment).
+    for the mean individual alignment, the consensus alignment and kappa
+    under each scheme of ``resample``: over pairs, over annotators, and over
+    both together (two-way; the interval to use when the pairs and the
+    annotators are both samples of larger populations). Each annotator's own
+    alignment has an interval over pairs only.
 
     Parameters
     ----------
@@ -749,12 +784,16 @@ def alignment_report(
     near_tie : {"weighted", "exclude"}, default "weighted"
         How near-ties are handled (see :func:`vote_consensus`).
     n_boot : int, default 1000
-        Bootstrap replicates for each of the two resampling schemes; 0 skips
-        the intervals.
+        Bootstrap replicates for each resampling scheme; 0 skips the intervals.
     confidence : float, default 0.95
         Coverage of the percentile intervals.
     rng : numpy.random.Generator, int or None
-        Source of the bootstrap resampling.
+        Source of the bootstrap resampling: the pair draws, then the
+        annotator draws, then (for ``"both"``) pair and annotator draws, in
+        chunks of 256 replicates.
+    resample : {"units", "annotators", "both"} or a sequence of them
+        Schemes to run (default the two one-way schemes; ``"units"`` resamples
+        pairs). The per-annotator intervals are over pairs and need ``"units"``.
 
     Returns
     -------
@@ -777,6 +816,8 @@ def alignment_report(
     Table 2 and Figure 7 (consensus and Cohen's kappa).
     Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap.
     Chapman & Hall.
+    Owen, A. B. (2007). The pigeonhole bootstrap. Annals of Applied Statistics
+    1(2), 386-411 (the two-way scheme).
 
     Examples
     --------
@@ -794,6 +835,10 @@ def alignment_report(
     [[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
     >>> [e.value for e in r.consensus_alignment]
     [1.0, 0.0]
+    >>> r2 = alignment_report(difficulty, pairs, pair, annotator, vote, n_boot=50, rng=0,
+    ...                       resample="both")
+    >>> r2.schemes, r2.kappa[0].both_interval.scheme, r2.kappa[0].pairs_interval is None
+    (('both',), 'both', True)
     """
     _check_options(
         near_tie_margin=near_tie_margin, near_tie=near_tie, tie_credit=tie_credit, atol=atol
@@ -801,6 +846,7 @@ def alignment_report(
     if int(n_boot) != n_boot or n_boot < 0:
         raise InvalidParameterError(f"n_boot must be an integer >= 0, got {n_boot!r}")
     n_boot = int(n_boot)
+    schemes = _check_resample(resample)
     check_in_range(confidence, "confidence", 0.0, 1.0)
     if not 0.0 < confidence < 1.0:
         raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}")
@@ -840,8 +886,11 @@ def alignment_report(
     # bootstrap over pairs
     pairs_with_votes = int(judged.any(axis=0).sum())
     annot_with_votes = int(has_votes.sum())
-    do_pairs = n_boot > 0 and pairs_with_votes >= 2
-    do_annot = n_boot > 0 and annot_with_votes >= 2
+    can_pairs = n_boot > 0 and pairs_with_votes >= 2
+    can_annot = n_boot > 0 and annot_with_votes >= 2
+    do_pairs = can_pairs and "units" in schemes
+    do_annot = can_annot and "annotators" in schemes
+    do_both = can_pairs and can_annot and "both" in schemes
     bp_ind = np.full((n_boot if do_pairs else 0, n_e, n_a), np.nan)
     bp_mean = np.full((bp_ind.shape[0], n_e), np.nan)
     bp_share = np.full((bp_ind.shape[0], n_e), np.nan)
@@ -881,6 +930,32 @@ def alignment_report(
             ba_share[start : start + b] = s
             ba_kap[start : start + b] = k
 
+    # two-way bootstrap: pairs and annotators drawn independently in each replicate
+    bb_mean = np.full((n_boot if do_both else 0, n_e), np.nan)
+    bb_share = np.full_like(bb_mean, np.nan)
+    bb_kap = np.full_like(bb_mean, np.nan)
+    if do_both:
+        agree_pa = agree.transpose(2, 0, 1).reshape(n_p, n_e * n_a)
+        for start in range(0, n_boot, _CHUNK):
+            b = min(_CHUNK, n_boot - start)
+            wp = _boot_counts(gen, b, n_p)
+            wa = _boot_counts(gen, b, n_a)
+            num = (wp @ agree_pa).reshape(b, n_e, n_a)
+            den = wp @ judged.T  # (b, A): an annotator's judged votes on the drawn pairs
+            ok = (den > 0) & (wa > 0)
+            vals = np.where(ok[:, None, :], num / np.maximum(den, 1.0)[:, None, :], 0.0)
+            wok = wa * ok  # (b, A): drawn annotators with a judged vote on the drawn pairs
+            cnt = wok.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                bb_mean[start : start + b] = np.where(
+                    cnt[:, None] > 0,
+                    np.einsum("ba,bea->be", wok, vals) / np.where(cnt > 0, cnt, 1.0)[:, None],
+                    np.nan,
+                )
+            s, k = _batch_consensus_stats(votes, pred, wp, wa, margin, near_tie, tie_credit)
+            bb_share[start : start + b] = s
+            bb_kap[start : start + b] = k
+
     lo_i, hi_i, nv_i = _interval(bp_ind, confidence)
     ci_mask = ~has_votes[None, :] | (nv_i == 0)
     individual_low = _masked(np.where(ci_mask, 0.0, lo_i), mask=ci_mask)
@@ -889,10 +964,10 @@ def alignment_report(
     no_q = (
         "no pair has a consensus: every pair lacks a non-skipped vote or is an unresolved near-tie"
     )
-    mean_est = _estimates(mean_ind, None, bp_mean, ba_mean, confidence)
-    share_est = _estimates(share[0], no_q, bp_share, ba_share, confidence)
+    mean_est = _estimates(mean_ind, None, bp_mean, ba_mean, bb_mean, confidence)
+    share_est = _estimates(share[0], no_q, bp_share, ba_share, bb_share, confidence)
     kap_reasons = [k.reason for k in kappa_detail]
-    kap_est = _estimates(kap[0], kap_reasons, bp_kap, ba_kap, confidence)
+    kap_est = _estimates(kap[0], kap_reasons, bp_kap, ba_kap, bb_kap, confidence)
     return AlignmentReport(
         estimator_names=names,
         predictions=pred,
@@ -910,6 +985,7 @@ def alignment_report(
         atol=float(atol),
         n_boot=n_boot,
         confidence=float(confidence),
+        schemes=schemes,
     )
 
 
@@ -953,24 +1029,35 @@ def _estimates(
     reasons: str | list[str | None] | None,
     boot_pairs: FloatArray,
     boot_annot: FloatArray,
+    boot_both: FloatArray,
     confidence: float,
 ) -> tuple[Estimate, ...]:
     n = point.shape[0]
-    lo_p, hi_p, nv_p = _interval(boot_pairs, confidence)
-    lo_a, hi_a, nv_a = _interval(boot_annot, confidence)
+    per_scheme = []
+    for samples, scheme in (
+        (boot_pairs, "units"),
+        (boot_annot, "annotators"),
+        (boot_both, "both"),
+    ):
+        lo, hi, nv = _interval(samples, confidence)
+        per_scheme.append(
+            [
+                Interval(float(lo[e]), float(hi[e]), int(nv[e]), scheme) if nv[e] > 0 else None
+                for e in range(n)
+            ]
+        )
     out = []
     for e in range(n):
         v = point[e]
         defined = bool(np.isfinite(v))
         reason = reasons[e] if isinstance(reasons, list) else reasons
-        ip = Interval(float(lo_p[e]), float(hi_p[e]), int(nv_p[e])) if nv_p[e] > 0 else None
-        ia = Interval(float(lo_a[e]), float(hi_a[e]), int(nv_a[e])) if nv_a[e] > 0 else None
         out.append(
             Estimate(
                 float(v) if defined else None,
                 None if defined else (reason or "the statistic is undefined on these votes"),
-                ip,
-                ia,
+                per_scheme[0][e],
+                per_scheme[1][e],
+                per_scheme[2][e],
             )
         )
     return tuple(out)
