@@ -444,12 +444,12 @@ def cmd_rate(args: argparse.Namespace) -> int:
         "delta": args.delta,
         "epsilon": args.epsilon,
         "both_bad_as": args.both_bad,
-        "bootstrap_rounds": max(args.boot, 1) if args.method == "elo" else args.boot,
+        "bootstrap_rounds": args.boot if args.boot > 0 else 200,
         "seed": args.seed,
         "intervals": "bootstrap" if args.boot > 0 else "wald",
     }
-    if args.boot < 0:
-        raise AnnotateError(f"--boot must be 0 or more, got {args.boot}")
+    if args.boot < 0 or 0 < args.boot < 20:
+        raise AnnotateError(f"--boot must be 0 (Wald intervals) or at least 20, got {args.boot}")
     if args.study:
         from annotate.__main__ import _db
         from annotate.services.db import open_store
