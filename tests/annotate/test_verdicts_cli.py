@@ -104,7 +104,9 @@ def test_always_left_is_position_bias_everywhere(
     lefty = rows["lefty"]
     bias = [r for r in lefty["reasons"] if r["reason"] == "position_bias"]
     assert lefty["status"] == "flagged"
-    assert bias and bias[0]["statistic"] == 1.0 and bias[0]["threshold"] == 0.5
+    assert bias
+    assert bias[0]["statistic"] == 1.0
+    assert bias[0]["threshold"] == 0.5
     assert 0 < bias[0]["p_value"] <= 0.05
     snap = monitor_snapshot(arena, "demo-arena")
     row = {a.annotator: a for a in snap.annotators}["lefty"]
