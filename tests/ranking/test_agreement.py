@@ -785,3 +785,111 @@ def test_leave_one_out_with_no_rating_at_all() -> None:
     assert np.ma.getmaskarray(res.kappa).all()
     assert res.n_units.tolist() == [0, 0]
     assert all("no unit" in r for r in res.reasons if r)
+
+
+class TestTwoWayBootstrap:
+    """The two-way (pigeonhole) bootstrap of Owen (2007): units and raters resampled together."""
+
+    def test_two_way_replicate_is_the_rater_replicate_on_repeated_units(self) -> None:
+        """Reference: repeat the units explicitly, then weight the raters (already checked
+        against the krippendorff package and statsmodels above)."""
+        rng = np.random.default_rng(21)
+        R = rng.choice([1.0, 2.0, 3.0, np.nan], p=[0.4, 0.3, 0.2, 0.1], size=(6, 25))
+        R[:, :6] = rng.choice([1.0, 2.0, 3.0], size=(6, 6))
+        wu = np.stack([np.bincount(rng.integers(0, 25, 25), minlength=25) for _ in range(6)])
+        wr = np.stack([np.bincount(rng.integers(0, 6, 6), minlength=6) for _ in range(6)])
+        both = agreement_replicates(R, unit_weights=wu, rater_weights=wr, labels=[1, 2, 3])
+        for b in range(6):
+            cols = np.repeat(np.arange(25), wu[b])
+            ref = agreement_replicates(R[:, cols], rater_weights=wr[b : b + 1], labels=[1, 2, 3])
+            np.testing.assert_array_equal(np.ma.getmaskarray(both.alpha)[b], ref.alpha.mask[0])
+            if not ref.alpha.mask[0]:
+                np.testing.assert_allclose(float(both.alpha[b]), float(ref.alpha[0]), rtol=1e-6)
+            if not ref.fleiss.mask[0]:
+                np.testing.assert_allclose(float(both.fleiss[b]), float(ref.fleiss[0]), rtol=1e-6)
+        # all-ones rater weights: the two-way replicate is the unit replicate
+        ones = agreement_replicates(R, unit_weights=wu, rater_weights=np.ones((6, 6)))
+        units = agreement_replicates(R, unit_weights=wu)
+        # float32 products inside the rater scheme: single precision
+        np.testing.assert_allclose(
+            ones.alpha.compressed(), units.alpha.compressed(), rtol=1e-5, atol=1e-6
+        )
+        with pytest.raises(ShapeError, match="same number"):
+            agreement_replicates(R, unit_weights=wu, rater_weights=wr[:2])
+
+    def test_draw_order_and_scheme_labels(self) -> None:
+        """Schemes draw in the order units, annotators, both; asking for fewer schemes leaves
+        the others None; every distribution names its scheme; the one-way draws are unchanged
+        by adding the two-way scheme."""
+        gen = np.random.default_rng(4)
+        R = gen.choice([1.0, 2.0, np.nan], p=[0.5, 0.4, 0.1], size=(5, 30))
+        old = agreement_bootstrap(R, n_boot=30, rng=9)
+        res = agreement_bootstrap(R, n_boot=30, rng=9, resample=("both", "units", "annotators"))
+        assert res.schemes == ("units", "annotators", "both")
+        assert old.schemes == ("units", "annotators")
+        assert old.alpha_over_both is None
+        assert old.alpha_over_units is not None
+        assert res.alpha_over_units is not None
+        np.testing.assert_array_equal(
+            res.alpha_over_units.replicates.compressed(),
+            old.alpha_over_units.replicates.compressed(),
+        )
+        draws = np.random.default_rng(9)
+        draws.integers(0, 30, (30, 30))
+        draws.integers(0, 5, (30, 5))
+        wu = np.stack([np.bincount(r, minlength=30) for r in draws.integers(0, 30, (30, 30))])
+        wr = np.stack([np.bincount(r, minlength=5) for r in draws.integers(0, 5, (30, 5))])
+        ref = agreement_replicates(R, unit_weights=wu, rater_weights=wr)
+        assert res.alpha_over_both is not None
+        np.testing.assert_allclose(
+            res.alpha_over_both.replicates.compressed(), ref.alpha.compressed(), rtol=1e-12
+        )
+        for stat in ("alpha", "fleiss"):
+            for scheme in ("units", "annotators", "both"):
+                d = res.distribution(stat, scheme)
+                assert d is not None
+                assert d.scheme == scheme
+        only = agreement_bootstrap(R, n_boot=10, rng=0, resample="both")
+        assert only.alpha_over_units is None
+        assert only.alpha_over_raters is None
+        assert only.alpha_over_both is not None
+        assert only.schemes == ("both",)
+        assert agreement_bootstrap([[1, 2, 1]], n_boot=10, resample="both").alpha_over_both is None
+        with pytest.raises(InvalidParameterError, match="resample"):
+            agreement_bootstrap(R, resample="pairs")  # type: ignore[arg-type]
+        with pytest.raises(InvalidParameterError, match="scheme"):
+            res.distribution("alpha", "raters")
+
+    def test_coverage_when_annotators_are_a_sample(self) -> None:
+        """Crossed design (benchmarks/bench_agreement_coverage.py): 8 annotators drawn from a
+        heterogeneous pool (accuracy Beta(5.1, 0.9)) rate 60 pairs, 20% of them ambiguous,
+        10% of ratings missing; population alpha = 0.8 (2 * 0.85 - 1)**2 = 0.392 exactly.
+
+        100 seeded studies with 200 replicates each. The bench (1000 studies, 400 replicates)
+        measured coverage 0.936 two-way, 0.59 over units, 0.85 over annotators. With 100
+        studies the binomial standard error at 0.936 is 0.024, so the two-way bound 86 is
+        three standard errors below the measured rate (this seed gives 89); over units the
+        bound 75 is three standard errors above its 0.59 (this seed: 59). About a second.
+        """
+        gen = np.random.default_rng(2007)
+        target = 0.8 * (2 * 5.1 / 6.0 - 1.0) ** 2
+        hits = {"units": 0, "annotators": 0, "both": 0}
+        for _ in range(100):
+            p = gen.beta(5.1, 0.9, size=8)
+            truth = gen.integers(1, 3, size=60)
+            amb = gen.random(60) < 0.2
+            right = gen.random((8, 60)) < np.where(amb, 0.5, p[:, None])
+            R = np.where(right, truth, 3 - truth).astype(float)
+            R[gen.random(R.shape) < 0.1] = np.nan
+            res = agreement_bootstrap(
+                R, n_boot=200, rng=gen, labels=[1, 2], resample=("units", "annotators", "both")
+            )
+            for scheme in hits:
+                d = res.distribution("alpha", scheme)
+                assert d is not None
+                assert d.interval is not None
+                hits[scheme] += d.interval[0] <= target <= d.interval[1]
+        print(f"coverage of alpha's 95% interval: {hits} of 100")
+        assert hits["both"] >= 86
+        assert hits["units"] <= 75
+        assert hits["both"] > hits["annotators"] > hits["units"]

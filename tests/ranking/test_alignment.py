@@ -743,3 +743,94 @@ class TestHumanScale:
         vote = [1, 2, 1, 2, 1, 2]
         with pytest.raises(DegenerateDataError, match="not connected"):
             human_difficulty_scale(pairs, pair, annotator, vote)
+
+
+# ---------------------------------------------------------------------------
+# two-way bootstrap (pairs and annotators together; Owen, 2007)
+
+
+def ref_two_way(difficulty, pairs, pair, annotator, vote, n_annot, n_boot, seed, rule):
+    """Physically resample pairs and annotators together, with the module's draws
+    (``resample="both"`` alone, fewer than 256 replicates: pair draws, then annotator draws)."""
+    pred_all = predict_harder(difficulty, pairs)
+    n_pairs = len(pairs)
+    rng = np.random.default_rng(seed)
+    pair, annotator, vote = map(np.asarray, (pair, annotator, vote))
+    idx_p = rng.integers(0, n_pairs, size=(n_boot, n_pairs))
+    idx_a = rng.integers(0, n_annot, size=(n_boot, n_annot))
+    out = []
+    for b in range(n_boot):
+        rows_p, rows_a, rows_v = [], [], []
+        for new_p, old_p in enumerate(idx_p[b]):
+            for new_a, old_a in enumerate(idx_a[b]):
+                sel = (pair == old_p) & (annotator == old_a)
+                rows_p += [new_p] * int(sel.sum())
+                rows_a += [new_a] * int(sel.sum())
+                rows_v += vote[sel].tolist()
+        preds = pred_all[:, idx_p[b]]
+        out.append(
+            [
+                ref_stats(preds[e], rows_p, rows_a, rows_v, n_pairs, n_annot, 0.0, rule, 0.0)
+                for e in range(preds.shape[0])
+            ]
+        )
+    return out
+
+
+class TestTwoWayBootstrap:
+    @pytest.mark.parametrize("rule", ["weighted", "exclude"])
+    def test_matches_physical_two_way_resampling(self, rule) -> None:
+        _, pairs, p, a, v, _ = _synthetic(5, n_q=8, n_pairs=10, n_annot=4)
+        difficulty = np.random.default_rng(3).integers(0, 4, size=(2, 8)).astype(float)
+        n_boot, seed = 40, 99
+        r = alignment_report(
+            difficulty, pairs, p, a, v, n_annotators=4, near_tie=rule, n_boot=n_boot, rng=seed,
+            resample="both",
+        )  # fmt: skip
+        assert r.schemes == ("both",)
+        ref = ref_two_way(difficulty, pairs, p, a, v, 4, n_boot, seed, rule)
+        for e in range(2):
+            for name, col in (("consensus_alignment", 1), ("kappa", 2)):
+                est = getattr(r, name)[e]
+                assert est.pairs_interval is None
+                assert est.annotators_interval is None
+                vals = [rep[e][col] for rep in ref]
+                if all(x is None for x in vals):
+                    assert est.both_interval is None
+                    continue
+                (lo, hi), n_valid = _pct(vals)
+                assert est.both_interval.scheme == "both"
+                assert est.interval("both") is est.both_interval
+                assert est.both_interval.n_valid == n_valid
+                np.testing.assert_allclose(
+                    [est.both_interval.low, est.both_interval.high], [lo, hi], atol=1e-9
+                )
+            means = []
+            for rep in ref:
+                ind = [x for x in rep[e][0] if x is not None]
+                means.append(float(np.mean(ind)) if ind else None)
+            (lo, hi), _ = _pct(means)
+            ib = r.mean_individual[e].both_interval
+            np.testing.assert_allclose([ib.low, ib.high], [lo, hi], atol=1e-9)
+
+    def test_schemes_are_labelled_and_one_way_draws_unchanged(self) -> None:
+        _, pairs, p, a, v, _ = _synthetic(7, n_q=8, n_pairs=12, n_annot=5)
+        d = np.random.default_rng(1).random((1, 8))
+        old = alignment_report(d, pairs, p, a, v, n_boot=60, rng=3)
+        new = alignment_report(
+            d, pairs, p, a, v, n_boot=60, rng=3, resample=["annotators", "both", "units"]
+        )
+        assert old.schemes == ("units", "annotators")
+        assert new.schemes == ("units", "annotators", "both")
+        for x, y in zip(old.kappa + old.consensus_alignment, new.kappa + new.consensus_alignment,
+                        strict=True):  # fmt: skip
+            assert x.pairs_interval == y.pairs_interval
+            assert x.annotators_interval == y.annotators_interval
+            assert x.both_interval is None
+            assert y.both_interval is not None
+            for scheme in ("units", "annotators", "both"):
+                assert y.interval(scheme).scheme == scheme
+        with pytest.raises(InvalidParameterError, match="resample"):
+            alignment_report(d, pairs, p, a, v, n_boot=5, resample="raters")
+        with pytest.raises(InvalidParameterError, match="scheme"):
+            new.kappa[0].interval("pairs")
