@@ -147,7 +147,6 @@ class VoteScreen(Screen[None]):
 
     def _retry_paint(self, generation: int) -> None:
         if generation == self.gate.generation and self.painted_generation != generation:
-            self.refresh()
             self._confirm_paint(generation)
 
     def _after_refresh(self, generation: int) -> None:
