@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 
 PAINT_RETRY_S = 0.1
-"""While an item's paint is not confirmed, ask for a repaint and its confirmation this often.
+"""While an item's paint is not confirmed, ask for its confirmation again this often.
 
 ``call_after_refresh`` can miss while a screen is being pushed (the callback lands on
 the screen below); keys stay dropped until a confirmation arrives for this screen.
