@@ -47,7 +47,15 @@ def _add_parser(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.Argum
         metavar="N",
         type=int,
         default=1000,
-        help="bootstrap replicates over pairs and over annotators (default 1000; 0 = none)",
+        help="bootstrap replicates per resampling scheme (default 1000; 0 = none)",
+    )
+    r.add_argument(
+        "--resample",
+        choices=["units", "annotators", "both"],
+        default="both",
+        help="bootstrap scheme of the intervals: both = pairs and annotators resampled "
+        "together (two-way, Owen 2007; default, shown with the one-way intervals beside it), "
+        "units = over pairs only, annotators = over annotators only",
     )
     r.add_argument("--seed", metavar="S", type=int, default=0, help="bootstrap seed (default 0)")
     r.add_argument(
@@ -80,6 +88,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         difficulty_file=Path(args.difficulty) if args.difficulty else None,
         n_boot=args.boot,
         seed=args.seed,
+        resample=args.resample,
         near_tie_margin=args.near_tie_margin,
     )
     if args.out:

@@ -75,8 +75,11 @@ from annotate.services.report_view import (
 )
 from annotate.store import repo
 from ranking.agreement import (
+    RESAMPLE_SCHEMES,
+    AgreementBootstrapResult,
     AgreementResult,
     BootstrapDistribution,
+    Resample,
     agreement_bootstrap,
     leave_one_out_agreement,
     pairwise_cohen_matrix,
@@ -377,6 +380,10 @@ class HumanAlignmentReport:
     monitor shows them (:class:`annotate.services.monitoring.StudyMonitor`)."""
     verdict_notes: tuple[str, ...] = ()
     """Thresholds and rules of the verdicts (delta, the flag adjustment, fast votes)."""
+    resample: str = "both"
+    """The bootstrap scheme the report stands on (``--resample``): ``"both"`` (two-way,
+    pairs and annotators together; the one-way intervals are shown alongside), ``"units"``
+    (over pairs) or ``"annotators"``; see :data:`RESAMPLE_LABELS`."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON document of ``annotate report --json``."""
@@ -715,6 +722,7 @@ def _align(
     rng: np.random.Generator,
     confidence: float,
     near_tie_margin: float,
+    resample: Resample = "both",
 ) -> tuple[list[_Aligned], AlignmentReport | None]:
     """Alignment of every column; columns defined on every pair share one call."""
     n_p, n_a = len(data.pair_keys), len(data.annotators)
@@ -777,6 +785,7 @@ def _align(
             n_boot=n_boot,
             confidence=confidence,
             rng=rng,
+            resample=_schemes(resample),
         )
         if key == full:
             main = rep
@@ -871,19 +880,59 @@ def _alpha_estimate(res: AgreementResult, R: FloatArray) -> tuple[Estimate, int]
 def _interval(d: BootstrapDistribution | None) -> Interval | None:
     if d is None or d.interval is None:
         return None
-    return Interval(d.interval[0], d.interval[1], d.n_valid)
+    return Interval(d.interval[0], d.interval[1], d.n_valid, d.scheme)
 
 
-def _with_intervals(
-    est: Estimate, pairs: BootstrapDistribution | None, annotators: BootstrapDistribution | None
-) -> Estimate:
+def _with_intervals(est: Estimate, boot: AgreementBootstrapResult, statistic: str) -> Estimate:
     if est.value is None:
         return est
-    return Estimate(est.value, None, _interval(pairs), _interval(annotators))
+    return Estimate(
+        est.value,
+        None,
+        _interval(boot.distribution(statistic, "units")),
+        _interval(boot.distribution(statistic, "annotators")),
+        _interval(boot.distribution(statistic, "both")),
+    )
+
+
+def _schemes(resample: Resample) -> tuple[Resample, ...]:
+    """Bootstrap schemes the report runs: the chosen one; with the default two-way
+    scheme the two one-way schemes too, shown alongside for comparison."""
+    if resample == "both":
+        return ("units", "annotators", "both")
+    return (resample,)
+
+
+def _resample_note(resample: str, n_boot: int) -> str:
+    """The line of report.md (and the terminal) that says which scheme the intervals use."""
+    if n_boot == 0:
+        return "Intervals: none (--boot 0)."
+    if resample == "both":
+        return (
+            "Interval scheme: 'CI both' is the two-way bootstrap, pairs and annotators "
+            "resampled together (Owen 2007), the one to quote when the annotators are a "
+            "sample too; 'CI pairs' and 'CI annotators' resample one way only and are too "
+            "narrow then. Each annotator's own alignment is resampled over pairs."
+        )
+    return f"Interval scheme: {RESAMPLE_LABELS[resample]} only (--resample {resample})."
+
+
+RESAMPLE_LABELS: dict[str, str] = {
+    "units": "over pairs (annotators fixed)",
+    "annotators": "over annotators (pairs fixed)",
+    "both": "two-way, pairs and annotators resampled together (Owen 2007, the pigeonhole "
+    "bootstrap)",
+}
+"""How the report names each bootstrap scheme (``--resample``)."""
 
 
 def _agreement(
-    data: _StudyData, *, n_boot: int, rng: np.random.Generator, confidence: float
+    data: _StudyData,
+    *,
+    n_boot: int,
+    rng: np.random.Generator,
+    confidence: float,
+    resample: Resample = "both",
 ) -> Agreement:
     names = tuple(data.annotators)
     R = _ratings(data, with_skips=False)
@@ -897,16 +946,15 @@ def _agreement(
         rng=rng,
         labels=(float(FIRST_HARDER), float(SECOND_HARDER)),
         abstain=float(SKIP),
+        resample=_schemes(resample),
     )
     assert boot.fleiss_with_abstain is not None  # abstain is given
     fleiss, f_units, f_raters = _fleiss_estimate(boot.fleiss, R, "non-skipped votes")
     fleiss3, f3_units, _ = _fleiss_estimate(boot.fleiss_with_abstain, R3, "votes")
     alpha, a_units = _alpha_estimate(boot.alpha, R)
-    alpha = _with_intervals(alpha, boot.alpha_over_units, boot.alpha_over_raters)
-    fleiss = _with_intervals(fleiss, boot.fleiss_over_units, boot.fleiss_over_raters)
-    fleiss3 = _with_intervals(
-        fleiss3, boot.fleiss_with_abstain_over_units, boot.fleiss_with_abstain_over_raters
-    )
+    alpha = _with_intervals(alpha, boot, "alpha")
+    fleiss = _with_intervals(fleiss, boot, "fleiss")
+    fleiss3 = _with_intervals(fleiss3, boot, "fleiss_with_abstain")
     n_a = R.shape[0]
     judged = (~np.isnan(R)).sum(axis=1)
     skipped = (R3 == SKIP).sum(axis=1)
@@ -1301,6 +1349,7 @@ def human_alignment_report(
     near_tie_margin: float = 0.0,
     threads: int | None = 1,
     parallel: bool = True,
+    resample: Resample = "both",
 ) -> HumanAlignmentReport:
     """Build the human-alignment report of a difficulty study.
 
@@ -1317,7 +1366,7 @@ def human_alignment_report(
     subgroup_methods : sequence of str
         Estimators rerun on each model pool (``models.csv`` column ``pool``).
     n_boot : int
-        Bootstrap replicates per resampling scheme (pairs, annotators); 0 = no intervals.
+        Bootstrap replicates per resampling scheme; 0 = no intervals.
     seed : int
         Seed of the bootstrap.
     confidence : float
@@ -1329,6 +1378,12 @@ def human_alignment_report(
     parallel : bool
         Compute the agreement statistics and the human scale in worker threads
         while the estimators and the alignment run (on machines with 2+ CPUs).
+    resample : {"both", "units", "annotators"}
+        Bootstrap scheme of the intervals (:func:`ranking.agreement.agreement_bootstrap`,
+        :func:`ranking.alignment.alignment_report`). ``"both"`` (default) resamples pairs
+        and annotators together (Owen, 2007), right when both are samples; the one-way
+        intervals are then computed too and shown alongside. ``"units"`` (pairs) or
+        ``"annotators"`` run that scheme alone.
 
     Raises
     ------
@@ -1338,6 +1393,8 @@ def human_alignment_report(
     """
     if n_boot < 0:
         raise AnnotateError(f"--boot must be >= 0, got {n_boot}")
+    if resample not in RESAMPLE_SCHEMES:
+        raise AnnotateError(f"--resample must be one of {', '.join(RESAMPLE_SCHEMES)}")
     timings: list[tuple[str, float]] = []
     t0 = time.perf_counter()
     name = study or default_study(engine)
@@ -1361,7 +1418,9 @@ def human_alignment_report(
         agreement_f = pool.submit(
             timed,
             "agreement",
-            lambda: _agreement(data, n_boot=n_boot, rng=rng_agree, confidence=confidence),
+            lambda: _agreement(
+                data, n_boot=n_boot, rng=rng_agree, confidence=confidence, resample=resample
+            ),
         )
         cols, notes = timed("estimators", lambda: _columns(data, methods, difficulty_file))
         sub_cols = timed("pool estimators", lambda: _subgroup_columns(data, subgroup_methods))
@@ -1375,6 +1434,7 @@ def human_alignment_report(
                 rng=rng_align,
                 confidence=confidence,
                 near_tie_margin=near_tie_margin,
+                resample=resample,
             ),
         )
         verdicts = timed("verdicts", lambda: StudyMonitor(engine, name).snapshot())
@@ -1480,8 +1540,9 @@ def human_alignment_report(
         n_boot=int(n_boot),
         seed=int(seed),
         confidence=float(confidence),
-        notes=tuple(notes),
+        notes=(*notes, _resample_note(resample, n_boot)),
         timings=tuple(timings),
+        resample=resample,
         verdicts=verdicts.annotators,
         verdict_notes=(*((verdicts.problem,) if verdicts.problem else ()), *verdicts.notes),
     )
@@ -1499,7 +1560,11 @@ def _est(name: str, e: Estimate) -> dict[str, Any]:
     return {
         name: e.value,
         f"{name}_reason": e.reason,
-        f"{name}_ci": {"pairs": _ci(e.pairs_interval), "annotators": _ci(e.annotators_interval)},
+        f"{name}_ci": {
+            "pairs": _ci(e.pairs_interval),
+            "annotators": _ci(e.annotators_interval),
+            "both": _ci(e.both_interval),
+        },
     }
 
 
@@ -1615,6 +1680,13 @@ def _report_dict(r: HumanAlignmentReport) -> dict[str, Any]:
         "n_boot": r.n_boot,
         "seed": r.seed,
         "confidence": r.confidence,
+        "resample": r.resample,
+        "resample_label": RESAMPLE_LABELS[r.resample],
+        "ci_schemes": {
+            "pairs": RESAMPLE_LABELS["units"],
+            "annotators": RESAMPLE_LABELS["annotators"],
+            "both": RESAMPLE_LABELS["both"],
+        },
         "alignment": alignment,
         "near_ties": {
             "margin": nt.margin,

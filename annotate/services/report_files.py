@@ -84,10 +84,25 @@ def _iv(i: Interval | None) -> list[str]:
 
 
 def _est_cells(e: Estimate) -> list[str]:
-    return [_f(e.value), *_iv(e.pairs_interval), *_iv(e.annotators_interval), e.reason or ""]
+    return [
+        _f(e.value),
+        *_iv(e.pairs_interval),
+        *_iv(e.annotators_interval),
+        *_iv(e.both_interval),
+        e.reason or "",
+    ]
 
 
-_EST_HEAD = ("", "_low_pairs", "_high_pairs", "_low_annotators", "_high_annotators", "_reason")
+_EST_HEAD = (
+    "",
+    "_low_pairs",
+    "_high_pairs",
+    "_low_annotators",
+    "_high_annotators",
+    "_low_both",
+    "_high_both",
+    "_reason",
+)
 
 
 def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list[str]]]]:

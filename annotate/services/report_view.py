@@ -69,8 +69,9 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
         f"Consensus (eq. 9) on {nt.consensus_pairs} pairs; near-tie rule "
         f"({nt.rule}, margin {nt.margin:g}) touched {nt.near_ties} pair(s): {nt.resolved} "
         f"resolved, {nt.excluded} left out; {nt.without_votes} pair(s) had no non-skipped vote.",
-        f"Intervals: {conf} percentile bootstrap, {r.n_boot} replicates over pairs "
-        f"and over annotators (seed {r.seed}). Percentages: alignment in %.",
+        f"Intervals: {conf} percentile bootstrap, {r.n_boot} replicates per scheme (seed "
+        f"{r.seed}); CI both = pairs and annotators resampled together (two-way), CI pairs "
+        "/ CI annotators = one way only. Percentages: alignment in %.",
     ]
     if not r.human_scale.fitted:
         summary.append(
@@ -93,9 +94,11 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             (
                 "method",
                 "consensus %",
+                "CI both",
                 "CI pairs",
                 "CI annotators",
                 "kappa",
+                "CI both",
                 "CI pairs",
                 "CI annotators",
                 "mean individual %",
@@ -106,9 +109,11 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
                 (
                     m.label,
                     value_text(m.consensus, percent=True),
+                    ci_text(m.consensus.both_interval, percent=True),
                     ci_text(m.consensus.pairs_interval, percent=True),
                     ci_text(m.consensus.annotators_interval, percent=True),
                     value_text(m.kappa, percent=False),
+                    ci_text(m.kappa.both_interval, percent=False),
                     ci_text(m.kappa.pairs_interval, percent=False),
                     ci_text(m.kappa.annotators_interval, percent=False),
                     value_text(m.mean_individual, percent=True),
@@ -145,9 +150,11 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
                     "models",
                     "method",
                     "consensus %",
+                    "CI both",
                     "CI pairs",
                     "CI annotators",
                     "kappa",
+                    "CI both",
                     "CI pairs",
                     "CI annotators",
                     "pairs",
@@ -158,9 +165,11 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
                         str(len(s.models)),
                         s.label,
                         value_text(s.consensus, percent=True),
+                        ci_text(s.consensus.both_interval, percent=True),
                         ci_text(s.consensus.pairs_interval, percent=True),
                         ci_text(s.consensus.annotators_interval, percent=True),
                         value_text(s.kappa, percent=False),
+                        ci_text(s.kappa.both_interval, percent=False),
                         ci_text(s.kappa.pairs_interval, percent=False),
                         ci_text(s.kappa.annotators_interval, percent=False),
                         str(s.pairs),
@@ -175,11 +184,12 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
         ReportTable(
             "agreement",
             "Agreement among annotators",
-            ("statistic", "value", "CI pairs", "CI annotators", "pairs used"),
+            ("statistic", "value", "CI both", "CI pairs", "CI annotators", "pairs used"),
             (
                 (
                     "Fleiss' kappa",
                     value_text(g.fleiss_kappa, percent=False),
+                    ci_text(g.fleiss_kappa.both_interval, percent=False),
                     ci_text(g.fleiss_kappa.pairs_interval, percent=False),
                     ci_text(g.fleiss_kappa.annotators_interval, percent=False),
                     str(g.fleiss_pairs),
@@ -187,6 +197,7 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
                 (
                     "Fleiss' kappa, skip as a category",
                     value_text(g.fleiss_kappa_with_skips, percent=False),
+                    ci_text(g.fleiss_kappa_with_skips.both_interval, percent=False),
                     ci_text(g.fleiss_kappa_with_skips.pairs_interval, percent=False),
                     ci_text(g.fleiss_kappa_with_skips.annotators_interval, percent=False),
                     str(g.fleiss_with_skips_pairs),
@@ -194,6 +205,7 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
                 (
                     "Krippendorff's alpha (nominal)",
                     value_text(g.krippendorff_alpha, percent=False),
+                    ci_text(g.krippendorff_alpha.both_interval, percent=False),
                     ci_text(g.krippendorff_alpha.pairs_interval, percent=False),
                     ci_text(g.krippendorff_alpha.annotators_interval, percent=False),
                     str(g.alpha_pairs),
@@ -203,6 +215,7 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
                     num(g.mean_pairwise_kappa)
                     if g.mean_pairwise_kappa is not None
                     else f"undefined: {g.mean_pairwise_reason}",
+                    "—",
                     "—",
                     "—",
                     "",

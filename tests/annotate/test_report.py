@@ -637,7 +637,7 @@ def test_no_bootstrap_means_no_intervals(hand_engine: Engine) -> None:
         assert m.consensus.annotators_interval is None
     assert rep.agreement.krippendorff_alpha.pairs_interval is None
     d = rep.as_dict()
-    assert d["alignment"][0]["consensus_ci"] == {"pairs": None, "annotators": None}
+    assert d["alignment"][0]["consensus_ci"] == {"pairs": None, "annotators": None, "both": None}
     assert d["n_boot"] == 0
 
 
