@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
-from rich.text import Text
 from textual import events, getters, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
@@ -31,8 +30,8 @@ from textual.worker import Worker, WorkerState
 from annotate.messages import StudyFinished, StudyOpened, VoteRecorded, VoteUndone
 from annotate.screens.key_gate import KeyGate, clock
 from annotate.screens.summary import notify_refused_undo
-from annotate.widgets.literal import literal_line
 from annotate.widgets.progress import StudyProgress
+from annotate.widgets.reveal import RevealLine
 
 if TYPE_CHECKING:
     from annotate.screens.contracts import ReceiptLike as VoteReceipt
@@ -99,7 +98,7 @@ class VoteScreen(Screen[None]):
         yield StudyProgress()
         with Horizontal(id="instruction-row"):
             yield Label(self.INSTRUCTION, classes="instruction")
-            yield Label(id="reveal", markup=False)
+            yield RevealLine(id="reveal")
         yield from self.compose_item()
         yield Footer()
 
@@ -204,23 +203,8 @@ class VoteScreen(Screen[None]):
     def _voted(self, receipt: VoteReceipt) -> None:
         self.post_message(VoteRecorded(self.session.study.name, receipt))
         if receipt.revealed is not None:
-            self.show_reveal(*receipt.revealed)
+            self.query_one("#reveal", RevealLine).show(*receipt.revealed)
         self.show_current()
-
-    def show_reveal(self, left: str, right: str) -> None:
-        """Name the models of the last vote on the line under the progress bar.
-
-        Not a toast, which would cover the next item. The names come from files:
-        they go through :func:`annotate.names.one_line`, so no escape sequence in a
-        model name reaches the terminal.
-        """
-        line = Text("Your last vote: A was ")
-        line.append_text(literal_line(left, style="bold"))
-        line.append(", B was ")
-        line.append_text(literal_line(right, style="bold"))
-        reveal = self.query_one("#reveal", Label)
-        reveal.update(line)
-        reveal.display = True
 
     def action_undo(self) -> None:
         refusal = self.session.undo_refusal
