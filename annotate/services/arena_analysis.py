@@ -307,7 +307,8 @@ def fit_problem(
     ks = _listed(annotators, getattr(err, "annotators", None))
     if reason == "disconnected":
         return (
-            f"the {noun}s form groups never compared with each other"
+            f"the comparisons are not connected: the {noun}s form groups never compared "
+            "with each other"
             + (f" (one group: {ms})" if ms else "")
             + "; collect votes on pairs that link the groups, or rate each group separately"
         )
