@@ -10,6 +10,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -20,6 +21,7 @@ from sqlmodel import Session
 from annotate.errors import AnnotateError, StudyNotFoundError, VoteConflictError
 from annotate.names import normalize_annotator
 from annotate.services import schedule
+from annotate.services.studies import render_markdown, study_instructions
 from annotate.store import repo
 from annotate.store.engine import make_engine
 from annotate.store.repo import ItemLoad, QuestionView, StudyRow, VoteRow
@@ -44,6 +46,8 @@ class ShownPair:
     left: QuestionView
     right: QuestionView
     swapped: bool
+    previous: str | None = None
+    """What this annotator chose on this pair before undoing it (display terms), if so."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,42 @@ class ShownBattle:
     response_left: str
     response_right: str
     swapped: bool
+    previous: str | None = None
+    """What this annotator chose on this battle before undoing it (display terms), if so."""
+
+
+CHOICE_PHRASES = {
+    "left": "the first question is harder",
+    "right": "the second question is harder",
+    "skip": "can't judge (skipped)",
+    "a": "A is better",
+    "b": "B is better",
+    "tie": "tie",
+    "both_bad": "both are bad",
+}
+"""A display key (the key's meaning as the annotator saw the item) in words."""
+
+REVISE_REFUSED_AFTER_REVEAL = (
+    "Votes in this study are final once the model names are revealed: they cannot be changed."
+)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One of the annotator's own current votes, as the history screen lists it.
+
+    ``first_line`` and ``second_line`` are the first lines of the two questions in the
+    order the annotator saw them (a battle: the prompt's first line, and ""). ``choice``
+    is the display key, ``chosen`` its words. No model name is part of it.
+    """
+
+    item_id: int
+    key: str
+    first_line: str
+    second_line: str
+    choice: str
+    chosen: str
+    when: datetime
 
 
 @dataclass(frozen=True)
@@ -143,6 +183,10 @@ class VotingSession:
         self.overlap = int(st.settings.get("overlap", 0))
         self.min_ms = int(st.settings.get("min_response_ms", 0))
         self.reveal = bool(st.settings.get("reveal_models", False))
+        self.render_markdown = render_markdown(st.kind, st.settings)
+        """Show the study's texts as safely rendered Markdown (else as plain text)."""
+        self.instructions = study_instructions(st.settings)
+        """The study's instructions (Markdown; ``""`` when it has none)."""
         self._queue: list[ItemLoad] = []
         self._items: dict[int, ItemLoad] = {}
         self._shown: ShownPair | ShownBattle | None = None
@@ -231,17 +275,31 @@ class VotingSession:
             if self._queue:
                 it = self._queue[0]
                 sw = schedule.swapped(self.study.name, self.annotator, self.seed, it.key)
+                before = self._undone_choice(s, it.item_id, sw)
                 if self.study.kind == "difficulty":
                     pv = repo.pair_view(s, it.item_id)
                     left, right = (pv.second, pv.first) if sw else (pv.first, pv.second)
-                    return ShownPair(it.item_id, it.key, left, right, sw)
+                    return ShownPair(it.item_id, it.key, left, right, sw, before)
                 bv = repo.battle_view(s, it.item_id)
                 ra, rb = bv.response_a or "", bv.response_b or ""
                 left_r, right_r = (rb, ra) if sw else (ra, rb)
                 return ShownBattle(
-                    it.item_id, it.key, bv.prompt or "", bv.category, left_r, right_r, sw
+                    it.item_id, it.key, bv.prompt or "", bv.category, left_r, right_r, sw, before
                 )
         return None
+
+    def _undone_choice(self, s: Session, item_id: int, swapped: bool) -> str | None:
+        """The display key of this annotator's own vote on the item that an undo withdrew.
+
+        Only the annotator's own chain is read: another annotator's vote never shows.
+        """
+        head = repo.chain_head(s, self.annotator_id, item_id)
+        if head is None or head.choice != repo.RETRACT or head.supersedes is None:
+            return None
+        before = repo.vote_by_uuid(s, head.supersedes)
+        if before is None or before.choice == repo.RETRACT:
+            return None
+        return _display_key(self.study.kind, before.choice, swapped)
 
     def _hold_next(self) -> bool:
         """Make sure the queue's first item is reserved for this annotator (overlap studies).
@@ -496,6 +554,110 @@ class VotingSession:
             fast += int(is_fast)
         return Summary(self.study.name, self.study.title, self.study.kind, len(rows), counts, fast)
 
+    # --- history: the annotator's own votes, changing one (issue 12) ---------------
+
+    @property
+    def revise_refusal(self) -> str | None:
+        """Why an earlier vote cannot be changed in this study, or None where it can.
+
+        The same rule as undo: in an arena study that reveals the model names, every
+        vote is final.
+        """
+        return None if self.undo_refusal is None else REVISE_REFUSED_AFTER_REVEAL
+
+    def history(self) -> list[HistoryEntry]:
+        """The annotator's own current votes in this study, newest first.
+
+        Nothing from other annotators, and no model names (even in studies that
+        reveal them).
+        """
+        with Session(self._reader) as s:
+            rows = repo.own_history(s, self.study.id, self.annotator_id, self.study.kind)
+        return [self._entry(r) for r in rows]
+
+    def _entry(self, r: repo.HistoryRow) -> HistoryEntry:
+        key = _display_key(self.study.kind, r.choice, r.swapped)
+        if self.study.kind == "difficulty":
+            shown = (r.second_text, r.first_text) if r.swapped else (r.first_text, r.second_text)
+            first, second = (_first_line(t) for t in shown)
+        else:
+            first, second = _first_line(r.first_text), ""
+        return HistoryEntry(
+            r.item_id, r.key, first, second, key, CHOICE_PHRASES.get(key, key), r.created_at
+        )
+
+    def revise(self, item_id: int, key: str) -> HistoryEntry | None:
+        """Change the annotator's current vote on ``item_id`` to ``key`` (display terms).
+
+        A new row supersedes the current vote (append-only), committed before this
+        returns; the item keeps its place in the annotator's count. Returns the entry
+        as it is now, or None when the item has no current vote of this annotator.
+        Choosing what is already chosen writes nothing.
+
+        Raises
+        ------
+        AnnotateError
+            Where votes are final (:attr:`revise_refusal`); nothing is written.
+        """
+        refusal = self.revise_refusal
+        if refusal is not None:
+            raise AnnotateError(refusal, title="Vote not changed")
+
+        def supersede(s: Session) -> bool:
+            head = repo.chain_head(s, self.annotator_id, item_id)
+            if head is None or head.choice == repo.RETRACT or head.study_id != self.study.id:
+                return False
+            choice = self._choice(key, head.swapped)
+            if choice != head.choice:
+                repo.insert_vote(
+                    s,
+                    study_id=self.study.id,
+                    annotator=self.annotator_id,
+                    item_id=item_id,
+                    choice=choice,
+                    swapped=head.swapped,
+                    response_ms=None,
+                    fast=False,
+                    supersedes=head.uuid,
+                )
+            return True
+
+        if not _write(self.engine, supersede):
+            return None
+        return next((e for e in self.history() if e.item_id == item_id), None)
+
+    # --- comments and flags on the item on screen (issue 12) ------------------------
+
+    def add_note(self, item_id: int, kind: str, reason: str, body: str) -> str:
+        """Store a comment or flag on ``item_id``; returns the note's uuid.
+
+        It is stored with the annotator's current vote on the item when there is one,
+        otherwise on the item alone. ``body`` is stored exactly as typed.
+        """
+        if kind not in ("comment", "flag"):
+            raise ValueError(f"unknown note kind {kind!r}")
+
+        def insert(s: Session) -> str:
+            head = repo.chain_head(s, self.annotator_id, item_id)
+            vote = head.uuid if head is not None and head.choice != repo.RETRACT else None
+            return repo.insert_item_note(
+                s,
+                study_id=self.study.id,
+                item_id=item_id,
+                annotator=self.annotator_id,
+                kind=kind,
+                reason=reason,
+                body=body,
+                vote_uuid=vote,
+            )
+
+        return _write(self.engine, insert)
+
+
+def _first_line(text: str) -> str:
+    """The first non-blank line of ``text`` (stripped), or ""."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
 
 LOOKAHEAD = 8
 """How many queued items an overlap study compares live counts for."""
@@ -601,3 +763,9 @@ def study_progress(engine: Engine, annotator: str | None) -> list[StudyProgress]
                 StudyProgress(st.name, st.kind, st.title, st.description, n_done, n_done + todo)
             )
     return out
+
+
+def known_annotators(engine: Engine) -> list[str]:
+    """The annotator names stored in the database (names only: offered as suggestions)."""
+    with Session(reader_engine(engine)) as s:
+        return repo.all_annotator_names(s)

@@ -45,10 +45,20 @@ def _m003_reservation(conn: Connection) -> None:
         index.create(conn, checkfirst=True)
 
 
+def _m004_item_note(conn: Connection) -> None:
+    # Comments and flags on items (issue 12); as with 003, a database created by this
+    # version already has the table from the baseline.
+    table = models.ItemNote.__table__  # type: ignore[attr-defined]
+    table.create(conn, checkfirst=True)
+    for index in table.indexes:
+        index.create(conn, checkfirst=True)
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_baseline", _m001_baseline),
     ("002_current_vote_view", _m002_current_vote_view),
     ("003_reservation", _m003_reservation),
+    ("004_item_note", _m004_item_note),
 ]
 """Every migration, in the order it is applied. Append only."""
 

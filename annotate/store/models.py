@@ -212,3 +212,33 @@ class Reservation(SQLModel, table=True):
     annotator_id: int = Field(foreign_key="annotator.id", ondelete="CASCADE")
     expires_at: float
     """When the hold lapses, in UNIX seconds (UTC)."""
+
+
+class ItemNote(SQLModel, table=True):
+    """An annotator's comment on an item, or a flag saying the item is broken. Append-only.
+
+    ``vote_uuid`` names the annotator's vote on the item when there was one (the note
+    is stored with that vote); otherwise the note is on the item alone. ``kind`` is
+    ``comment`` or ``flag``; a flag's ``reason`` is one of
+    :data:`annotate.services.notes.FLAG_REASONS`. ``text`` is stored exactly as typed
+    and sanitised wherever it is shown.
+    """
+
+    __table_args__ = (
+        UniqueConstraint("uuid"),
+        Index("ix_itemnote_study_item", "study_id", "item_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    uuid: str = Field(max_length=36)
+    study_id: int = Field(foreign_key="study.id", ondelete="CASCADE")
+    item_id: int = Field(foreign_key="item.id", ondelete="CASCADE")
+    annotator_id: int = Field(foreign_key="annotator.id", ondelete="CASCADE", index=True)
+    vote_uuid: str | None = None
+    """uuid of the annotator's vote on the item when the note was written (None: no vote)."""
+    kind: str
+    """``comment`` or ``flag``."""
+    reason: str = ""
+    """A flag's reason (``typo``, ``identical questions``, ``response cut off``, ``other``)."""
+    text: str = ""
+    created_at: datetime = Field(default_factory=utc_now)

@@ -19,6 +19,7 @@ from annotate.store.models import (
     Annotator,
     Battle,
     Item,
+    ItemNote,
     ModelInfo,
     ModelResponse,
     Prompt,
@@ -879,3 +880,148 @@ def arena_battle_prompts(session: Session, study_id: int) -> list[tuple[str, int
         {"s": study_id},
     ).all()
     return [(k, None if p is None else int(p), a, b) for k, p, a, b in rows]
+
+
+# --- the annotator's own history, item notes (issue 12) --------------------------
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One of an annotator's current votes with the text that names its item.
+
+    ``first_text`` and ``second_text`` are the two questions (as defined in the study
+    file) of a question pair; for a battle ``first_text`` is the prompt and
+    ``second_text`` is empty. Model names are never part of it.
+    """
+
+    item_id: int
+    key: str
+    vote_uuid: str
+    choice: str
+    swapped: bool
+    created_at: datetime
+    first_text: str
+    second_text: str
+
+
+def _utc(value: Any) -> datetime:
+    """A stored timestamp (datetime or SQLite text) as an aware UTC datetime."""
+    when = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def own_history(session: Session, study_id: int, annotator: int, kind: str) -> list[HistoryRow]:
+    """One annotator's current votes in a study, newest first (never anyone else's)."""
+    if kind == "difficulty":
+        sql = """SELECT v.item_id, i.key, v.uuid, v.choice, v.swapped, v.created_at,
+                        q1.text, q2.text
+                 FROM current_vote v JOIN item i ON i.id = v.item_id
+                 JOIN questionpair p ON p.item_id = v.item_id
+                 JOIN question q1 ON q1.id = p.first_id JOIN question q2 ON q2.id = p.second_id
+                 WHERE v.study_id = :s AND v.annotator_id = :a ORDER BY v.id DESC"""
+    else:
+        sql = """SELECT v.item_id, i.key, v.uuid, v.choice, v.swapped, v.created_at,
+                        COALESCE(pr.text, ''), ''
+                 FROM current_vote v JOIN item i ON i.id = v.item_id
+                 JOIN battle b ON b.item_id = v.item_id
+                 LEFT JOIN prompt pr ON pr.id = b.prompt_id
+                 WHERE v.study_id = :s AND v.annotator_id = :a ORDER BY v.id DESC"""
+    rows = session.execute(text(sql), {"s": study_id, "a": annotator}).all()
+    return [
+        HistoryRow(int(i), k, u, c, bool(sw), _utc(t), str(a), str(b))
+        for i, k, u, c, sw, t, a, b in rows
+    ]
+
+
+def vote_by_uuid(session: Session, vote_uuid: str) -> VoteRow | None:
+    """The vote row with this uuid, if stored."""
+    v = session.exec(select(Vote).where(Vote.uuid == vote_uuid)).first()
+    return None if v is None else _vote_row(v)
+
+
+@dataclass(frozen=True)
+class NoteRow:
+    """A comment or flag on an item, with the names an export needs."""
+
+    uuid: str
+    study: str
+    item_key: str
+    annotator: str
+    vote_uuid: str | None
+    kind: str
+    reason: str
+    text: str
+    created_at: datetime
+
+
+NOTE_COLUMNS = (
+    "note_id",
+    "study",
+    "item_id",
+    "annotator",
+    "vote_id",
+    "kind",
+    "reason",
+    "text",
+    "created_at",
+)
+"""The columns of ``item_notes.<ext>`` (the fields of :class:`NoteRow`, in order)."""
+
+
+def insert_item_note(
+    session: Session,
+    *,
+    study_id: int,
+    item_id: int,
+    annotator: int,
+    kind: str,
+    reason: str,
+    body: str,
+    vote_uuid: str | None,
+    note_uuid: str | None = None,
+    created_at: datetime | None = None,
+) -> str:
+    """Add one comment or flag; returns its uuid."""
+    note = ItemNote(
+        uuid=note_uuid or str(uuidlib.uuid4()),
+        study_id=study_id,
+        item_id=item_id,
+        annotator_id=annotator,
+        vote_uuid=vote_uuid,
+        kind=kind,
+        reason=reason,
+        text=body,
+        created_at=created_at or utc_now(),
+    )
+    session.add(note)
+    session.flush()
+    return note.uuid
+
+
+def item_notes(session: Session, study_id: int | None) -> list[NoteRow]:
+    """Every comment and flag of a study (or of all studies), oldest first."""
+    where = "" if study_id is None else "WHERE n.study_id = :s"
+    rows = session.execute(
+        text(
+            f"""SELECT n.uuid, s.name, i.key, a.name, n.vote_uuid, n.kind, n.reason, n.text,
+                       n.created_at
+                FROM itemnote n JOIN study s ON s.id = n.study_id
+                JOIN item i ON i.id = n.item_id JOIN annotator a ON a.id = n.annotator_id
+                {where} ORDER BY n.id"""
+        ),
+        {} if study_id is None else {"s": study_id},
+    ).all()
+    return [
+        NoteRow(u, st, k, a, v, kd, r or "", t or "", _utc(c))
+        for u, st, k, a, v, kd, r, t, c in rows
+    ]
+
+
+def stored_note_uuids(session: Session, uuids: Iterable[str]) -> set[str]:
+    """Which of ``uuids`` are already stored as item notes."""
+    wanted = list(uuids)
+    found: set[str] = set()
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        found |= set(session.exec(select(ItemNote.uuid).where(col(ItemNote.uuid).in_(chunk))))
+    return found
