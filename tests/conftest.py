@@ -2,24 +2,50 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("ANNOTATE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+REAL_DATA = ROOT / "tests" / "data" / "real"
+
+
+class RealData:
+    """The real public data sets, found in tests/data/real first, then in ../shared/data.
+
+    ``real / "lsat_bock_lieberman" / "lsat6.csv"`` resolves the first part (a data set
+    folder) in :data:`REAL_DATA`, then in :data:`SHARED_DATA`, and skips the test, with the
+    reason, when neither holds it (the larger non-permissive sets live only in ../shared).
+    """
+
+    def __init__(self, roots: tuple[Path, ...]) -> None:
+        self.roots = roots
+
+    def __truediv__(self, name: str) -> Path:
+        head, _, rest = str(name).partition("/")
+        for root in self.roots:
+            if (root / head).is_dir():
+                return root / head / rest if rest else root / head
+        where = " or ".join(str(r / head) for r in self.roots)
+        pytest.skip(f"real data not available: {where} is absent (clone with ../shared)")
+
+    def __repr__(self) -> str:
+        return f"RealData({', '.join(map(str, self.roots))})"
 
 
 @pytest.fixture
-def shared_data() -> Path:
-    """The folder of real public data sets beside the repository (../shared/data).
+def shared_data() -> RealData:
+    """The real public data sets: tests/data/real, then ../shared/data.
 
-    Tests that use it are skipped, with the reason, when it is absent (a clone
-    without the shared folder); CI runs them because it clones with shared/ beside.
+    ``ANNOTATE_SHARED_DATA`` points the second place elsewhere (set it to a missing
+    folder to see what a clone without ../shared runs). A test whose data set is in
+    neither place is skipped with the reason.
     """
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data not available: {SHARED_DATA} is absent (clone with ../shared)")
-    return SHARED_DATA
+    return RealData((REAL_DATA, SHARED_DATA))
 
 
 @pytest.fixture(autouse=True)
