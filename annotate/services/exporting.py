@@ -73,6 +73,7 @@ def export_votes(
         ]
         for st, target in zip(studies, study_folders, strict=True):
             files += write_study_folder(s, st, target)
+        files.append(_write_notes(s, studies, folder, fmt))  # comments and flags (issue 12)
     return ExportResult(folder, files, len(current), len(log))
 
 
@@ -217,3 +218,11 @@ def write_study_folder(s: Session, st: repo.StudyRow, folder: Path) -> list[Path
         [[b.key, b.prompt or "", b.model_a, b.model_b] for b in spec.battles],
     )
     return files
+
+
+def _write_notes(s: Session, studies: list[repo.StudyRow], folder: Path, fmt: str) -> Path:
+    """``item_notes.<fmt>``: the annotators' comments and flags, text exactly as stored."""
+    from annotate.services.notes import NOTE_COLUMNS, note_dicts
+
+    rows = [r for st in studies for r in repo.item_notes(s, st.id)]
+    return write_table(note_dicts(rows), list(NOTE_COLUMNS), inside(folder, "item_notes"), fmt)

@@ -131,6 +131,7 @@ def classify(
                 if found:
                     jobs.append(_Job("votes", parse_vote_file(found[0]), found[0]))
                     break
+            jobs.extend(_note_jobs(path))  # comments and flags (issue 12)
             if jobs:
                 return jobs
             if any(path.rglob("samples_*.jsonl")):
@@ -200,6 +201,8 @@ def import_paths(
                 name, records = job.payload
                 _apply_arena(s, name, records, report)
                 touched.add(name)
+            elif job.kind == "notes":
+                _apply_notes(s, job, report)
             elif job.kind == "harness":
                 touched.add(_apply_harness(s, study, job.payload, job.path, report))
         for name in touched:
@@ -843,3 +846,26 @@ def _apply_harness(
         f"on {len(tasks)} task(s) into study {name!r}"
     )
     return name
+
+
+# --- comments and flags in an export folder (issue 12) -------------------------------
+
+
+def _note_jobs(folder: Path) -> list[_Job]:
+    """The export's ``item_notes.<csv|jsonl|parquet>``, read (the first found), if any."""
+    from annotate.services.notes import read_note_file
+
+    for ext in ("csv", "jsonl", "parquet"):
+        p = folder / f"item_notes.{ext}"
+        if p.exists():
+            return [_Job("notes", read_note_file(p), p)]
+    return []
+
+
+def _apply_notes(s: Session, job: _Job, report: ImportReport) -> None:
+    """Add the notes not stored yet (idempotent by note uuid)."""
+    from annotate.services.notes import import_notes
+
+    added = import_notes(s, job.path, job.payload)
+    if added:
+        report.notes.append(f"{added} item note{'s' * (added != 1)} (comments and flags) added")
