@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau, spearmanr
 from sklearn.metrics import cohen_kappa_score
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 from sqlmodel import Session
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
@@ -90,15 +90,26 @@ def make_study(
     return folder
 
 
-def cast(engine: Engine, study: str, votes: dict[str, dict[str, str]]) -> None:
-    """Insert current votes with exact stored choices (first/second/skip)."""
+def cast(
+    engine: Engine, study: str, votes: dict[str, dict[str, str]], *, raw_names: bool = False
+) -> None:
+    """Insert current votes with exact stored choices (first/second/skip).
+
+    With ``raw_names`` the annotators must already exist under exactly these names
+    (a database written before names were normalised).
+    """
     with Session(engine) as s, s.begin():
         st = repo.get_study(s, study)
         assert st is not None
         items = repo.item_ids(s, st.id)
         rows = []
         for ann, choices in votes.items():
-            aid = repo.annotator_id(s, ann)
+            if raw_names:
+                aid = s.execute(
+                    text("SELECT id FROM annotator WHERE name = :n"), {"n": ann}
+                ).scalar_one()
+            else:
+                aid = repo.annotator_id(s, ann)
             for key, choice in choices.items():
                 rows.append(
                     (
