@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
 from textual import events, getters, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
@@ -69,6 +70,30 @@ class VoteScreen(Screen[None]):
             tooltip="Back to the list of studies (votes are saved).",
             id="studies",
         ),
+        Binding(
+            "h",
+            "history",
+            "History",
+            show=False,
+            tooltip="Your votes in this study; change an earlier one.",
+            id="history",
+        ),
+        Binding(
+            "c",
+            "comment_item",
+            "Comment",
+            show=False,
+            tooltip="Leave a one-line comment on this item.",
+            id="comment-item",
+        ),
+        Binding(
+            "f",
+            "flag_item",
+            "Flag item",
+            show=False,
+            tooltip="Flag this item as broken (typo, identical questions, cut off...).",
+            id="flag-item",
+        ),
     ]
     VOTE_ACTIONS: ClassVar[tuple[str, ...]] = ()
     """Actions that cast a vote (disabled when the study is finished)."""
@@ -99,6 +124,7 @@ class VoteScreen(Screen[None]):
         with Horizontal(id="instruction-row"):
             yield Label(self.INSTRUCTION, classes="instruction")
             yield RevealLine(id="reveal")
+        yield Label("", id="previous-choice")
         yield from self.compose_item()
         yield Footer()
 
@@ -131,6 +157,7 @@ class VoteScreen(Screen[None]):
             self._show_summary()
             return
         self.show_item(self.shown)
+        self._show_previous(self.shown.previous)
         self._confirm_paint(self.gate.item_shown())
 
     def _confirm_paint(self, generation: int) -> None:
@@ -265,7 +292,56 @@ class VoteScreen(Screen[None]):
             return None
         if action in self.VOTE_ACTIONS and self.shown is None:
             return None
+        if action in ("comment_item", "flag_item") and self.shown is None:
+            return None
         return True
+
+    # --- history, comments and flags (issue 12) -------------------------------------
+
+    def _show_previous(self, previous: str | None) -> None:
+        """Under the instruction: what the annotator chose before undoing this item."""
+        line = self.query_one("#previous-choice", Label)
+        line.update(Text(f"You chose: {previous} (undone)") if previous else Text())
+        line.display = previous is not None
+
+    def action_history(self) -> None:
+        from annotate.screens.history import HistoryScreen
+
+        if not self.committing:
+            self.app.push_screen(HistoryScreen(self.session))
+
+    def _note_target(self) -> tuple[int, str] | None:
+        """The painted item a comment or flag key applies to (None: the key is dropped)."""
+        shown = self.shown
+        if self.committing or shown is None or not self.gate.ready(self.key_pressed_at()):
+            return None
+        return shown.item_id, shown.key
+
+    def action_comment_item(self) -> None:
+        from annotate.screens.item_note import CommentScreen
+
+        target = self._note_target()
+        if target is not None:
+            self.app.push_screen(
+                CommentScreen(target[1]),
+                lambda text: text and self._save_note(target[0], "comment", "", text),
+            )
+
+    def action_flag_item(self) -> None:
+        from annotate.screens.item_note import FlagScreen
+
+        target = self._note_target()
+        if target is not None:
+            self.app.push_screen(
+                FlagScreen(target[1], self.session.flag_reasons),
+                lambda flag: flag and self._save_note(target[0], "flag", *flag),
+            )
+
+    @work(thread=True, exit_on_error=False, group="note")
+    def _save_note(self, item_id: int, kind: str, reason: str, text: str) -> None:
+        self.session.add_note(item_id, kind, reason, text)
+        said = "Comment saved." if kind == "comment" else f"Item flagged: {reason}."
+        self.app.call_from_thread(self.notify, said, title="Note", timeout=2, markup=False)
 
     # --- command palette --------------------------------------------------------
 

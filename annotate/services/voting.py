@@ -21,6 +21,7 @@ from sqlmodel import Session
 from annotate.errors import AnnotateError, StudyNotFoundError, VoteConflictError
 from annotate.names import normalize_annotator
 from annotate.services import schedule
+from annotate.services.notes import FLAG_REASONS
 from annotate.services.studies import render_markdown, study_instructions
 from annotate.store import repo
 from annotate.store.engine import make_engine
@@ -47,7 +48,7 @@ class ShownPair:
     right: QuestionView
     swapped: bool
     previous: str | None = None
-    """What this annotator chose on this pair before undoing it (display terms), if so."""
+    """What this annotator chose on this pair before undoing it, in words (display terms)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class ShownBattle:
     response_right: str
     swapped: bool
     previous: str | None = None
-    """What this annotator chose on this battle before undoing it (display terms), if so."""
+    """What this annotator chose on this battle before undoing it, in words (display terms)."""
 
 
 CHOICE_PHRASES = {
@@ -289,7 +290,7 @@ class VotingSession:
         return None
 
     def _undone_choice(self, s: Session, item_id: int, swapped: bool) -> str | None:
-        """The display key of this annotator's own vote on the item that an undo withdrew.
+        """In words, this annotator's own vote on the item that an undo withdrew (or None).
 
         Only the annotator's own chain is read: another annotator's vote never shows.
         """
@@ -299,7 +300,8 @@ class VotingSession:
         before = repo.vote_by_uuid(s, head.supersedes)
         if before is None or before.choice == repo.RETRACT:
             return None
-        return _display_key(self.study.kind, before.choice, swapped)
+        key = _display_key(self.study.kind, before.choice, swapped)
+        return CHOICE_PHRASES.get(key, key)
 
     def _hold_next(self) -> bool:
         """Make sure the queue's first item is reserved for this annotator (overlap studies).
@@ -627,6 +629,9 @@ class VotingSession:
         return next((e for e in self.history() if e.item_id == item_id), None)
 
     # --- comments and flags on the item on screen (issue 12) ------------------------
+
+    flag_reasons: tuple[str, ...] = FLAG_REASONS
+    """Why an item may be flagged as broken (the choices the flag key offers)."""
 
     def add_note(self, item_id: int, kind: str, reason: str, body: str) -> str:
         """Store a comment or flag on ``item_id``; returns the note's uuid.
