@@ -40,6 +40,7 @@ from sqlmodel import Session
 from annotate.errors import StudyNotFoundError
 from annotate.names import one_line, sanitize
 from annotate.services.arena_analysis import FAST_VOTE_RULE, describe_reason, fit_problem
+from annotate.services.notes import monitor_lines as item_note_lines
 from annotate.store import repo
 from annotate.store.engine import make_engine
 from ranking.arena import dynamic_delta, stable_arena
@@ -460,6 +461,7 @@ class StudyMonitor:
             sig, signals_s = signals.result()
             t3 = time.perf_counter()
         rows = _rows(votes, fit, sig, self.study.kind)
+        item_notes = item_note_lines(self.engine, self.study.id)  # comments and flags
         board = tuple(
             ItemRating(
                 r,
@@ -482,7 +484,7 @@ class StudyMonitor:
             annotators=rows,
             leaderboard=board,
             problem=None if fit.problem is None else sanitize(fit.problem),
-            notes=tuple(sanitize(n) for n in (*fit.notes, *self._identity_notes)),
+            notes=tuple(sanitize(n) for n in (*fit.notes, *self._identity_notes, *item_notes)),
             delta=fit.delta,
             delta_uncapped=fit.delta_uncapped,
             n_fitted=fit.n_fitted,

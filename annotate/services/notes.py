@@ -212,3 +212,17 @@ def _text(value: object) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return ""
     return str(value)
+
+
+def note_line(n: NoteLine) -> str:
+    """One note in one line: ``item p12 · flag (typo) · ada: the text``."""
+    what = f"{n.kind} ({n.reason})" if n.reason else n.kind
+    return f"item {n.item} · {what} · {n.annotator}" + (f": {n.text}" if n.text else "")
+
+
+def monitor_lines(engine: Engine, study_id: int, *, latest: int = 3) -> tuple[str, ...]:
+    """The monitor's notes about comments and flags: a count, then the latest few notes."""
+    summary = study_notes(engine, study_id)
+    if not summary.lines:
+        return ()
+    return (f"Item notes: {summary.headline}", *(note_line(n) for n in summary.lines[:latest]))
