@@ -226,3 +226,14 @@ def monitor_lines(engine: Engine, study_id: int, *, latest: int = 3) -> tuple[st
     if not summary.lines:
         return ()
     return (f"Item notes: {summary.headline}", *(note_line(n) for n in summary.lines[:latest]))
+
+
+def report_lines(engine: Engine, study: str) -> tuple[str, ...]:
+    """The report's section on comments and flags: a count, then every note (newest first)."""
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+        rows = repo.item_notes(s, st.id) if st is not None else []
+    summary = summarize(rows)
+    if not summary.lines:
+        return ()
+    return (summary.headline, *(note_line(n) for n in summary.lines))

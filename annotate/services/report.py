@@ -63,6 +63,7 @@ from annotate.services.arena_analysis import fit_problem
 from annotate.services.arrays import response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
 from annotate.services.monitoring import AnnotatorStatus, StudyMonitor
+from annotate.services.notes import report_lines
 from annotate.services.report_files import WrittenReport, md_escape, write_report
 from annotate.services.report_view import (
     ReportTable,
@@ -384,6 +385,8 @@ class HumanAlignmentReport:
     """The bootstrap scheme the report stands on (``--resample``): ``"both"`` (two-way,
     pairs and annotators together; the one-way intervals are shown alongside), ``"units"``
     (over pairs) or ``"annotators"``; see :data:`RESAMPLE_LABELS`."""
+    item_notes: tuple[str, ...] = ()
+    """Annotators' comments and flags on pairs: a count, then each (issue 12)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON document of ``annotate report --json``."""
@@ -1545,6 +1548,7 @@ def human_alignment_report(
         resample=resample,
         verdicts=verdicts.annotators,
         verdict_notes=(*((verdicts.problem,) if verdicts.problem else ()), *verdicts.notes),
+        item_notes=report_lines(engine, data.name),
     )
 
 

@@ -351,6 +351,8 @@ def write_report(r: HumanAlignmentReport, folder: Path, *, plots: bool = True) -
         md += ["![Difficulty per subject](difficulty_by_subject.png)", ""]
     if notes:
         md += ["## Figures not drawn", ""] + [f"- {md_escape(n)}" for n in notes] + [""]
+    if r.item_notes:  # annotators' comments and flags (issue 12)
+        md += ["## Comments and flags", ""] + [f"- {md_escape(n)}" for n in r.item_notes] + [""]
     md += ["## Method notes", ""]
     for m in r.alignment:
         for n in m.notes:
