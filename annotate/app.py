@@ -7,8 +7,11 @@ Build it with :func:`make_app`; ``annotate [--db PATH] [--annotator NAME]
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 from textual import events, work
@@ -21,7 +24,18 @@ from annotate.commands import StudyCommands
 from annotate.errors import AnnotateError
 from annotate.names import one_line, sanitize
 from annotate.services.settings import user_keymap
-from annotate.services.voting import StudyProgress, VotingSession, study_progress
+from annotate.services.voting import (
+    StudyProgress,
+    VotingSession,
+    known_annotators,
+    study_progress,
+)
+
+if TYPE_CHECKING:
+    from annotate.screens.vote_base import VoteScreen
+
+QUIT_RELEASE_WAIT_S = 2.0
+"""On quit, wait at most this long for the reservations to be released."""
 
 
 class AnnotateApp(App[int]):
@@ -90,11 +104,16 @@ class AnnotateApp(App[int]):
     def on_mount(self) -> None:
         keymap, err = user_keymap(self._keymap_override)
         if err is not None:
-            self.notify_error(err)
+            self.notify(
+                f"{sanitize(str(err))}\nThe default keys are used.",
+                title="Key settings",
+                severity="error",
+                markup=False,
+            )
         self.set_keymap(keymap)
         from annotate.screens.welcome import WelcomeScreen
 
-        self.push_screen(WelcomeScreen(self, self.list_studies))
+        self.push_screen(WelcomeScreen(self, self.list_studies, self.known_names))
         if self.annotator and self.initial_study:
             self.open_study(self.initial_study)
 
@@ -103,6 +122,10 @@ class AnnotateApp(App[int]):
     def list_studies(self, annotator: str | None) -> list[StudyProgress]:
         """Every study with the annotator's progress (called from a worker thread)."""
         return study_progress(self.engine, annotator)
+
+    def known_names(self) -> list[str]:
+        """Annotator names in the database, offered as completions (called from a thread)."""
+        return known_annotators(self.engine)
 
     def open_study(self, study: str, *, ask_subjects: bool = False) -> None:
         """Open ``study`` for the current annotator (the session loads in a thread)."""
@@ -114,13 +137,37 @@ class AnnotateApp(App[int]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="open-study")
     def _load_session(self, study: str, annotator: str, ask_subjects: bool) -> None:
         session = VotingSession(self.engine, study, annotator)
-        session.current()
+        self._screen_class(session).prepare(session)
         self.call_from_thread(self._show_session, session, ask_subjects)
 
     def _show_session(self, session: VotingSession, ask_subjects: bool) -> None:
-        from annotate.screens.subjects import SubjectsScreen
+        """Before the first item: the instructions, then (difficulty) the subjects.
+
+        Opened from the welcome screen (``ask_subjects``), both come before the first
+        item is painted, so its response time is honest. Opened with ``--study``, the
+        study starts at once and a notification says where they are (``?`` and ``s``).
+        """
+        from annotate.screens.instructions import InstructionsScreen
 
         first_time = session.progress().done == 0 and not session.excluded_subjects
+        if ask_subjects and first_time and session.instructions:
+            title = session.study.title or session.study.name
+            self.push_screen(
+                InstructionsScreen(title, session.instructions),
+                lambda _: self._ask_subjects(session, ask_subjects, first_time),
+            )
+        else:
+            self._ask_subjects(session, ask_subjects, first_time)
+
+    def _ask_subjects(self, session: VotingSession, ask_subjects: bool, first_time: bool) -> None:
+        from annotate.screens.subjects import SubjectsScreen
+
+        if not ask_subjects and first_time:
+            hints = ["? shows this study's instructions"] if session.instructions else []
+            if len(session.subjects) > 1:
+                hints.append("s chooses the subjects you can judge")
+            if hints:
+                self.notify("; ".join(hints) + ".", title="Tip", timeout=6)
         if ask_subjects and first_time and len(session.subjects) > 1:
             # Ask before the first pair is painted, so its response time is honest.
             self.push_screen(
@@ -138,18 +185,19 @@ class AnnotateApp(App[int]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="open-study")
     def _exclude_subjects(self, session: VotingSession, excluded: set[str]) -> None:
         session.set_excluded_subjects(excluded)
-        session.current()
+        self._screen_class(session).prepare(session)
         self.call_from_thread(self._push_voting, session)
 
-    def _push_voting(self, session: VotingSession) -> None:
+    @staticmethod
+    def _screen_class(session: VotingSession) -> type[VoteScreen]:
         from annotate.screens.battle import BattleScreen
         from annotate.screens.pair import PairScreen
 
-        self.initial_study = None
+        return PairScreen if session.kind == "difficulty" else BattleScreen
 
-        self.push_screen(
-            PairScreen(session) if session.kind == "difficulty" else BattleScreen(session)
-        )
+    def _push_voting(self, session: VotingSession) -> None:
+        self.initial_study = None
+        self.push_screen(self._screen_class(session)(session))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
@@ -182,6 +230,17 @@ class AnnotateApp(App[int]):
         self.notify(sanitize(str(err)), title=one_line(err.title), severity="error", markup=False)
 
     # --- actions and commands -------------------------------------------------
+
+    async def action_quit(self) -> None:
+        """Quit; the reservations of open studies are released first (at most 2 s)."""
+        from annotate.screens.vote_base import VoteScreen, release_sessions
+
+        sessions = [s.session for s in self.screen_stack if isinstance(s, VoteScreen)]
+        worker = release_sessions(self, sessions)
+        if worker is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(worker.wait(), timeout=QUIT_RELEASE_WAIT_S)
+        self.exit()
 
     def action_help(self) -> None:
         from annotate.screens.help import HelpScreen

@@ -20,7 +20,8 @@ class BattleScreen(VoteScreen):
     """The prompt on top, responses A and B side by side (stacked when narrow).
 
     Model names are never shown before the vote is committed; a study with
-    ``reveal_models`` names them in a notification after it.
+    ``reveal_models`` names them after it. Texts are safely rendered Markdown unless
+    the study sets ``render_markdown = false``.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -40,11 +41,17 @@ class BattleScreen(VoteScreen):
             yield TextPane("A", id="response-a")
             yield TextPane("B", id="response-b")
 
+    @classmethod
+    def item_texts(cls, shown: ShownPair | ShownBattle) -> tuple[str, ...]:
+        battle = cast("ShownBattle", shown)
+        return (battle.prompt, battle.response_left, battle.response_right)
+
     def show_item(self, shown: ShownPair | ShownBattle) -> None:
         battle = cast("ShownBattle", shown)
-        self.query_one("#prompt", TextPane).show_text(battle.prompt, battle.category)
-        self.query_one("#response-a", TextPane).show_text(battle.response_left)
-        self.query_one("#response-b", TextPane).show_text(battle.response_right)
+        md = self.session.render_markdown
+        self.query_one("#prompt", TextPane).show_text(battle.prompt, battle.category, markdown=md)
+        self.query_one("#response-a", TextPane).show_text(battle.response_left, markdown=md)
+        self.query_one("#response-b", TextPane).show_text(battle.response_right, markdown=md)
 
     def action_a_better(self) -> None:
         self.cast("a")

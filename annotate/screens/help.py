@@ -1,4 +1,4 @@
-"""The keys of the screen below, and how voting works."""
+"""The study's instructions, the keys of the screen below, and how voting works."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
+
+from annotate.widgets.literal import LiteralText
 
 NOTES = "\n".join(
     (
@@ -60,6 +62,12 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
+            instructions = getattr(getattr(self.below, "session", None), "instructions", "")
+            if instructions:
+                yield Static(Text("Instructions for this study", style="bold"))
+                text = LiteralText(classes="instructions-text")
+                text.set_text(instructions, markdown=True)
+                yield text
             yield Static(Text("Keys", style="bold"))
             yield Static(keys_table(self.below))
             yield Static(Text(NOTES))

@@ -58,11 +58,17 @@ class PairScreen(VoteScreen):
             yield QuestionCard("1 · first question", id="first")
             yield QuestionCard("2 · second question", id="second")
 
+    @classmethod
+    def item_texts(cls, shown: ShownPair | ShownBattle) -> tuple[str, ...]:
+        pair = cast("ShownPair", shown)
+        return (pair.left.text, pair.right.text)
+
     def show_item(self, shown: ShownPair | ShownBattle) -> None:
         pair = cast("ShownPair", shown)
+        md = self.session.render_markdown
         for card_id, q in (("#first", pair.left), ("#second", pair.right)):
             card = self.query_one(card_id, QuestionCard)
-            card.show_question(f"subject: {q.subject}", q.text, q.choices)
+            card.show_question(f"subject: {q.subject}", q.text, q.choices, markdown=md)
 
     def action_first_harder(self) -> None:
         self.cast("left")
@@ -100,7 +106,7 @@ class PairScreen(VoteScreen):
 
     def _apply_excluded(self, excluded: set[str]) -> None:
         self.session.set_excluded_subjects(excluded)
-        self.session.current()
+        self.prepare(self.session)
         self.app.call_from_thread(self.show_current)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -16,8 +18,20 @@ if TYPE_CHECKING:
     from annotate.screens.contracts import SessionLike as VotingSession
 
 
+def subject_prompt(subject: str, known: bool) -> Text:
+    """A subject as listed: a tick or a cross, the name (literal), and what it means."""
+    text = Text("✓ " if known else "✗ ", style="bold green" if known else "bold red")
+    text.append_text(literal(subject))
+    text.append("  shown" if known else "  not shown", style="dim" if known else "italic dim")
+    return text
+
+
 class SubjectList(SelectionList[str]):
-    """A selection list where Space toggles and Enter confirms."""
+    """A selection list where Space toggles and Enter confirms.
+
+    Each subject says whether it is ticked in words and with ✓ / ✗, not only by the
+    colour of its box (the box shows the same mark in both states).
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "screen.confirm", "Start", tooltip="Start with the ticked subjects.")
@@ -45,10 +59,20 @@ class SubjectsScreen(ModalScreen[set[str] | None]):
                 classes="hint",
             )
             yield SubjectList(
-                *((literal(subj), subj, subj not in excluded) for subj in self.session.subjects),
+                *(
+                    (subject_prompt(subj, subj not in excluded), subj, subj not in excluded)
+                    for subj in self.session.subjects
+                ),
                 id="subject-list",
             )
         yield Footer()
+
+    @on(SelectionList.SelectedChanged)
+    def _mark(self) -> None:
+        subjects = self.query_one(SubjectList)
+        ticked = set(subjects.selected)
+        for index, subj in enumerate(self.session.subjects):
+            subjects.replace_option_prompt_at_index(index, subject_prompt(subj, subj in ticked))
 
     def action_confirm(self) -> None:
         known = set(self.query_one(SubjectList).selected)

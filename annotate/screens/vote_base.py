@@ -15,13 +15,13 @@ is greyed out, and pressing it says why.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import events, getters, work
-from textual.app import ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
@@ -33,6 +33,7 @@ from annotate.screens.key_gate import KeyGate, clock
 from annotate.screens.summary import notify_refused_undo
 from annotate.widgets.progress import StudyProgress
 from annotate.widgets.reveal import RevealLine
+from annotate.widgets.safe_markdown import warm
 
 if TYPE_CHECKING:
     from annotate.screens.contracts import ReceiptLike as VoteReceipt
@@ -47,6 +48,10 @@ PAINT_RETRY_S = 0.1
 ``call_after_refresh`` can miss while a screen is being pushed (the callback lands on
 the screen below); keys stay dropped until a confirmation arrives for this screen.
 """
+
+
+KEEP_RESERVATION_S = 120.0
+"""While an item stays on screen, renew its reservation this often (it lasts 10 minutes)."""
 
 
 class VoteScreen(Screen[None]):
@@ -141,7 +146,33 @@ class VoteScreen(Screen[None]):
     def on_mount(self) -> None:
         self.progress_bar.set_title(self.session.study.title or self.session.study.name)
         self.post_message(StudyOpened(self.session.study.name, self.session.annotator))
+        self.set_interval(KEEP_RESERVATION_S, self._keep_reservation)
         self.show_current()
+
+    # --- reservations and rendering in worker threads -----------------------------
+
+    @classmethod
+    def item_texts(cls, shown: ShownPair | ShownBattle) -> tuple[str, ...]:
+        """The texts of ``shown`` rendered as Markdown (when the study asks for it)."""
+        return ()
+
+    @classmethod
+    def prepare(cls, session: VotingSession) -> None:
+        """Load the session's current item and render its Markdown (call it in a thread)."""
+        shown = session.current()
+        if shown is not None and session.render_markdown:
+            warm(*cls.item_texts(shown))
+
+    def _keep_reservation(self) -> None:
+        """A long read does not let the item's reservation lapse (renewed in a thread)."""
+        if self.shown is not None and not self.committing:
+            self.run_worker(
+                self.session.keep_reservation,
+                thread=True,
+                exclusive=True,
+                exit_on_error=False,
+                group="keep-reservation",
+            )
 
     # --- showing --------------------------------------------------------------
 
@@ -224,7 +255,7 @@ class VoteScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="vote")
     def _vote(self, key: str, response_ms: int) -> None:
         receipt = self.session.vote(key, response_ms)
-        self.session.current()  # load the next item in this thread too
+        self.prepare(self.session)  # load (and render) the next item in this thread too
         self.app.call_from_thread(self._voted, receipt)
 
     def _voted(self, receipt: VoteReceipt) -> None:
@@ -254,7 +285,7 @@ class VoteScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="vote")
     def _undo(self) -> None:
         undone = self.session.undo()
-        self.session.current()
+        self.prepare(self.session)
         self.app.call_from_thread(self._undone, undone)
 
     def _undone(self, undone: bool) -> None:
@@ -276,7 +307,7 @@ class VoteScreen(Screen[None]):
         A vote that met a conflict refreshed the session's queue, so the item to
         vote on may have changed; keys stay dropped until it is painted.
         """
-        self.session.current()
+        self.prepare(self.session)
         self.app.call_from_thread(self.show_current)
 
     def app_report(self, err: BaseException) -> None:
@@ -285,6 +316,8 @@ class VoteScreen(Screen[None]):
             report(err)
 
     def action_studies(self) -> None:
+        """Back to the studies; the item's reservation is released (in a thread)."""
+        release_sessions(self.app, [self.session])
         self.dismiss()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -359,3 +392,15 @@ class VoteScreen(Screen[None]):
                     continue
                 callback: Callable[[], object] = getattr(self, f"action_{binding.action}")
                 yield SystemCommand(binding.description, binding.tooltip, callback)
+
+
+def release_sessions(app: App[object], sessions: Sequence[VotingSession]) -> Worker[None] | None:
+    """Release the annotator's reservations in ``sessions`` in a worker thread of ``app``."""
+    if not sessions:
+        return None
+
+    def release() -> None:
+        for session in sessions:
+            session.release()
+
+    return app.run_worker(release, thread=True, exit_on_error=False, group="release")

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar, Protocol
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
+from textual.suggester import SuggestFromList
 from textual.widgets import Footer, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from annotate.names import one_line
 from annotate.screens.contracts import ListStudies, StudyListingLike
+from annotate.services.settings import last_annotator, remember_annotator
 from annotate.widgets.literal import LiteralText, literal_line
 
 INTRO = (
@@ -37,6 +39,7 @@ class WelcomeHost(Protocol):
     initial_study: str | None
 
     def open_study(self, study: str, *, ask_subjects: bool = False) -> None: ...
+    def exit(self) -> None: ...
 
 
 def study_option(row: StudyListingLike) -> Option:
@@ -61,13 +64,29 @@ def valid_name(raw: str) -> str | None:
 class WelcomeScreen(Screen[None]):
     """Type your name, press Enter, pick a study with the arrows, press Enter."""
 
-    BINDINGS: ClassVar[list[BindingType]] = []
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape",
+            "back_or_quit",
+            "Back / quit",
+            tooltip="From the studies: back to the name. From the name: quit.",
+            id="welcome-escape",
+        ),
+        Binding("f1", "app.help", "Help", tooltip="Show the keys.", id="welcome-help"),
+    ]
     AUTO_FOCUS = "#name"
 
-    def __init__(self, host: WelcomeHost, list_studies: ListStudies) -> None:
+    def __init__(
+        self,
+        host: WelcomeHost,
+        list_studies: ListStudies,
+        known_names: Callable[[], list[str]] | None = None,
+    ) -> None:
         super().__init__()
         self.host = host
         self.list_studies = list_studies
+        self.known_names = known_names
+        """Annotator names to offer as completions (names only; called in a thread)."""
         self.rows: dict[str, StudyListingLike] = {}
         self.loaded = False
         """True once the study list has been shown (tests wait on it)."""
@@ -78,8 +97,8 @@ class WelcomeScreen(Screen[None]):
             yield Label(INTRO, id="intro")
             yield Label("1. Your name (it keeps your votes apart; Enter to continue)")
             yield Input(
-                value=self.host.annotator or "",
-                placeholder="type your name and press Enter",
+                value=self.host.annotator or last_annotator(),
+                placeholder="type your name and press Enter (→ completes a known name)",
                 id="name",
                 max_length=64,
             )
@@ -87,6 +106,26 @@ class WelcomeScreen(Screen[None]):
             yield OptionList(id="studies")
             yield LiteralText(id="study-description")
         yield Footer()
+
+    def on_mount(self) -> None:
+        if self.known_names is not None:
+            self._load_names()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="welcome-names")
+    def _load_names(self) -> None:
+        assert self.known_names is not None
+        names = [one_line(n) for n in self.known_names()]
+        self.app.call_from_thread(self._offer_names, names)
+
+    def _offer_names(self, names: list[str]) -> None:
+        self.query_one("#name", Input).suggester = SuggestFromList(names, case_sensitive=False)
+
+    def action_back_or_quit(self) -> None:
+        name_box = self.query_one("#name", Input)
+        if self.focused is name_box:
+            self.app.exit()
+        else:
+            name_box.focus()
 
     def on_screen_resume(self) -> None:
         if self.host.annotator and self.host.initial_study:
@@ -132,6 +171,7 @@ class WelcomeScreen(Screen[None]):
             )
             return
         self.host.annotator = name
+        remember_annotator(name)
         self.query_one("#step-2", Label).update(
             Text(f"2. Hello {one_line(name)}! Choose a study (↑/↓ to move, Enter to start)")
         )
@@ -155,4 +195,5 @@ class WelcomeScreen(Screen[None]):
             self.query_one("#name", Input).focus()
             return
         self.host.annotator = name
+        remember_annotator(name)
         self.host.open_study(event.option.id or "", ask_subjects=True)

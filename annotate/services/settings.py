@@ -1,4 +1,7 @@
-"""User settings: the key map.
+"""User settings: the key map, and the last annotator name typed.
+
+The name typed on the welcome screen is remembered in ``last_annotator`` beside
+``keys.toml`` and offered the next time (:func:`last_annotator`).
 
 The app's keys can be remapped in a TOML file, ``keys.toml``, in the
 configuration directory: ``$ANNOTATE_CONFIG_DIR`` when set, otherwise
@@ -159,3 +162,28 @@ def user_keymap(override: dict[str, str] | None) -> tuple[dict[str, str], Annota
         return load_keymap(), None
     except AnnotateError as err:
         return {}, err
+
+
+def last_annotator_path() -> Path:
+    """The file that remembers the last annotator name (beside ``keys.toml``)."""
+    return config_dir() / "last_annotator"
+
+
+def last_annotator() -> str:
+    """The name typed at the last launch, or ``""`` (never an error: it is only a default)."""
+    try:
+        raw = last_annotator_path().read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    name = " ".join(raw.split())[:64]
+    return name if name.isprintable() else ""
+
+
+def remember_annotator(name: str) -> None:
+    """Remember ``name`` for the next launch; a folder that cannot be written is ignored."""
+    path = last_annotator_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(name + "\n", encoding="utf-8")
+    except OSError:
+        pass

@@ -24,13 +24,22 @@ from annotate.services.textfiles import describe, read_csv, read_jsonl, read_tex
 KINDS = ("difficulty", "arena")
 
 DEFAULT_SETTINGS: dict[str, dict[str, Any]] = {
-    "difficulty": {"overlap": 0, "seed": 0, "min_response_ms": 1500, "reveal_models": False},
+    "difficulty": {
+        "overlap": 0,
+        "seed": 0,
+        "min_response_ms": 1500,
+        "reveal_models": False,
+        "render_markdown": False,
+        "instructions": "",
+    },
     "arena": {
         "overlap": 5,
         "seed": 0,
         "min_response_ms": 2000,
         "reveal_models": True,
         "identity_phrases": [],
+        "render_markdown": True,
+        "instructions": "",
     },
 }
 """Settings a study file may give, with their defaults per kind.
@@ -40,8 +49,36 @@ DEFAULT_SETTINGS: dict[str, dict[str, Any]] = {
 marked ``fast`` for the monitor (they still count); ``reveal_models``: show the
 model names of a battle after the vote is committed; ``identity_phrases``
 (arena): phrases that, besides the model names and the defaults of
-:mod:`annotate.services.identity`, mark a response as naming its model.
+:mod:`annotate.services.identity`, mark a response as naming its model;
+``render_markdown``: show the texts as (safely) rendered Markdown instead of plain
+text (default on for arena prompts and responses, which LLMs write in Markdown; off
+for difficulty questions, whose ``*``, ``_`` and ``#`` are often maths or code);
+``instructions``: Markdown shown to each annotator before the first item and on
+``?`` (also accepted as a top-level ``instructions`` key of ``study.toml``).
 """
+
+MAX_INSTRUCTIONS_CHARS = 20_000
+"""The longest ``instructions`` text a study may give."""
+
+
+def render_markdown(kind: str, settings: dict[str, Any]) -> bool:
+    """Whether a study's texts are shown as rendered Markdown (its setting, or the kind's default).
+
+    Examples
+    --------
+    >>> render_markdown("arena", {}), render_markdown("difficulty", {})
+    (True, False)
+    >>> render_markdown("arena", {"render_markdown": False})
+    False
+    """
+    default = DEFAULT_SETTINGS.get(kind, {}).get("render_markdown", False)
+    return bool(settings.get("render_markdown", default))
+
+
+def study_instructions(settings: dict[str, Any]) -> str:
+    """A study's instructions (Markdown), or ``""`` when it gives none."""
+    value = settings.get("instructions", "")
+    return value.strip() if isinstance(value, str) else ""
 
 
 @dataclass(frozen=True)
@@ -229,6 +266,13 @@ def parse_settings(path: Path, kind: str, raw: Any) -> dict[str, Any]:
             raise InputFileError(
                 path, f"{v!r}", field=f"settings.{k}", expected="a whole number >= 0"
             )
+        if want is str and (not isinstance(v, str) or len(v) > MAX_INSTRUCTIONS_CHARS):
+            raise InputFileError(
+                path,
+                describe(v),
+                field=f"settings.{k}",
+                expected=f"a string of at most {MAX_INSTRUCTIONS_CHARS:,} characters",
+            )
         settings[k] = v
     return settings
 
@@ -305,7 +349,7 @@ def parse_study(folder: Path) -> StudySpec:
         raise InputFileError(toml_path, f"not valid TOML: {one_line(err)}") from err
     except RecursionError as err:
         raise InputFileError(toml_path, "TOML nested too deeply", expected="a flat table") from err
-    allowed = {"name", "kind", "title", "description", "settings"}
+    allowed = {"name", "kind", "title", "description", "instructions", "settings"}
     for k in meta:
         if k not in allowed:
             raise InputFileError(
@@ -334,7 +378,18 @@ def parse_study(folder: Path) -> StudySpec:
     for k in ("title", "description"):
         if k in meta and not isinstance(meta[k], str):
             raise InputFileError(toml_path, describe(meta[k]), field=k, expected="a string")
-    settings = parse_settings(toml_path, kind, meta.get("settings"))
+    raw_settings = meta.get("settings")
+    if "instructions" in meta and (raw_settings is None or isinstance(raw_settings, dict)):
+        if isinstance(raw_settings, dict) and "instructions" in raw_settings:
+            raise InputFileError(
+                toml_path,
+                "instructions given twice",
+                field="instructions",
+                expected="either a top-level instructions or settings.instructions",
+            )
+        raw_settings = {**(raw_settings or {})}
+        raw_settings["instructions"] = meta["instructions"]
+    settings = parse_settings(toml_path, kind, raw_settings)
     common = {
         "name": name,
         "kind": kind,

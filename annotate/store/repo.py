@@ -194,6 +194,12 @@ def annotator_names(session: Session, ids: Iterable[int]) -> dict[int, str]:
     return {int(i): n for i, n in rows if i is not None}
 
 
+def all_annotator_names(session: Session, limit: int = 500) -> list[str]:
+    """The names of the annotators in the store (names only), most recently added first."""
+    rows = session.exec(select(Annotator.name).order_by(col(Annotator.id).desc()).limit(limit))
+    return list(rows)
+
+
 def insert_study(
     session: Session,
     *,

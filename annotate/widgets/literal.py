@@ -34,6 +34,7 @@ __all__ = [
     "MAX_SHOWN_CHARS",
     "LiteralText",
     "bounded",
+    "bounded_markdown",
     "literal",
     "literal_line",
     "sanitize",
@@ -83,13 +84,37 @@ def bounded(text: str, limit: int = MAX_SHOWN_CHARS) -> Text:
     """
     if len(text) <= limit:
         return literal(text)
-    out = literal(text[:limit])
-    out.append(f"\n[… {len(text) - limit:,} more characters not shown]", style="italic")
+    return _not_shown(literal(text[:limit]), len(text) - limit)
+
+
+def _not_shown(out: Text, missing: int) -> Text:
+    out.append(f"\n[… {missing:,} more characters not shown]", style="italic")
     return out
 
 
+def bounded_markdown(text: str, limit: int = MAX_SHOWN_CHARS) -> Text:
+    """``text`` as safely rendered Markdown (:mod:`annotate.widgets.safe_markdown`), bounded.
+
+    Examples
+    --------
+    >>> bounded_markdown("**bold** [x](http://e.org)").plain
+    'bold x (http://e.org)'
+    >>> bounded_markdown("abcdef", limit=4).plain
+    'abcd\n[… 2 more characters not shown]'
+    """
+    from annotate.widgets.safe_markdown import markdown_text
+
+    if len(text) <= limit:
+        return markdown_text(text)
+    return _not_shown(markdown_text(text[:limit]), len(text) - limit)
+
+
 class LiteralText(Static):
-    """A ``Static`` that shows study text literally (see the module docstring)."""
+    """A ``Static`` that shows study text literally (see the module docstring).
+
+    With ``markdown=True`` the text is shown as safely rendered Markdown instead
+    (:func:`bounded_markdown`): still sanitised, never markup, nothing clickable.
+    """
 
     DEFAULT_CSS = """
     LiteralText { height: auto; }
@@ -98,6 +123,6 @@ class LiteralText(Static):
     def __init__(self, text: str = "", *, id: str | None = None, classes: str | None = None):
         super().__init__(bounded(text), id=id, classes=classes, markup=False)
 
-    def set_text(self, text: str) -> None:
+    def set_text(self, text: str, *, markdown: bool = False) -> None:
         """Replace the shown text (at most :data:`MAX_SHOWN_CHARS` of it)."""
-        self.update(bounded(text))
+        self.update(bounded_markdown(text) if markdown else bounded(text))
