@@ -6,9 +6,11 @@ in ONE transaction: either every file loads whole or the database is unchanged.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sqlite3
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +23,14 @@ from annotate.errors import AnnotateError, InputFileError
 from annotate.names import STUDY_NAME_RULE, InvalidNameError, check_study_name, one_line
 from annotate.services import formats
 from annotate.services.studies import DEFAULT_SETTINGS, StudySpec, is_study_dir, parse_study
-from annotate.services.votes_io import VoteRecord, is_vote_file, parse_vote_file
+from annotate.services.votes_io import (
+    VoteRecord,
+    VoteTable,
+    is_vote_file,
+    parse_vote_file,
+    read_vote_table,
+    read_votes,
+)
 from annotate.store import repo
 
 IMPORT_FORMATS = ("auto", "study", "votes", "chatbot-arena", "llmfao", "lm-eval")
@@ -129,7 +138,7 @@ def classify(
                     if p.exists()
                 ]
                 if found:
-                    jobs.append(_Job("votes", parse_vote_file(found[0]), found[0]))
+                    jobs.append(_Job("votes", read_votes(found[0]), found[0]))
                     break
             jobs.extend(_note_jobs(path))  # comments and flags (issue 12)
             if jobs:
@@ -147,17 +156,20 @@ def classify(
     if fmt == "study":
         raise InputFileError(path, "is a file", expected="a study folder with study.toml")
     if fmt == "votes":
-        return [_Job("votes", parse_vote_file(path), path)]
+        return [_Job("votes", read_votes(path), path)]
     name = study or safe_study_name(path.stem)
     if fmt == "chatbot-arena":
         return [_Job("arena", (name, formats.parse_chatbot_arena(path, name)), path)]
     if fmt == "llmfao":
         return [_Job("arena", (name, formats.parse_llmfao(path, name)), path)]
     if path.suffix.lower() == ".parquet":
-        return [_Job("votes", parse_vote_file(path), path)]
+        return [_Job("votes", read_votes(path), path)]
+    table = read_vote_table(path)  # a plain vote CSV, read once (sniffing reads it whole)
+    if table is not None:
+        return [_Job("votes", table, path)]
     cols = formats.sniff_columns(path)
     if is_vote_file(cols):
-        return [_Job("votes", parse_vote_file(path), path)]
+        return [_Job("votes", read_votes(path), path)]
     if {"model_a", "model_b", "winner", "judge"} <= cols:
         return [_Job("arena", (name, formats.parse_chatbot_arena(path, name)), path)]
     if {"id", "model_x", "model_y", "worker", "winner", "left", "right"} <= cols:
@@ -196,7 +208,10 @@ def import_paths(
             if job.kind == "study":
                 _apply_study(s, job.payload, job.path, report)
             elif job.kind == "votes":
-                _apply_votes(s, job.payload, report)
+                if isinstance(job.payload, VoteTable):
+                    _apply_vote_table(s, job.payload, report)
+                else:
+                    _apply_votes(s, job.payload, report)
             elif job.kind == "arena":
                 name, records = job.payload
                 _apply_arena(s, name, records, report)
@@ -846,6 +861,194 @@ def _apply_harness(
         f"on {len(tasks)} task(s) into study {name!r}"
     )
     return name
+
+
+class _SlowPathError(Exception):
+    """A vote table needs the per-row rules: votes stored already, or a row they refuse."""
+
+
+_INSERT_ROWS = 50_000
+"""Rows per ``executemany`` of the vote-table fast path (bounds the Python objects alive)."""
+
+
+@dataclass(frozen=True)
+class _TablePlan:
+    """One study's share of a vote table, checked and ready to insert."""
+
+    study_id: int
+    rows: Any
+    """Row numbers in the table, file order (``numpy`` int64)."""
+    item_ids: Any
+    """Stored item id of each of ``rows`` (``numpy`` int64)."""
+    annotators: list[str]
+    """Distinct normalised annotator names, in order of first appearance."""
+    annotator_codes: Any
+    """Index into ``annotators`` of each of ``rows`` (``numpy`` int64)."""
+
+
+def _apply_vote_table(s: Session, table: VoteTable, report: ImportReport) -> None:
+    """Import a vote file read column-wise: check in vectorised passes, then bulk insert.
+
+    Takes the votes when the rules of :class:`_VoteWriter` can be checked without
+    comparing rows: the file's studies hold no stored votes, no vote id is stored
+    elsewhere, and every ``supersedes`` names the current vote of the same annotator
+    and item earlier in the file. Then the result is the one the per-row path gives
+    (same rows, same order, same annotator ids). Anything else (votes already stored,
+    or a row the rules refuse) goes through the per-row path, before anything of this
+    file is written, which raises naming the first bad row.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        plans, notes = _plan_vote_table(s, table)
+    except _SlowPathError:
+        _apply_votes(s, parse_vote_file(table.path), report)
+        return
+    report.notes.extend(notes)
+    now = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")
+    aids = [
+        np.asarray(repo.annotator_ids(s, plan.annotators), dtype=np.int64)[plan.annotator_codes]
+        for plan in plans
+    ]
+
+    def batches() -> Iterator[list[tuple[Any, ...]]]:
+        for plan, ann in zip(plans, aids, strict=True):
+            for start in range(0, len(plan.rows), _INSERT_ROWS):
+                stop = start + _INSERT_ROWS
+                take = pa.array(plan.rows[start:stop])
+                yield list(
+                    zip(
+                        table.uuid.take(take).to_pylist(),
+                        itertools.repeat(plan.study_id, len(take)),
+                        ann[start:stop].tolist(),
+                        plan.item_ids[start:stop].tolist(),
+                        table.choice.take(take).to_pylist(),
+                        pc.fill_null(table.swapped.take(take), False).to_pylist(),
+                        table.response_ms.take(take).to_pylist(),
+                        pc.fill_null(table.fast.take(take), False).to_pylist(),
+                        pc.fill_null(table.created_at.take(take), now).to_pylist(),
+                        table.supersedes.take(take).to_pylist(),
+                        strict=True,
+                    )
+                )
+
+    try:
+        report.votes_added += repo.bulk_insert_vote_batches(s, batches(), expected=len(table))
+    except sqlite3.IntegrityError as err:
+        raise AnnotateError(
+            f"the votes conflict with the database: {err}", title="Cannot import"
+        ) from err
+
+
+def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[str]]:
+    """Check a vote table against the rules of the vote history; :class:`_SlowPathError` if
+    the per-row path is needed. Writes nothing."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def codes(col: Any) -> tuple[list[Any], Any]:
+        enc = pc.dictionary_encode(col)
+        return enc.dictionary.to_pylist(), enc.indices.to_numpy(zero_copy_only=False).astype(
+            np.int64
+        )
+
+    names, study_code = codes(t.study)
+    _, ann_code = codes(t.annotator)
+    _, item_code = codes(t.item_key)
+    choice = t.choice
+    retract = pc.equal(choice, repo.RETRACT).to_numpy(zero_copy_only=False)
+    # chains: every supersedes names an earlier row of the same annotator, item and study
+    has_sup = pc.is_valid(t.supersedes).to_numpy(zero_copy_only=False)
+    child = np.flatnonzero(has_sup)
+    if child.size:
+        target_arr = pc.index_in(t.supersedes.take(pa.array(child)), value_set=t.uuid)
+        if target_arr.null_count:
+            raise _SlowPathError  # names a stored vote, or none
+        target = target_arr.to_numpy(zero_copy_only=False).astype(np.int64)
+        if (
+            np.any(target >= child)
+            or np.any(study_code[target] != study_code[child])
+            or np.any(ann_code[target] != ann_code[child])
+            or np.any(item_code[target] != item_code[child])
+            or np.any(retract[target] & retract[child])
+            or pc.count_distinct(t.supersedes).as_py() != child.size
+        ):
+            raise _SlowPathError
+    roots = np.flatnonzero(~has_sup)
+    if np.any(retract[roots]):
+        raise _SlowPathError
+    n_ann = int(ann_code.max()) + 1
+    n_item = int(item_code.max()) + 1
+    root_key = (study_code[roots] * n_ann + ann_code[roots]) * n_item + item_code[roots]
+    if pd.Series(root_key).duplicated().any():
+        raise _SlowPathError  # a second chain for one annotator and item
+    total = s.execute(text("SELECT COUNT(*) FROM vote")).scalar_one()
+    if total and _any_stored(s, t.uuid, total):
+        raise _SlowPathError  # a vote id stored already (here or in another study)
+    plans: list[_TablePlan] = []
+    notes: list[str] = []
+    for j, name in enumerate(names):
+        rows = np.flatnonzero(study_code == j)
+        st = repo.get_study(s, name)
+        if st is None:
+            raise _SlowPathError
+        sel = pa.array(rows)
+        allowed = (repo.DIFFICULTY_CHOICES if st.kind == "difficulty" else repo.ARENA_CHOICES) + (
+            repo.RETRACT,
+        )
+        if not pc.all(pc.is_in(choice.take(sel), value_set=pa.array(allowed))).as_py():
+            raise _SlowPathError
+        from annotate.services.exporting import study_fingerprint
+
+        fps = t.study_fingerprint.take(sel)
+        stored_fp = study_fingerprint(s, st)
+        if any(fp != stored_fp for fp in pc.unique(fps.drop_null()).to_pylist()):
+            raise _SlowPathError
+        if fps.null_count:
+            notes.append(
+                f"{one_line(t.path)}: {fps.null_count} vote(s) for study {st.name!r} carry no "
+                "study_fingerprint: their items were matched by key only"
+            )
+        if s.execute(text("SELECT 1 FROM vote WHERE study_id = :s LIMIT 1"), {"s": st.id}).first():
+            raise _SlowPathError
+        items = repo.item_ids(s, st.id)
+        keys, key_code = codes(t.item_key.take(sel))
+        if any(k not in items for k in keys):
+            raise _SlowPathError
+        key_ids = np.array([items[k] for k in keys], dtype=np.int64)
+        anns, a_code = codes(t.annotator.take(sel))
+        plans.append(_TablePlan(st.id, rows, key_ids[key_code], anns, a_code))
+    return plans, notes
+
+
+def _any_stored(s: Session, uuids: Any, total: int) -> bool:
+    """Whether any of ``uuids`` (a ``pyarrow`` string array) is a stored vote id."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    conn = s.connection().connection.dbapi_connection
+    assert conn is not None
+    cur = conn.cursor()
+    try:
+        if total <= 4 * len(uuids):
+            stored = pa.array([u for (u,) in cur.execute("SELECT uuid FROM vote")], pa.string())
+            return bool(pc.any(pc.is_in(uuids, value_set=stored)).as_py())
+        values = uuids.to_pylist()
+        for start in range(0, len(values), 500):
+            chunk = values[start : start + 500]
+            cur.execute(
+                f"SELECT 1 FROM vote WHERE uuid IN ({', '.join('?' for _ in chunk)}) LIMIT 1",
+                chunk,
+            )
+            if cur.fetchone():
+                return True
+        return False
+    finally:
+        cur.close()
 
 
 # --- comments and flags in an export folder (issue 12) -------------------------------

@@ -186,6 +186,52 @@ def _legacy_annotator(session: Session, norm: str) -> Annotator | None:
     return None
 
 
+def annotator_ids(session: Session, names: Sequence[str]) -> list[int]:
+    """The ids of annotators ``names`` (normalised already), creating the missing ones.
+
+    The same as :func:`annotator_id` on each name in turn (a name stored before
+    normalisation is found by its normalised form; new annotators are created in the
+    order given), with one query for the stored names instead of one per name.
+    """
+    rows = session.exec(select(Annotator.id, Annotator.name).order_by(col(Annotator.id))).all()
+    exact: dict[str, int] = {}
+    legacy: dict[str, int] = {}
+    for aid, stored in rows:
+        assert aid is not None
+        exact.setdefault(stored, aid)
+        try:
+            norm = normalize_annotator(stored)
+        except InvalidNameError:
+            continue
+        if norm != stored:
+            legacy.setdefault(norm, aid)
+    new = list(dict.fromkeys(n for n in names if n not in exact and n not in legacy))
+    if new:
+        # as the ORM stores Annotator.created_at: naive UTC with microseconds
+        now = utc_now().replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+        last = max((aid for aid, _ in rows if aid is not None), default=0)
+        conn = session.connection().connection.dbapi_connection
+        assert conn is not None
+        cur = conn.cursor()
+        try:
+            cur.executemany(
+                "INSERT INTO annotator (name, created_at) VALUES (?, ?)", [(n, now) for n in new]
+            )
+            exact.update(
+                cur.execute(
+                    "SELECT name, id FROM annotator WHERE id > ? ORDER BY id", (last,)
+                ).fetchall()
+            )
+        finally:
+            cur.close()
+    out: list[int] = []
+    for name in names:
+        aid = exact.get(name) or legacy[name]
+        assert aid is not None
+        out.append(aid)
+    return out
+
+
 def annotator_names(session: Session, ids: Iterable[int]) -> dict[int, str]:
     idl = list(ids)
     if not idl:
@@ -705,6 +751,61 @@ def bulk_insert_votes(session: Session, rows: Sequence[tuple[Any, ...]]) -> int:
     finally:
         cur.close()
     return len(rows)
+
+
+BULK_CACHE_KIB = 256 * 1024
+"""SQLite page cache (KiB) while a bulk insert runs: the vote indexes of a million-vote
+study stay in memory instead of being re-read from the WAL on every random uuid."""
+
+BULK_REINDEX_MIN_ROWS = 50_000
+"""Bulk inserts of at least this many rows (and at least the rows stored) rebuild the
+vote table's secondary indexes afterwards instead of maintaining them row by row."""
+
+
+def bulk_insert_vote_batches(
+    session: Session, batches: Iterable[Sequence[tuple[Any, ...]]], *, expected: int
+) -> int:
+    """Insert vote rows (``VOTE_INSERT_COLUMNS`` order) batch by batch in the open transaction.
+
+    For a large import (``expected`` rows, at least as many as the table holds) the
+    vote table's secondary indexes are dropped first and rebuilt after the last
+    batch, in the same transaction: building an index from sorted rows is much
+    faster than maintaining it row by row. Other connections never see the table
+    without them (the transaction commits or rolls back whole, DDL included); the
+    uniqueness constraints are checked when the indexes are rebuilt, and an
+    IntegrityError rolls back the caller's whole transaction. The page cache is
+    enlarged for the duration.
+    """
+    conn = session.connection().connection.dbapi_connection
+    assert conn is not None
+    cur = conn.cursor()
+    try:
+        (cache,) = cur.execute("PRAGMA cache_size").fetchone()
+        cur.execute(f"PRAGMA cache_size = {-BULK_CACHE_KIB}")
+        indexes: list[tuple[str, str]] = []
+        if expected >= BULK_REINDEX_MIN_ROWS:
+            (stored,) = cur.execute("SELECT COUNT(*) FROM vote").fetchone()
+            if expected >= stored:
+                indexes = cur.execute(
+                    "SELECT name, sql FROM sqlite_master WHERE type = 'index' "
+                    "AND tbl_name = 'vote' AND sql IS NOT NULL ORDER BY name"
+                ).fetchall()
+        for name, _ in indexes:
+            cur.execute(f'DROP INDEX "{name}"')
+        sql = (
+            f"INSERT INTO vote ({', '.join(VOTE_INSERT_COLUMNS)}) VALUES "
+            f"({', '.join('?' for _ in VOTE_INSERT_COLUMNS)})"
+        )
+        n = 0
+        for rows in batches:
+            cur.executemany(sql, rows)
+            n += len(rows)
+        for _, create in indexes:
+            cur.execute(create)
+        return n
+    finally:
+        cur.execute(f"PRAGMA cache_size = {int(cache)}")
+        cur.close()
 
 
 def item_text_lengths(session: Session, study_id: int, kind: str) -> dict[int, int]:

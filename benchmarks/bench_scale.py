@@ -1,0 +1,301 @@
+"""Scale benchmark (issue 13): import, export and ratings at 10k, 100k and 1M votes.
+
+Run: .venv/bin/python benchmarks/bench_scale.py [--sizes 10000,100000,1000000]
+     [--battles 10000,100000,1000000,10000000] [--repeat 3] [--skip-votes] [--skip-rate]
+
+Studies are built once per size in a temporary folder: an arena study (20 models,
+one battle per 20 votes, 100 votes per annotator) and its ``vote_log.csv`` in the export
+format, with 3% changes of mind and 1% undos (rows that supersede an earlier vote), timestamps with
+microseconds and the study's fingerprint on every row. Steps:
+
+* ``import``: ``import_paths`` of the ``vote_log.csv`` into a fresh database that holds
+  the study (the study import is not timed);
+* ``export``: ``export_votes(fmt="csv")`` of a database holding every vote;
+* ``m-elo`` / ``am-elo``: :func:`ranking.pairwise.m_elo` / :func:`~ranking.pairwise.am_elo`
+  on simulated battles (Bradley-Terry with ties, 200 models, one annotator per 100
+  battles), and the peers on the same arrays where installed: choix
+  ``ilsr_pairwise_dense`` with the aggregation into its dense win matrix included, and
+  evalica ``bradley_terry`` (its Rust solver, given the arrays).
+
+Every step runs in a fresh subprocess; its time is wall time of the call only, its
+peak memory the subprocess's peak RSS (``ru_maxrss``: the interpreter, the libraries and
+the input arrays included). Repeats run interleaved (all methods once, then again) and
+the table shows medians; ratios are a peer's median time over ours (above 1: ours is
+faster). The load average is printed before every block, since the machine is shared.
+Prints tables; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+N_MODELS_STUDY = 20
+N_MODELS_RATE = 200
+HEADER = (
+    "vote_id,study,kind,annotator,item_id,choice,left,response_ms,fast,created_at,"
+    "supersedes,study_fingerprint\n"
+)
+
+
+def build_study(folder: Path, n_votes: int, seed: int = 0) -> Path:
+    """Write ``folder/study`` and ``folder/vote_log.csv``; returns the vote file."""
+    import numpy as np
+
+    from annotate.services.studies import parse_study
+
+    rng = np.random.default_rng(seed)
+    n_items = max(50, n_votes // 20)
+    n_ann = max(5, n_votes // 100)
+    study = folder / "study"
+    study.mkdir(parents=True, exist_ok=True)
+    (study / "study.toml").write_text('name = "scale"\nkind = "arena"\n', encoding="utf-8")
+    a = rng.integers(0, N_MODELS_STUDY, n_items)
+    b = (a + rng.integers(1, N_MODELS_STUDY, n_items)) % N_MODELS_STUDY
+    with (study / "battles.csv").open("w", encoding="utf-8") as fh:
+        fh.write("battle_id,prompt_id,model_a,model_b\n")
+        fh.writelines(f"b{i:07d},,model-{a[i]:02d},model-{b[i]:02d}\n" for i in range(n_items))
+    fp = parse_study(study).fingerprint()
+    n_chain = n_votes * 4 // 100
+    n_base = n_votes - n_chain
+    # each annotator votes on distinct items
+    per = -(-n_base // n_ann)
+    ann = np.repeat(np.arange(n_ann), per)[:n_base]
+    offset = rng.integers(0, n_items, n_ann)
+    item = offset[ann] + np.arange(n_base) - np.repeat(np.arange(n_ann) * per, per)[:n_base]
+    item %= n_items
+    choices = np.array(["model_a", "model_b", "tie", "both_bad"])
+    choice = choices[rng.choice(4, n_base, p=[0.45, 0.42, 0.09, 0.04])]
+    left = np.where(rng.random(n_base) < 0.5, "model_a", "model_b")
+    ms = rng.lognormal(9.5, 0.6, n_base).astype(np.int64)
+    fast = rng.random(n_base) < 0.02
+    hi, lo = rng.integers(0, 2**63, (2, n_votes), dtype=np.uint64)
+    ids = [
+        str(uuid.UUID(int=int(x) << 64 | int(y), version=4)) for x, y in zip(hi, lo, strict=True)
+    ]
+    rows: list[str] = []
+    t0 = 1767225600  # 2026-01-01 UTC
+
+    def stamp(k: int) -> str:
+        sec, us = divmod(k * 1_234_567 % 10**6 + k * 10**6 // 3, 10**6)
+        t = time.gmtime(t0 + sec)
+        return time.strftime("%Y-%m-%dT%H:%M:%S", t) + (f".{us:06d}Z" if us else "Z")
+
+    for i in range(n_base):
+        rows.append(
+            f"{ids[i]},scale,arena,ann{ann[i]:05d},b{item[i]:07d},{choice[i]},{left[i]},"
+            f"{ms[i]},{fast[i]},{stamp(i)},,{fp}\n"
+        )
+    target = rng.choice(n_base, n_chain, replace=False)
+    for j, t in enumerate(target):
+        i = n_base + j
+        new = "retract" if j % 4 == 0 else choices[(list(choices).index(choice[t]) + 1) % 4]
+        rows.append(
+            f"{ids[i]},scale,arena,ann{ann[t]:05d},b{item[t]:07d},{new},{left[t]},"
+            f"{ms[t]},False,{stamp(i)},{ids[t]},{fp}\n"
+        )
+    path = folder / "vote_log.csv"
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write(HEADER)
+        fh.writelines(rows)
+    return path
+
+
+def build_battles(path: Path, n: int, seed: int = 0) -> None:
+    """Simulated battles (a, b, annotator, outcome) saved as ``.npz``."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    strength = np.sort(rng.normal(0.0, 1.0, N_MODELS_RATE))[::-1]
+    a = rng.integers(0, N_MODELS_RATE, n)
+    b = (a + rng.integers(1, N_MODELS_RATE, n)) % N_MODELS_RATE
+    k = rng.integers(0, max(2, n // 100), n)
+    p = 1.0 / (1.0 + np.exp(-(strength[a] - strength[b])))
+    u = rng.random(n)
+    w = np.where(u < 0.1, 0.5, (rng.random(n) < p).astype(np.float64))
+    np.savez(path, a=a, b=b, k=k, w=w)
+
+
+# --------------------------------------------------------------------------- children
+
+
+def child(step: str, work: Path, arg: str) -> dict[str, Any]:
+    sys.path.insert(0, str(ROOT))
+    if step == "import":
+        from annotate.services.db import open_store
+        from annotate.services.importing import import_paths
+
+        db = Path(arg)
+        engine = open_store(db)
+        import_paths(engine, [work / "study"])
+        t0 = time.perf_counter()
+        report = import_paths(engine, [work / "vote_log.csv"])
+        seconds = time.perf_counter() - t0
+        note = f"{report.votes_added:,} votes"
+    elif step == "export":
+        from annotate.services.db import open_store
+        from annotate.services.exporting import export_votes
+
+        engine = open_store(work / "base.db")
+        t0 = time.perf_counter()
+        res = export_votes(engine, fmt="csv", out=Path(arg))
+        seconds = time.perf_counter() - t0
+        note = f"{res.log_rows:,} log rows"
+    else:
+        import numpy as np
+
+        d = np.load(arg)
+        a, b, k, w = d["a"], d["b"], d["k"], d["w"]
+        t0 = time.perf_counter()
+        note = ""
+        if step == "m-elo":
+            from ranking.pairwise import m_elo
+
+            m_elo(a, b, w)
+        elif step == "am-elo":
+            from ranking.pairwise import am_elo
+
+            res = am_elo(a, b, k, w)
+            note = f"{res.iterations} iterations"
+        elif step == "choix":
+            import choix
+
+            n = int(max(a.max(), b.max())) + 1
+            win = np.where(w == 1.0, a, b)
+            lose = np.where(w == 1.0, b, a)
+            wt = np.where(w == 0.5, 0.5, 1.0)
+            mat = np.bincount(win * n + lose, wt, n * n).reshape(n, n)
+            tie = w == 0.5
+            mat += np.bincount(b[tie] * n + a[tie], None, n * n).reshape(n, n) * 0.5
+            choix.ilsr_pairwise_dense(mat)
+        elif step == "evalica":
+            import evalica
+
+            winner = np.array(
+                [evalica.Winner.Y, evalica.Winner.Draw, evalica.Winner.X], dtype=object
+            )
+            evalica.bradley_terry(a, b, winner[(w * 2).astype(int)])
+        else:
+            raise SystemExit(f"unknown step {step}")
+        seconds = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": seconds, "peak_mib": peak, "note": note}
+
+
+def run_child(step: str, work: Path, arg: str) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", step, str(work), arg],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1]}
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} cores)"
+
+
+def median_row(name: str, size: int, runs: list[dict[str, Any]], ref: float | None) -> str:
+    ok = [r for r in runs if "error" in r or "seconds" in r]
+    errors = [r["error"] for r in ok if "error" in r]
+    if errors:
+        return f"| {name} | {size:,} | failed: {errors[0][:80]} | | | |"
+    t = statistics.median(r["seconds"] for r in runs)
+    mem = statistics.median(r["peak_mib"] for r in runs)
+    ratio = "" if ref is None else f"{t / ref:.2f}x"
+    spread = ", ".join(f"{r['seconds']:.2f}" for r in runs)
+    return f"| {name} | {size:,} | {t:.3f} ({spread}) | {mem:,.0f} | {ratio} | {runs[-1]['note']} |"
+
+
+def installed(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--battles", default="10000,100000,1000000,10000000")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-votes", action="store_true")
+    parser.add_argument("--skip-rate", action="store_true")
+    parser.add_argument("--child", nargs=3, metavar=("STEP", "WORK", "ARG"))
+    args = parser.parse_args()
+    if args.child:
+        step, work, arg = args.child
+        print(json.dumps(child(step, Path(work), arg)))
+        return
+    head = "| step | size | median s (runs) | peak RSS MiB | ratio to ours | note |"
+    rule = "|---|---|---|---|---|---|"
+    print(f"python {sys.version.split()[0]}, {load()}")
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        root = Path(tmp)
+        if not args.skip_votes:
+            print("\n## Votes: import and export (vote_log.csv)\n")
+            for size in [int(x) for x in args.sizes.split(",") if x]:
+                work = root / f"v{size}"
+                work.mkdir()
+                build_study(work, size)
+                base = run_child("import", work, str(work / "base.db"))
+                print(f"{size:,} votes built; {load()}", flush=True)
+                print(head)
+                print(rule)
+                imp: list[dict[str, Any]] = []
+                exp: list[dict[str, Any]] = []
+                for r in range(args.repeat):
+                    imp.append(run_child("import", work, str(work / f"imp{r}.db")))
+                    exp.append(run_child("export", work, str(work / f"out{r}")))
+                    for p in work.glob(f"imp{r}.db*"):
+                        p.unlink()
+                    shutil.rmtree(work / f"out{r}", ignore_errors=True)
+                print(median_row("import", size, [base, *imp][1:] or [base], None))
+                print(median_row("export csv", size, exp, None), flush=True)
+                shutil.rmtree(work)
+        if not args.skip_rate:
+            print("\n## Ratings on simulated battles (200 models)\n")
+            peers = [p for p in ("choix", "evalica") if installed(p)]
+            missing = [p for p in ("choix", "evalica") if not installed(p)]
+            if missing:
+                print(f"not installed (skipped): {', '.join(missing)}")
+            for n in [int(x) for x in args.battles.split(",") if x]:
+                data = root / f"b{n}.npz"
+                build_battles(data, n)
+                print(f"\n{n:,} battles; {load()}\n", flush=True)
+                print(head)
+                print(rule)
+                steps = ["m-elo", "am-elo", *peers]
+                runs: dict[str, list[dict[str, Any]]] = {s: [] for s in steps}
+                for _ in range(args.repeat):
+                    for s in steps:
+                        runs[s].append(run_child(s, root, str(data)))
+                ok = [r["seconds"] for r in runs["m-elo"] if "seconds" in r]
+                ref = statistics.median(ok) if ok else None
+                for s in steps:
+                    print(median_row(s, n, runs[s], None if s in ("m-elo", "am-elo") else ref))
+                print(f"({load()})", flush=True)
+                data.unlink()
+    print(f"\ndone; {load()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+"""The column-wise fast path of ``annotate import`` for vote CSVs (issue 13).
+
+Every case is imported twice into copies of one database: once as ``annotate import``
+does it (a plain vote CSV goes through the vectorised fast path) and once through the
+per-row path only. Both must give the same rows, annotators, report and, for a bad
+file, the same one-line error; the database is unchanged after an error.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annotate.errors import AnnotateError
+from annotate.services import importing
+from annotate.services.db import open_store
+from annotate.services.exporting import export_votes
+from annotate.services.importing import import_paths
+from annotate.services.votes_io import VoteTable, read_vote_table
+from annotate.store import repo
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+HEAD = "vote_id,study,annotator,item_id,choice,left,response_ms,fast,created_at,supersedes\n"
+
+
+def uid(k: int) -> str:
+    return f"00000000-0000-4000-8000-{k:012d}"
+
+
+def row(k: int, *cells: object) -> str:
+    return ",".join([uid(k), *[str(c) for c in cells]]) + "\n"
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    """A closed database holding the tiny studies, one legacy annotator name and a vote."""
+    path = tmp_path / "base.db"
+    engine = open_store(path)
+    import_paths(engine, [DATA / "studies" / "tiny-difficulty", DATA / "studies" / "tiny-arena"])
+    engine.dispose()
+    con = sqlite3.connect(path)
+    with con:
+        con.execute(
+            "INSERT INTO annotator (name, created_at) VALUES ('Legacy  Name', '2025-01-01')"
+        )
+    con.close()
+    return path
+
+
+def outcome(db: Path, csv: Path) -> dict[str, Any]:
+    engine = open_store(db)
+    try:
+        report = import_paths(engine, [csv])
+    except AnnotateError as err:
+        engine.dispose()
+        return {"error": str(err)}
+    engine.dispose()
+    con = sqlite3.connect(db)
+    votes = con.execute(
+        "SELECT id, uuid, study_id, annotator_id, item_id, choice, swapped, response_ms, fast, "
+        "CASE WHEN created_at LIKE '2025-%' THEN created_at ELSE 'now' END, supersedes "
+        "FROM vote ORDER BY id"
+    ).fetchall()
+    annotators = con.execute("SELECT id, name FROM annotator ORDER BY id").fetchall()
+    con.close()
+    return {"report": report.as_dict(), "votes": votes, "annotators": annotators}
+
+
+def both(
+    tmp_path: Path, base: Path, text: str, monkeypatch: pytest.MonkeyPatch, *, prefix: str = ""
+) -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """Outcomes of the default import and of the per-row path, and whether the fast path
+    read the file."""
+    csv = tmp_path / "votes.csv"
+    csv.write_bytes(prefix.encode() + text.encode("utf-8"))
+    fast_db, slow_db = tmp_path / "fast.db", tmp_path / "slow.db"
+    shutil.copy(base, fast_db)
+    shutil.copy(base, slow_db)
+    taken = isinstance(read_vote_table(csv), VoteTable)
+    fast = outcome(fast_db, csv)
+    with monkeypatch.context() as m:
+        m.setattr(importing, "read_vote_table", lambda path: None)
+        m.setattr(importing, "read_votes", importing.parse_vote_file)
+        slow = outcome(slow_db, csv)
+    return fast, slow, taken
+
+
+GOOD = {
+    "chains": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "first", 1200, "False", "2025-01-01T10:00:00Z", "")
+    + row(2, "tiny", "Ann ", "p2", "second", "second", "", "true", "2025-01-01T10:00:01.500000", "")
+    + row(3, "tiny", "bob", "p1", "skip", "", 7, "", "2025-01-01T10:00:02.000000+00:00", "")
+    + row(4, "tiny", "ANN", "p1", "second", "second", 9, "yes", "2025-01-01T10:00:03", uid(1))
+    + row(5, "tiny", "ann", "p1", "retract", "", "", "0", "2025-02-28T23:59:59.000001", uid(4))
+    + row(6, "tiny", "bob", "p3", "first", "first", 0, "False", "", "")
+    + row(7, "tiny", "ann", "p1", "first", "first", 5, "False", "2024-02-29T00:00:00Z", uid(5)),
+    "two studies and names": HEAD
+    + row(1, "tiny-arena", "Legacy Name", "b1", "tie", "model_b", 5, "False", "", "")
+    + row(2, "tiny", "legacy name", "p1", "first", "first", 5, "False", "", "")
+    + row(3, "tiny-arena", "zoë", "b2", "both_bad", "model_a", 5, "1", "", "")
+    + row(4, "tiny", "ZOË", "p1", "second", "second", 5, "False", "", "")
+    + row(5, "tiny-arena", "legacy name", "b1", "model_a", "model_b", 5, "False", "", uid(1)),
+    "required columns only": "vote_id,study,annotator,item_id,choice\n"
+    + f"{uid(1)},tiny,ann,p1,first\n{uid(2)},tiny-arena,ann,b3,model_b\n",
+    "fingerprint column": HEAD.replace("\n", ",study_fingerprint\n")
+    + row(1, "tiny", "ann", "p1", "first", "first", 1, "False", "", "", "")
+    + row(2, "tiny", "ann", "p2", "first", "first", 1, "False", "", "", ""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GOOD))
+@pytest.mark.parametrize("prefix", ["", "\ufeff"])
+def test_fast_path_imports_what_the_per_row_path_imports(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch, case: str, prefix: str
+) -> None:
+    fast, slow, taken = both(tmp_path, base, GOOD[case], monkeypatch, prefix=prefix)
+    assert taken, "the fast path should read this file"
+    assert "error" not in fast, fast
+    assert fast == slow
+
+
+BAD = {
+    "duplicate id": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "first", 1, "False", "", "")
+    + row(1, "tiny", "bob", "p2", "first", "first", 1, "False", "", ""),
+    "unknown supersedes": HEAD + row(1, "tiny", "ann", "p1", "first", "", "", "", "", uid(9)),
+    "supersedes of another annotator": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "", "")
+    + row(2, "tiny", "bob", "p1", "first", "", "", "", "", uid(1)),
+    "supersedes on another item": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "", "")
+    + row(2, "tiny", "ann", "p2", "first", "", "", "", "", uid(1)),
+    "replaced twice": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "", "")
+    + row(2, "tiny", "ann", "p1", "second", "", "", "", "", uid(1))
+    + row(3, "tiny", "ann", "p1", "skip", "", "", "", "", uid(1)),
+    "retract of a retraction": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "", "")
+    + row(2, "tiny", "ann", "p1", "retract", "", "", "", "", uid(1))
+    + row(3, "tiny", "ann", "p1", "retract", "", "", "", "", uid(2)),
+    "retraction naming nothing": HEAD + row(1, "tiny", "ann", "p1", "retract", "", "", "", "", ""),
+    "second chain": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "", "")
+    + row(2, "tiny", "Ann", "p1", "second", "", "", "", "", ""),
+    "cycle": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "", uid(2))
+    + row(2, "tiny", "ann", "p1", "second", "", "", "", "", uid(1)),
+    "unknown item": HEAD + row(1, "tiny", "ann", "p9", "first", "", "", "", "", ""),
+    "arena choice in a difficulty study": HEAD
+    + row(1, "tiny", "ann", "p1", "model_a", "", "", "", "", ""),
+    "unknown study": HEAD + row(1, "nope", "ann", "p1", "first", "", "", "", "", ""),
+    "bad study name": HEAD + row(1, "../x", "ann", "p1", "first", "", "", "", "", ""),
+    "february 30": HEAD + row(1, "tiny", "ann", "p1", "first", "", "", "", "2025-02-30", ""),
+    "year 0": HEAD + row(1, "tiny", "ann", "p1", "first", "", "", "", "0000-01-01T00:00:00", ""),
+    "leap second": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "2025-06-30T23:59:60", ""),
+    "offset overflow": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "9999-12-31T23:00:00-05:00", ""),
+    "fractional ms": HEAD + row(1, "tiny", "ann", "p1", "first", "", "1.5", "", "", ""),
+    "huge ms": HEAD + row(1, "tiny", "ann", "p1", "first", "", "9" * 19, "", "", ""),
+    "whole float ms (per-row path, fine)": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "", "12.0", "", "", ""),
+    "bad left": HEAD + row(1, "tiny", "ann", "p1", "first", "left", "", "", "", ""),
+    "bad uuid": HEAD.replace("\n", "")
+    + "\n00000000-0000-4000-8000-00000000000g,tiny,ann,p1,first,,,,,\n",
+    "empty annotator": HEAD + row(1, "tiny", " ", "p1", "first", "", "", "", "", ""),
+    "control in annotator": HEAD + row(1, "tiny", "eve\x1b[2J", "p1", "first", "", "", "", "", ""),
+    "short row": HEAD + f"{uid(1)},tiny,ann,p1,first\n",
+    "unknown column": HEAD.replace("\n", ",extra\n")
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "", "", "x"),
+    "wrong fingerprint": HEAD.replace("\n", ",study_fingerprint\n")
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "", "", "0" * 64),
+    "quoted cells (per-row path, fine)": HEAD
+    + row(1, "tiny", '"ann, the first"', "p1", "first", "", "", "", "", ""),
+    "blank line (per-row path, fine)": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "", "")
+    + "\n"
+    + row(2, "tiny", "ann", "p2", "first", "", "", "", "", ""),
+    "newest first (per-row path, fine)": HEAD
+    + row(2, "tiny", "ann", "p1", "second", "", "", "", "", uid(1))
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "", ""),
+    "only a header": HEAD,
+    "other timestamp forms (per-row path, fine)": HEAD
+    + row(1, "tiny", "ann", "p1", "first", "", "", "", "2025-01-01T10:00:01.5", "")
+    + row(2, "tiny", "ann", "p2", "first", "", "", "", "2025-01-01 10:00:03", "")
+    + row(3, "tiny", "ann", "p3", "first", "", "", "", "2025-01-01T10:00:03+02:00", ""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_files_the_fast_path_declines_give_the_per_row_result(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Bad rows: the same one-line error (file, line, field); others: the same import."""
+    fast, slow, _ = both(tmp_path, base, BAD[case], monkeypatch)
+    assert fast == slow
+    if "fine" not in case:
+        assert "error" in fast
+
+
+def test_votes_already_stored_take_the_per_row_rules(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A re-import (same ids skipped), a changed vote (refused) and a chain continuing a
+    stored vote all give what the per-row path gives."""
+    first = HEAD + row(1, "tiny", "ann", "p1", "first", "first", 5, "False", "2025-01-01", "")
+    engine = open_store(base)
+    csv = tmp_path / "first.csv"
+    csv.write_text(first, encoding="utf-8")
+    import_paths(engine, [csv])
+    engine.dispose()
+    cases = [
+        first + row(2, "tiny", "ann", "p2", "first", "first", 5, "False", "2025-01-01", ""),
+        HEAD + row(1, "tiny", "ann", "p1", "second", "first", 5, "False", "2025-01-01", ""),
+        HEAD + row(3, "tiny", "ann", "p1", "second", "first", 5, "False", "2025-01-01", uid(1)),
+        HEAD + row(4, "tiny", "ann", "p1", "second", "first", 5, "False", "2025-01-01", ""),
+        HEAD + row(1, "tiny-arena", "ann", "b1", "tie", "", 5, "False", "2025-01-01", ""),
+    ]
+    for text in cases:
+        fast, slow, _ = both(tmp_path, base, text, monkeypatch)
+        assert fast == slow
+
+
+def test_large_import_rebuilds_the_vote_indexes(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the index rebuild forced on, the indexes are all back and unchanged, and the
+    rows are the per-row path's."""
+    monkeypatch.setattr(repo, "BULK_REINDEX_MIN_ROWS", 0)
+    con = sqlite3.connect(base)
+    schema = con.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    con.close()
+    fast, slow, taken = both(tmp_path, base, GOOD["chains"], monkeypatch)
+    assert taken
+    assert fast == slow
+    con = sqlite3.connect(tmp_path / "fast.db")
+    assert con.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall() == (
+        schema
+    )
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    con.close()
+
+
+def test_fast_import_round_trips_through_export(tmp_path: Path, base: Path) -> None:
+    """Export, import into a fresh database by the fast path, export again: same files."""
+    engine = open_store(base)
+    csv = tmp_path / "in.csv"
+    csv.write_text(GOOD["chains"], encoding="utf-8")
+    import_paths(engine, [csv])
+    export_votes(engine, fmt="csv", out=tmp_path / "one")
+    engine.dispose()
+    assert isinstance(read_vote_table(tmp_path / "one" / "vote_log.csv"), VoteTable)
+    fresh = open_store(tmp_path / "fresh.db")
+    import_paths(fresh, [tmp_path / "one"])
+    export_votes(fresh, fmt="csv", out=tmp_path / "two")
+    fresh.dispose()
+    for name in ("votes.csv", "vote_log.csv", "items.csv"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
