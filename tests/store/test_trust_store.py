@@ -168,7 +168,8 @@ def test_migration_adds_the_reservation_table_to_an_older_database(tmp_path: Pat
     open_store(db).dispose()
     with sqlite3.connect(db) as con:  # as version 002 left it
         con.execute("DROP TABLE reservation")
-        con.execute("DELETE FROM _migrations WHERE name = '003_reservation'")
+        con.execute("DROP TABLE itemnote")  # added by 004, after 003
+        con.execute("DELETE FROM _migrations WHERE name IN ('003_reservation', '004_item_note')")
     engine = open_store(db)
     with engine.connect() as c:
         names = [r[0] for r in c.execute(text("SELECT name FROM _migrations ORDER BY rowid"))]
