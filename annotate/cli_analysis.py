@@ -538,5 +538,21 @@ def cmd_rate(args: argparse.Namespace) -> int:
                     ["pending annotator", "votes", "votes to verdict", "why"],
                 )
             )
+    ag = rep.agreement
+    if ag:
+        say(
+            f"\nagreement: {ag['shared_battles']} battle(s) judged by two or more annotators "
+            f"({ag['votes_on_shared']} votes, {ag['annotators_on_shared']} annotators)"
+            + (
+                f"; same choice in {ag['pairwise_agreement']:.0%} of the pairs of votes"
+                if ag["pairwise_agreement"] is not None
+                else ""
+            )
+            + (
+                f", Krippendorff alpha (nominal) {ag['krippendorff_alpha']:.3f}"
+                if ag["krippendorff_alpha"] is not None
+                else ""
+            )
+        )
     sys.stdout.flush()
     return 0

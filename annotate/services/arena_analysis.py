@@ -166,7 +166,7 @@ def battles_from_file(path: Path) -> BattleArrays:
         np.array([kidx[v.item_key] for v in rec.votes], dtype=np.int64),
         np.array([aidx[v.annotator] for v in rec.votes], dtype=np.int64),
         np.array([code[v.choice] for v in rec.votes], dtype=np.int8),
-        np.zeros(n, dtype=bool),
+        np.array([bool(v.swapped) for v in rec.votes], dtype=bool),
         np.full(n, np.nan),
         np.zeros(n),
         np.zeros(n, dtype=bool),
@@ -254,6 +254,8 @@ class RatingReport:
     """Battles left out because a response names a model or its maker."""
     excluded_self_identifying_votes: int = 0
     """Current votes on those battles."""
+    agreement: dict[str, Any] = field(default_factory=dict)
+    """Agreement among annotators on shared battles (:func:`judge_agreement`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -264,6 +266,7 @@ class RatingReport:
             "notes": self.notes,
             "excluded_self_identifying": self.excluded_self_identifying,
             "excluded_self_identifying_votes": self.excluded_self_identifying_votes,
+            "agreement": self.agreement,
             "models": [asdict(m) for m in self.models],
             "annotators": [asdict(a) for a in self.annotators],
         }
@@ -348,6 +351,51 @@ def _signals(b: BattleArrays) -> tuple[Any, Any]:
     label = np.where(b.both_bad, 3, np.round(b.outcome * 2).astype(np.int64))
     maj = majority_agreement(b.item, b.annotator, label, n_annotators=len(b.annotators))
     return sig, maj
+
+
+def judge_agreement(b: BattleArrays) -> dict[str, Any]:
+    """Agreement among annotators on the battles two or more of them judged.
+
+    Labels are relative to the battle (``model_a``, ``model_b``, tie, both bad), so
+    two annotators shown the sides in opposite orders who chose the same model agree.
+
+    Returns
+    -------
+    dict
+        ``shared_battles`` (battles with two or more votes), ``votes_on_shared``,
+        ``annotators_on_shared``, ``pairwise_agreement`` (share of the pairs of votes on
+        a shared battle that chose the same label) and ``krippendorff_alpha`` (nominal,
+        over the same votes); the last two are None without a shared battle, alpha also
+        when every vote has the same label.
+    """
+    label = np.where(b.both_bad, 3, np.round(b.outcome * 2).astype(np.int64))
+    _, inv, m_u = np.unique(b.item, return_inverse=True, return_counts=True)
+    shared = m_u[inv] >= 2
+    out: dict[str, Any] = {
+        "shared_battles": int((m_u >= 2).sum()),
+        "votes_on_shared": int(shared.sum()),
+        "annotators_on_shared": int(np.unique(b.annotator[shared]).size),
+        "pairwise_agreement": None,
+        "krippendorff_alpha": None,
+        "labels": "model_a, model_b, tie, both_bad (relative to the battle)",
+    }
+    if not shared.any():
+        return out
+    unit = inv[shared]
+    n_units = int(m_u.size)
+    n_uc = np.zeros((n_units, 4))
+    np.add.at(n_uc, (unit, label[shared]), 1.0)
+    m = n_uc.sum(axis=1)
+    keep = m >= 2
+    n_uc, m = n_uc[keep], m[keep]
+    pairs = m * (m - 1) / 2
+    out["pairwise_agreement"] = float((n_uc * (n_uc - 1) / 2).sum() / pairs.sum())
+    n = m.sum()
+    d_o = float((n_uc * (m[:, None] - n_uc) / (m[:, None] - 1)).sum() / n)
+    n_c = n_uc.sum(axis=0)
+    d_e = float((n_c * (n - n_c)).sum() / (n * (n - 1)))
+    out["krippendorff_alpha"] = 1.0 - d_o / d_e if d_e > 0 else None
+    return out
 
 
 def rate(
@@ -533,7 +581,9 @@ def rate(
             seed=seed if status.intervals == "bootstrap" else None,
             rank_error_rate=status.rank_error_rate,
         )
-    return RatingReport(method, models, rows, len(b), int(iters), settings, notes)
+    return RatingReport(
+        method, models, rows, len(b), int(iters), settings, notes, agreement=judge_agreement(b)
+    )
 
 
 def rate_study(

@@ -1,5 +1,5 @@
-"""Real formats users already have: Chatbot Arena battles, LLMFAO crowd votes,
-lm-evaluation-harness ``--log_samples`` output.
+"""Real formats users already have: Chatbot Arena and MT-bench battles, LLMFAO crowd
+votes, lm-evaluation-harness ``--log_samples`` output.
 
 Each parser returns plain data (no database); :mod:`annotate.services.importing`
 stores it in one transaction.
@@ -32,6 +32,8 @@ ARENA_WINNERS = {
     "tie (bothbad)": "both_bad",
 }
 LLMFAO_WINNERS = {"left": "model_a", "right": "model_b", "tie": "tie"}
+MIRRORED = {"model_a": "model_b", "model_b": "model_a", "tie": "tie", "both_bad": "both_bad"}
+"""A choice seen from the other side: the vote of a record listing the pair swapped."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,9 @@ class ImportedVote:
     choice: str
     created_at: datetime | None
     line: int
+    swapped: bool | None = None
+    """True when the record showed the battle's ``model_b`` first (the pair swapped);
+    None when the file does not say."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,12 @@ class ArenaRecords:
     battles: dict[str, tuple[str, str, int]] = field(default_factory=dict)
     """battle key -> (model_a, model_b, first line)."""
     votes: list[ImportedVote] = field(default_factory=list)
+    prompts: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """prompt key (``question_id#turn``) -> (text: the user turns, first line)."""
+    responses: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
+    """(prompt key, model) -> (text: the model's assistant turns, first line)."""
+    battle_prompts: dict[str, str] = field(default_factory=dict)
+    """battle key -> prompt key, for battles whose records carry the conversations."""
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -135,14 +146,142 @@ def _add_battle(out: ArenaRecords, path: Path, line: int, key: str, a: str, b: s
         )
 
 
+def _pair_battle(out: ArenaRecords, path: Path, line: int, key: str, a: str, b: str) -> bool:
+    """Add battle ``key`` of the unordered pair {a, b}; True if the record lists it swapped."""
+    prev = out.battles.get(key)
+    if prev is None:
+        _add_battle(out, path, line, key, a, b)
+        return False
+    if prev[:2] == (b, a):
+        return True
+    _add_battle(out, path, line, key, a, b)  # same order, or a clash it reports
+    return False
+
+
+def _present(v: Any) -> bool:
+    return not (v is None or (isinstance(v, float) and math.isnan(v)) or v == "")
+
+
+def _turns(
+    path: Path, line: int, raw: Any, name: str, turn: int | None
+) -> tuple[list[str], list[str]]:
+    """The user and assistant turns of a conversation, up to ``turn`` user turns."""
+    expected = 'a JSON list of {"role", "content"} messages (user, assistant, ...)'
+    conv = raw
+    if isinstance(raw, str):
+        try:
+            conv = json.loads(raw)
+        except (ValueError, RecursionError):
+            raise InputFileError(
+                path, describe(raw), line=line, field=name, expected=expected
+            ) from None
+    if not isinstance(conv, list):
+        raise InputFileError(path, describe(conv), line=line, field=name, expected=expected)
+    user: list[str] = []
+    assistant: list[str] = []
+    for msg in conv:
+        role = msg.get("role") if isinstance(msg, dict) else None
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if not isinstance(role, str) or not isinstance(content, str):
+            raise InputFileError(path, describe(msg), line=line, field=name, expected=expected)
+        if role == "user":
+            if turn is not None and len(user) == turn:
+                break
+            user.append(content)
+        elif role == "assistant" and user:
+            assistant.append(content)
+    if not user or (turn is not None and len(user) < turn) or len(assistant) < len(user):
+        want = f"{turn} user turn(s) each answered" if turn else "a user turn and its answer"
+        raise InputFileError(
+            path,
+            f"{len(user)} user turn(s), {len(assistant)} answer(s)",
+            line=line,
+            field=name,
+            expected=f"{want} ({expected})",
+        )
+    return user, assistant[: len(user)]
+
+
+def _joined(turns: list[str]) -> str:
+    """One turn as it is; several as ``[turn 1]`` ... ``[turn 2]`` ..."""
+    if len(turns) == 1:
+        return turns[0]
+    return "\n\n".join(f"[turn {i}]\n{t}" for i, t in enumerate(turns, 1))
+
+
+def _keep_text(
+    where: tuple[Path, int, str], table: dict[Any, tuple[str, int]], key: Any, body: str, what: str
+) -> None:
+    path, line, name = where
+    prev = table.get(key)
+    if prev is None:
+        table[key] = (body, line)
+    elif prev[0] != body:
+        raise InputFileError(
+            path,
+            f"{what} differs from the one on line {prev[1]}",
+            line=line,
+            field=name,
+            expected="the same text in every record of a question and turn",
+        )
+
+
+def _conversations(
+    out: ArenaRecords, line: int, rec: dict[str, Any], keys: tuple[str, str], turn: int | None
+) -> None:
+    """Keep the prompt and both answers of a record that carries its conversations."""
+    path = out.path
+    battle, prompt = keys
+    a, b = _str(path, line, rec, "model_a"), _str(path, line, rec, "model_b")
+    user_a, answers_a = _turns(path, line, rec["conversation_a"], "conversation_a", turn)
+    user_b, answers_b = _turns(path, line, rec["conversation_b"], "conversation_b", turn)
+    if user_a != user_b:
+        raise InputFileError(
+            path,
+            "the user turns of the two conversations differ",
+            line=line,
+            field="conversation_b",
+            expected="the same user turns as conversation_a",
+        )
+    where = (path, line, "conversation_a")
+    _keep_text(where, out.prompts, prompt, _joined(user_a), f"the prompt of {prompt!r}")
+    for model, answers, name in ((a, answers_a, "a"), (b, answers_b, "b")):
+        what = f"the answer of {one_line(model)!r} to {prompt!r}"
+        where = (path, line, f"conversation_{name}")
+        _keep_text(where, out.responses, (prompt, model), _joined(answers), what)
+    out.battle_prompts[battle] = prompt
+
+
+def _turn_number(path: Path, line: int, raw: str) -> int | None:
+    try:
+        n = int(raw)
+    except ValueError:
+        return None
+    if n < 1:
+        raise InputFileError(path, describe(raw), line=line, field="turn", expected="1, 2, ...")
+    return n
+
+
 def parse_chatbot_arena(path: Path, study: str) -> ArenaRecords:
-    """Read Chatbot Arena battle records (CSV, JSON or JSON Lines).
+    """Read Chatbot Arena or MT-bench battle records (CSV, JSON or JSON Lines).
 
     Required fields: ``model_a``, ``model_b``, ``winner`` (``model_a``,
     ``model_b``, ``tie`` or ``tie (bothbad)``) and ``judge``; optional
-    ``question_id``, ``turn`` and ``tstamp``; other fields are ignored. Each
-    record is one battle, keyed by ``question_id`` (plus ``turn`` when given)
-    or by its record number.
+    ``question_id``, ``turn``, ``tstamp`` and ``conversation_a``/``conversation_b``;
+    other fields are ignored.
+
+    A record with a ``question_id`` is a vote on the battle of that question (and
+    ``turn``) between the two models, in either order: the battle key is
+    ``<question_id>#<turn>:<model>:<model>`` with the models sorted, and a record
+    listing the pair the other way round is the same battle, its choice mirrored
+    and ``swapped`` set. This is the layout of the MT-bench human judgments, where
+    one question is judged across several pairs, in both orders, by several
+    judges. A record without one is a battle of its own (``record-<line>``).
+
+    ``conversation_a``/``conversation_b`` (lists of ``{"role", "content"}``, or
+    that list as JSON text in a CSV cell) become the battle's texts: the prompt
+    ``<question_id>#<turn>`` holds the user turns up to ``turn``, each model's
+    response its assistant turns.
     """
     out = ArenaRecords(path, "chatbot-arena")
     seen: dict[tuple[str, str], int] = {}
@@ -161,14 +300,21 @@ def parse_chatbot_arena(path: Path, study: str) -> ArenaRecords:
                 expected="model_a, model_b, tie or tie (bothbad)",
             )
         qid = rec.get("question_id")
-        if qid is not None and str(qid).strip():
-            key = _str(path, line, rec, "question_id")
-            turn = rec.get("turn")
-            if turn is not None and str(turn).strip():
-                key = f"{key}#{_str(path, line, rec, 'turn')}"
+        swapped = False
+        if _present(qid) and str(qid).strip():
+            prompt = _str(path, line, rec, "question_id")
+            turn: int | None = None
+            if _present(rec.get("turn")) and str(rec["turn"]).strip():
+                raw_turn = _str(path, line, rec, "turn")
+                turn = _turn_number(path, line, raw_turn)
+                prompt = f"{prompt}#{raw_turn}"
+            key = ":".join((prompt, *sorted((a, b))))
+            swapped = _pair_battle(out, path, line, key, a, b)
+            if _present(rec.get("conversation_a")) and _present(rec.get("conversation_b")):
+                _conversations(out, line, rec, (key, prompt), turn)
         else:
             key = f"record-{line}"
-        _add_battle(out, path, line, key, a, b)
+            _add_battle(out, path, line, key, a, b)
         if (key, judge) in seen:
             raise InputFileError(
                 path,
@@ -182,7 +328,10 @@ def parse_chatbot_arena(path: Path, study: str) -> ArenaRecords:
         # The raw name keeps the ids of files imported before names were normalised.
         vid = str(uuidlib.uuid5(VOTE_NAMESPACE, f"{study}\x1f{key}\x1f{raw_judge}"))
         created = _tstamp(path, line, rec.get("tstamp"))
-        out.votes.append(ImportedVote(vid, key, judge, ARENA_WINNERS[winner], created, line))
+        choice = ARENA_WINNERS[winner]
+        if swapped:
+            choice = MIRRORED[choice]
+        out.votes.append(ImportedVote(vid, key, judge, choice, created, line, swapped))
     if not out.votes:
         raise InputFileError(path, "no records", expected="at least one battle record")
     return out

@@ -747,10 +747,14 @@ def _apply_arena(
     existing = repo.battle_models(s, sid)
     items = repo.item_ids(s, sid)
     pos = len(items)
+    prompt_ids = _arena_texts(s, sid, records)
+    flipped: set[str] = set()  # stored with the pair the other way round
     for key, (a, b, line) in records.battles.items():
         if key in existing:
             _, ea, eb = existing[key]
-            if (ea, eb) != (a, b):
+            if (ea, eb) == (b, a) and not key.startswith("record-"):
+                flipped.add(key)
+            elif (ea, eb) != (a, b):
                 raise InputFileError(
                     records.path,
                     f"battle {one_line(key)[:60]!r} is {a!r} vs {b!r} here but {ea!r} vs {eb!r} "
@@ -761,7 +765,7 @@ def _apply_arena(
             continue
         item = repo.insert_item(s, sid, key, pos)
         pos += 1
-        repo.insert_battle(s, item, None, a, b)
+        repo.insert_battle(s, item, prompt_ids.get(records.battle_prompts.get(key, "")), a, b)
         items[key] = item
         report.items_added += 1
     who, key_field = (
@@ -774,12 +778,13 @@ def _apply_arena(
         {"annotator": who, "vote_id": who, "item_id": key_field, "choice": "winner"},
     )
     for v in records.votes:
+        flip = v.item_key in flipped
         added = writer.add(
             vote_uuid=v.uuid,
             annotator=v.annotator,
             item_id=items[v.item_key],
-            choice=v.choice,
-            swapped=None,
+            choice=formats.MIRRORED[v.choice] if flip else v.choice,
+            swapped=None if v.swapped is None else v.swapped != flip,
             response_ms=None,
             fast=None,
             created_at=v.created_at,
@@ -791,6 +796,31 @@ def _apply_arena(
         else:
             report.votes_skipped += 1
     writer.flush()
+
+
+def _arena_texts(s: Session, sid: int, records: formats.ArenaRecords) -> dict[str, int]:
+    """Store the prompts and responses of ``records`` the study lacks; prompt key -> id."""
+    ids = {
+        str(k): int(i)
+        for k, i in s.execute(
+            text("SELECT key, id FROM prompt WHERE study_id = :s"), {"s": sid}
+        ).all()
+    }
+    have = {
+        (str(k), str(m))
+        for k, m in s.execute(
+            text("""SELECT p.key, r.model FROM modelresponse r
+                    JOIN prompt p ON p.id = r.prompt_id WHERE p.study_id = :s"""),
+            {"s": sid},
+        ).all()
+    }
+    for key, (body, _) in records.prompts.items():
+        if key not in ids:
+            ids[key] = repo.insert_prompt(s, sid, key, body, "")
+    for (key, model), (body, _) in records.responses.items():
+        if (key, model) not in have:
+            repo.insert_response(s, ids[key], model, body)
+    return ids
 
 
 def _apply_harness(
