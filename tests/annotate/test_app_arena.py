@@ -9,6 +9,7 @@ from sqlalchemy import Engine
 from textual.widgets import Label, Static
 
 from annotate.app import make_app
+from annotate.widgets.literal import bounded_markdown
 from annotate.screens.battle import BattleScreen
 from annotate.screens.pair import PairScreen
 from annotate.screens.summary import SummaryScreen
@@ -50,7 +51,7 @@ async def test_every_vote_key_and_blind_reveal(engine: Engine, db_path: Path) ->
             assert screen.shown is not None
             shown.append(screen.shown)  # type: ignore[arg-type]
             assert str(screen.query_one("#response-a").query_one(".body").content) == (
-                shown[-1].response_left
+                bounded_markdown(shown[-1].response_left).plain  # rendered (render_markdown)
             )
             await press(pilot, key)
             reveals.append(str(screen.query_one("#reveal", Label).content))

@@ -12,6 +12,7 @@ from annotate.app import make_app
 from annotate.messages import StudyFinished, VoteRecorded, VoteUndone
 from annotate.screens.help import HelpScreen
 from annotate.screens.pair import PairScreen
+from annotate.screens.instructions import InstructionsScreen
 from annotate.screens.subjects import SubjectList, SubjectsScreen
 from annotate.screens.summary import SummaryScreen
 from annotate.screens.welcome import WelcomeScreen
@@ -52,6 +53,8 @@ async def test_new_user_votes_from_the_welcome_screen(engine: Engine, db_path: P
         names = [studies.get_option_at_index(i).id for i in range(studies.option_count)]
         for _ in range(names.index("demo-difficulty")):
             await press(pilot, "down")
+        await press(pilot, "enter")
+        assert isinstance(app.screen, InstructionsScreen)  # the study's instructions first
         await press(pilot, "enter")
         assert isinstance(app.screen, SubjectsScreen)
         await press(pilot, "enter")
@@ -132,6 +135,8 @@ async def test_opting_out_of_subjects_hides_their_pairs(engine: Engine, db_path:
         studies = app.screen.query_one("#studies", OptionList)
         ids = [studies.get_option_at_index(i).id for i in range(studies.option_count)]
         studies.highlighted = ids.index("demo-difficulty")
+        await press(pilot, "enter")
+        assert isinstance(app.screen, InstructionsScreen)
         await press(pilot, "enter")
         assert isinstance(app.screen, SubjectsScreen)
         subject_list = app.screen.query_one(SubjectList)
@@ -265,5 +270,6 @@ def help_text(screen: HelpScreen) -> str:
     from rich.console import Console
 
     console = Console(width=120, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
-    console.print(screen.query("Static")[1].content)
+    for static in screen.query("Static"):  # the instructions, the keys, the notes
+        console.print(static.content)
     return console.export_text()
