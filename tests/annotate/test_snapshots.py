@@ -90,3 +90,16 @@ class TestBattle:
     ) -> None:
         app = make_app(engine=literal_engine, annotator="snap", study="literal-arena")
         assert snap_compare(app, terminal_size=size, run_before=keys())
+
+
+@SIZES
+class TestHistory:
+    """Issue 12: the history screen, and an undone item with its earlier choice."""
+
+    def test_history(self, snap_compare: Any, engine: Engine, size: tuple[int, int]) -> None:
+        app = make_app(engine=engine, annotator="snap", study="demo-difficulty")
+        assert snap_compare(app, terminal_size=size, run_before=keys("1", "2", "0", "h"))
+
+    def test_undone(self, snap_compare: Any, engine: Engine, size: tuple[int, int]) -> None:
+        app = make_app(engine=engine, annotator="snap", study="demo-difficulty")
+        assert snap_compare(app, terminal_size=size, run_before=keys("2", "u"))
