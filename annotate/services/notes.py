@@ -124,6 +124,8 @@ def note_dicts(rows: Iterable[repo.NoteRow]) -> list[dict[str, object]]:
 def read_note_file(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """The records of an ``item_notes.<csv|jsonl|parquet>`` file, with their line numbers."""
     suffix = path.suffix.lower()
+    if suffix == ".jsonl" and path.is_file() and not path.read_bytes().strip():
+        return []  # an export with no notes writes an empty JSON Lines file
     if suffix == ".csv":
         _, rows = read_csv(path)
         return list(rows)
