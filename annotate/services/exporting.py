@@ -13,7 +13,7 @@ from sqlmodel import Session
 from annotate.errors import StudyNotFoundError
 from annotate.services.paths import inside, output_folder
 from annotate.services.studies import StudySpec, spec_from_contents
-from annotate.services.votes_io import EXPORT_COLUMNS, vote_dicts, write_table
+from annotate.services.votes_io import EXPORT_COLUMNS, iso_stamp, vote_dicts, write_table
 from annotate.store import repo
 
 ITEM_COLUMNS = [
@@ -58,23 +58,75 @@ def export_votes(
             studies = [st for n in repo.study_names(s) if (st := repo.get_study(s, n))]
         # A study name is data: a name like ``../x`` is refused before anything is written.
         study_folders = [inside(folder, "studies", st.name) for st in studies]
-        current: list[dict[str, object]] = []
-        log: list[dict[str, object]] = []
         items: list[dict[str, object]] = []
+        fps: list[str] = []
         for st in studies:
-            fp = study_fingerprint(s, st)
-            current += vote_dicts(repo.vote_records(s, st.id, current_only=True), fp)
-            log += vote_dicts(repo.vote_records(s, st.id, current_only=False), fp)
+            fps.append(study_fingerprint(s, st))
             items += _items(s, st)
+        votes_file, n_current = _write_votes(s, studies, fps, inside(folder, "votes"), fmt, True)
+        log_file, n_log = _write_votes(s, studies, fps, inside(folder, "vote_log"), fmt, False)
         files = [
-            write_table(current, list(EXPORT_COLUMNS), inside(folder, "votes"), fmt),
-            write_table(log, list(EXPORT_COLUMNS), inside(folder, "vote_log"), fmt),
+            votes_file,
+            log_file,
             write_table(items, ITEM_COLUMNS, inside(folder, "items"), fmt),
         ]
         for st, target in zip(studies, study_folders, strict=True):
             files += write_study_folder(s, st, target)
         files.append(_write_notes(s, studies, folder, fmt))  # comments and flags (issue 12)
-    return ExportResult(folder, files, len(current), len(log))
+    return ExportResult(folder, files, n_current, n_log)
+
+
+def _write_votes(
+    s: Session,
+    studies: list[repo.StudyRow],
+    fingerprints: list[str],
+    path: Path,
+    fmt: str,
+    current_only: bool,
+) -> tuple[Path, int]:
+    """Write the votes (``current_only``) or the whole vote log of ``studies``; the file and
+    its row count.
+
+    CSV and JSON Lines are streamed from the database in batches, byte for byte what
+    :func:`~annotate.services.votes_io.write_table` writes from
+    :func:`~annotate.services.votes_io.vote_dicts`; Parquet is built in memory.
+    """
+    if fmt not in ("csv", "jsonl"):
+        rows: list[dict[str, object]] = []
+        for st, fp in zip(studies, fingerprints, strict=True):
+            rows += vote_dicts(repo.vote_records(s, st.id, current_only=current_only), fp)
+        return write_table(rows, list(EXPORT_COLUMNS), path, fmt), len(rows)
+    target = path.with_suffix(f".{fmt}")
+    n = 0
+    with target.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        if fmt == "csv":
+            writer.writerow(EXPORT_COLUMNS)
+        for st, fp in zip(studies, fingerprints, strict=True):
+            for batch in repo.vote_export_rows(
+                s,
+                st.id,
+                current_only=current_only,
+                fingerprint=fp or None,
+                stamp=iso_stamp,
+                whole_ms=fmt == "csv",
+            ):
+                n += len(batch)
+                if fmt == "csv":
+                    writer.writerows(batch)
+                    continue
+                fh.writelines(
+                    json.dumps(
+                        {
+                            **dict(zip(EXPORT_COLUMNS, r, strict=True)),
+                            "fast": r[8] == "True",
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                    for r in batch
+                )
+    return target, n
 
 
 def _items(s: Session, st: repo.StudyRow) -> list[dict[str, object]]:

@@ -77,6 +77,11 @@ def _iso(dt: Any) -> str:
     return str(dt.astimezone(UTC).isoformat().replace("+00:00", "Z"))
 
 
+def iso_stamp(value: Any) -> str:
+    """A stored ``created_at`` as exports write it: ISO 8601 in UTC with ``Z``."""
+    return _iso(value)
+
+
 def vote_dicts(rows: list[tuple[Any, ...]], fingerprint: str = "") -> list[dict[str, Any]]:
     """Vote rows (``VOTE_COLUMNS`` order) as export records (``EXPORT_COLUMNS``).
 
@@ -355,10 +360,12 @@ def _parse_vote_table(path: Path) -> VoteTable:
     from pyarrow import csv as pacsv
 
     data = _plain_csv_bytes(path)
-    header = data[: data.find(b"\n")].decode("utf-8").split(",")
+    nl = data.find(b"\n")
+    if nl < 0:
+        raise _NotFastError
+    header = data[:nl].decode("utf-8").split(",")  # whole-file UTF-8 checked already
     if (
-        b"\n" not in data
-        or any(h != h.strip() for h in header)
+        any(h != h.strip() for h in header)
         or len(set(header)) != len(header)
         or not KNOWN_FIELDS.issuperset(header)
         or not set(REQUIRED) <= set(header)

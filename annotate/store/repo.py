@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid as uuidlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -624,6 +624,70 @@ def vote_records(
             left = "model_b" if swapped else "model_a"
         out.append((uuid, study, kind, ann, item, choice, left, ms, bool(fast), created, sup))
     return out
+
+
+_CANONICAL_STAMP = (
+    "(length(v.created_at) = 19 OR (length(v.created_at) = 26 AND substr(v.created_at, 20, 1) = '.'"
+    " AND substr(v.created_at, 21) GLOB '[0-9][0-9][0-9][0-9][0-9][0-9]'))"
+    " AND v.created_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] "
+    "[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*'"
+    " AND date(substr(v.created_at, 1, 10)) = substr(v.created_at, 1, 10)"
+    " AND time(substr(v.created_at, 12, 8)) = substr(v.created_at, 12, 8)"
+    " AND substr(v.created_at, 1, 4) != '0000'"
+)
+"""A stored ``YYYY-MM-DD HH:MM:SS[.ffffff]`` that SQL can turn into export form."""
+
+
+def vote_export_rows(
+    session: Session,
+    study_id: int,
+    *,
+    current_only: bool,
+    fingerprint: str | None,
+    stamp: Any,
+    whole_ms: bool = True,
+    batch: int = 20_000,
+) -> Iterator[list[tuple[Any, ...]]]:
+    """A study's votes as rows of a table file, oldest first, in batches (streamed).
+
+    The columns are ``VOTE_COLUMNS`` then ``study_fingerprint``, formatted as
+    :func:`vote_records` plus the export's conversions give them: ``left`` named,
+    ``fast`` as ``True``/``False``, ``response_ms`` as stored (with ``whole_ms``, a
+    number stored as a float is given as a whole number, as the CSV export writes it),
+    ``created_at`` ISO 8601 in UTC with ``Z`` (a zero fraction left out). Stored
+    timestamps in another form go through ``stamp`` (a function of the stored value,
+    registered as an SQL function for the query).
+    """
+    conn = session.connection().connection.dbapi_connection
+    assert conn is not None
+    conn.create_function("annotate_export_stamp", 1, stamp, deterministic=True)
+    source = "current_vote" if current_only else "vote"
+    cur = conn.cursor()
+    try:
+        cur.execute(
+            f"""SELECT v.uuid, s.name, s.kind, a.name, i.key, v.choice,
+                       CASE WHEN s.kind = 'difficulty'
+                            THEN CASE WHEN v.swapped THEN 'second' ELSE 'first' END
+                            ELSE CASE WHEN v.swapped THEN 'model_b' ELSE 'model_a' END END,
+                       CASE WHEN ? AND typeof(v.response_ms) = 'real'
+                            THEN CAST(v.response_ms AS INTEGER) ELSE v.response_ms END,
+                       CASE WHEN v.fast THEN 'True' ELSE 'False' END,
+                       CASE WHEN {_CANONICAL_STAMP}
+                            THEN substr(v.created_at, 1, 10) || 'T' || substr(v.created_at, 12, 8)
+                                 || CASE WHEN length(v.created_at) = 26
+                                         AND substr(v.created_at, 20) != '.000000'
+                                         THEN substr(v.created_at, 20) ELSE '' END || 'Z'
+                            ELSE annotate_export_stamp(v.created_at) END,
+                       v.supersedes, ?
+                FROM {source} v JOIN study s ON s.id = v.study_id
+                JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
+                WHERE v.study_id = ? ORDER BY v.id""",
+            (whole_ms, fingerprint, study_id),
+        )
+        while rows := cur.fetchmany(batch):
+            yield rows
+    finally:
+        cur.close()
 
 
 def score_rows(session: Session, study_id: int) -> list[tuple[str, str, float]]:
