@@ -40,6 +40,8 @@ def test_new_user_does_both_demos_then_exports(tmp_path: Path, sessions: list[Tm
     t.wait_for("Hello Ada! Choose a study")
     t.wait_for(r"demo-difficulty .* 0 / 40 done")
     t.send("Down", "Enter")
+    t.wait_for("Press Enter to start")  # the study's instructions
+    t.send("Enter")
     t.wait_for("Which subjects can you judge")
     t.send("Enter")
     t.wait_for(progress(0, 40))
@@ -55,6 +57,8 @@ def test_new_user_does_both_demos_then_exports(tmp_path: Path, sessions: list[Tm
     t.wait_for(r"demo-difficulty .* 3 / 40 done")
     painted = len(t.paints())
     t.send("Up", "Enter")
+    t.wait_for("Press Enter to start")
+    t.send("Enter")
     t.wait_for(progress(0, 96))
     t.wait_painted(painted + 1)
     screen = t.screen()
