@@ -15,6 +15,25 @@ from annotate.__main__ import EXTRA_PARSERS, _print_json, _table, command, say
 from annotate.names import one_line
 
 
+def _intermixed(parser: argparse.ArgumentParser) -> None:
+    """Let ``parser`` (a subcommand) take options between and after its positionals.
+
+    With an optional positional (``nargs="?"``) after a required one, plain argparse
+    gives ``rank eip --top 5 m.csv`` no MATRIX ("unrecognized arguments"); the
+    intermixed parse assigns it.
+    """
+    plain = parser.parse_known_args
+
+    def known(args: Any = None, namespace: Any = None) -> Any:
+        parser.parse_known_args = plain  # type: ignore[method-assign]
+        try:
+            return parser.parse_known_intermixed_args(args, namespace)
+        finally:
+            parser.parse_known_args = known  # type: ignore[method-assign]
+
+    parser.parse_known_args = known  # type: ignore[method-assign]
+
+
 def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.ArgumentParser) -> None:
     from annotate.services.arena_analysis import METHODS as RATE_METHODS
     from annotate.services.estimators import METHODS as RANK_METHODS
@@ -24,10 +43,22 @@ def _add_parsers(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.Argu
         parents=[common, jsonp],
         help="rank models and questions from a response matrix",
         description="Estimate question difficulty and model competency from a response matrix "
-        "CSV (long question_id,model,score or wide question_id,<model>,...).",
+        "CSV (long question_id,model,score or wide question_id,<model>,...), a study folder "
+        "with responses.csv, lm-evaluation-harness --log_samples output, or the matrix of a "
+        "study in the database (--study NAME).",
     )
     r.add_argument("method", choices=RANK_METHODS)
-    r.add_argument("matrix", metavar="MATRIX", help="response matrix CSV")
+    r.add_argument(
+        "matrix",
+        metavar="MATRIX",
+        nargs="?",
+        help="response matrix CSV, study folder or lm-evaluation-harness output (omit with "
+        "--study)",
+    )
+    r.add_argument(
+        "--study", metavar="NAME", default=None, help="rank the response matrix of a stored study"
+    )
+    _intermixed(r)  # MATRIX is optional (--study): options may still come before it
     r.add_argument("--alpha", type=float, default=0.85, help="EIP damping (default 0.85)")
     r.add_argument(
         "--threshold",
@@ -396,11 +427,23 @@ def _finite(v: Any) -> Any:
 
 @command("rank")
 def cmd_rank(args: argparse.Namespace) -> int:
-    from annotate.services.estimators import estimate, read_matrix, write_ranking
+    from annotate.errors import AnnotateError
+    from annotate.services.estimators import estimate, read_matrix, study_matrix, write_ranking
 
-    r = estimate(
-        read_matrix(Path(args.matrix)), args.method, alpha=args.alpha, threshold=args.threshold
-    )
+    if args.study and args.matrix:
+        raise AnnotateError("give a MATRIX file or --study NAME, not both")
+    if args.study:
+        from annotate.__main__ import _db
+        from annotate.services.db import open_store
+
+        matrix = study_matrix(open_store(_db(args)), args.study)
+    elif args.matrix:
+        matrix = read_matrix(Path(args.matrix))
+    else:
+        raise AnnotateError("give a response MATRIX file or --study NAME")
+    if args.top < 1:
+        raise AnnotateError(f"--top must be at least 1, got {args.top}")
+    r = estimate(matrix, args.method, alpha=args.alpha, threshold=args.threshold)
     files = write_ranking(r, Path(args.out)) if args.out else []
     if args.json:
         doc = r.as_dict()
@@ -422,16 +465,27 @@ def cmd_rank(args: argparse.Namespace) -> int:
             ["rank", "model", "score"],
         )
     )
+    _more_rows(len(r.models), args.top)
     say()
     say(
         _table(
-            [(i + 1, q, f"{d:.6g}") for i, (q, d) in enumerate(r.questions[: args.top])],
+            [
+                (i + 1, q, "-" if d is None else f"{d:.6g}")
+                for i, (q, d) in enumerate(r.questions[: args.top])
+            ],
             ["rank", "question (hardest first)", "difficulty"],
         )
     )
+    _more_rows(len(r.questions), args.top)
     for f in files:
         say(f"wrote {one_line(f)}")
     return 0
+
+
+def _more_rows(total: int, top: int) -> None:
+    """Say how many rows a table left out (never cut one silently)."""
+    if total > top:
+        say(f"... {total - top} more row(s); show them with --top {total} or --json")
 
 
 @command("rate")

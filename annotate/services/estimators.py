@@ -41,6 +41,20 @@ class Matrix:
     """Shape (questions, models); NaN where a model did not answer."""
     questions: list[str]
     models: list[str]
+    notes: tuple[str, ...] = ()
+    """Where the entries came from, when that needs saying (harness metric and filter)."""
+
+
+def _matrix(entries: list[tuple[str, str, float]], notes: tuple[str, ...] = ()) -> Matrix:
+    """A matrix from ``(question, model, score)`` entries, rows and columns in first-seen order."""
+    questions = list(dict.fromkeys(q for q, _, _ in entries))
+    models = list(dict.fromkeys(m for _, m, _ in entries))
+    qi = {q: i for i, q in enumerate(questions)}
+    mi = {m: j for j, m in enumerate(models)}
+    A = np.full((len(questions), len(models)), np.nan)
+    for q, m, v in entries:
+        A[qi[q], mi[m]] = v
+    return Matrix(A, questions, models, notes)
 
 
 @dataclass(frozen=True)
@@ -85,20 +99,84 @@ def _se(x: Any) -> float | None:
 
 
 def read_matrix(path: Path) -> Matrix:
-    """Read a response matrix CSV (long or wide, see question_pairs/README.md)."""
-    if path.is_dir():
-        raise InputFileError(path, "is a folder", expected="a response matrix CSV file")
+    """Read a response matrix: a CSV (long or wide, see question_pairs/README.md), a study
+    folder holding ``responses.csv``, or lm-evaluation-harness ``--log_samples`` output
+    (a ``samples_<task>_<timestamp>.jsonl`` file or a folder of them; questions
+    ``<task>/<doc_id>``, the metric and filter chosen as ``annotate import`` does, and
+    said in :attr:`Matrix.notes`)."""
+    from annotate.services import formats
+
+    if path.is_dir() and (path / "responses.csv").is_file():
+        path = path / "responses.csv"
+    elif (path.is_dir() and any(path.rglob("samples_*.jsonl"))) or (
+        path.is_file() and path.name.startswith("samples_") and path.suffix == ".jsonl"
+    ):
+        samples = formats.parse_harness(path)
+        return _matrix(
+            [(f"{x.task}/{x.doc_id}", x.model, x.score) for x in samples],
+            tuple(formats.harness_summary(samples)),
+        )
+    elif path.is_dir():
+        raise InputFileError(
+            path,
+            "is a folder with no responses.csv and no lm-evaluation-harness samples_*.jsonl",
+            expected="a response matrix CSV file (or a study in the database: "
+            "annotate import FOLDER, then annotate rank METHOD --study NAME)",
+        )
     entries = parse_response_matrix(path)
     if not entries:
         raise InputFileError(path, "no scores", expected="at least one score")
-    questions = list(dict.fromkeys(q for _, q, _, _ in entries))
-    models = list(dict.fromkeys(m for _, _, m, _ in entries))
-    qi = {q: i for i, q in enumerate(questions)}
-    mi = {m: j for j, m in enumerate(models)}
-    A = np.full((len(questions), len(models)), np.nan)
-    for _, q, m, v in entries:
-        A[qi[q], mi[m]] = v
-    return Matrix(A, questions, models)
+    return _matrix([(q, m, v) for _, q, m, v in entries])
+
+
+def study_matrix(engine: Any, study: str) -> Matrix:
+    """The response matrix stored with a difficulty study (``annotate rank --study``).
+
+    Rows and columns come in the order the scores were stored (the order of the file
+    they were imported from), so ranking the study and ranking that file give the
+    same output.
+
+    Raises
+    ------
+    StudyNotFoundError
+        No study of that name.
+    AnnotateError
+        The study is an arena study, or holds no response matrix.
+    """
+    from sqlalchemy import text
+    from sqlmodel import Session
+
+    from annotate.errors import StudyNotFoundError
+    from annotate.store import repo
+
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+        if st is None:
+            raise StudyNotFoundError(study, repo.study_names(s))
+        if st.kind != "difficulty":
+            raise AnnotateError(
+                f"study {study!r} is an arena study: it has battles, not a response matrix "
+                f"(rate its votes with annotate rate --study {study})",
+                title="No response matrix",
+            )
+        entries = [
+            (str(q), str(m), float(v))
+            for q, m, v in s.execute(
+                text(
+                    """SELECT q.key, r.model, r.score FROM responsescore r
+                       JOIN question q ON q.id = r.question_id WHERE q.study_id = :s
+                       ORDER BY q.id, r.id"""
+                ),
+                {"s": st.id},
+            ).all()
+        ]
+    if not entries:
+        raise AnnotateError(
+            f"study {study!r} has no response matrix: import a responses.csv with the study "
+            "or lm-evaluation-harness logs (annotate import FOLDER --study NAME)",
+            title="No response matrix",
+        )
+    return _matrix(entries)
 
 
 IRT_METHODS = ("irt-1pl", "irt-2pl", "irt-1pl-mml", "irt-2pl-mml", "mirt")
@@ -113,7 +191,7 @@ def estimate(
     correct when it is at least ``threshold`` (said in the notes).
     """
     A = matrix.scores
-    notes: list[str] = []
+    notes: list[str] = list(matrix.notes)
     if method in IRT_METHODS:
         fractional = ~np.isnan(A) & (A != 0) & (A != 1)
         if fractional.any():
@@ -186,7 +264,7 @@ def estimate(
         raise AnnotateError(f"{method} did not converge: {err}", title="No convergence") from err
     except RankingInputError as err:
         raise AnnotateError(
-            f"{method} cannot rank this matrix: {err}", title="Cannot rank"
+            f"{method} cannot rank this matrix: {_named(str(err), matrix)}", title="Cannot rank"
         ) from err
     models = sorted(zip(matrix.models, map(float, model_score), strict=True), key=lambda t: -t[1])
     ext = extreme_rank if extreme_rank is not None else np.zeros(len(matrix.questions), np.int64)
@@ -202,6 +280,18 @@ def estimate(
         if se_status != "ok":
             notes.append(f"standard errors: {se_status} (given as null)")
     return Ranking(method, models, questions, iters, notes, ses, se_status)
+
+
+def _named(message: str, matrix: Matrix) -> str:
+    """``message`` with ``model 3`` / ``question 7`` (indices from :mod:`ranking`) named."""
+    import re
+
+    def name(m: re.Match[str]) -> str:
+        kind, i = m.group(1), int(m.group(2))
+        names = matrix.models if kind == "model" else matrix.questions
+        return f"{kind} {names[i]!r}" if i < len(names) else m.group(0)
+
+    return re.sub(r"\b(model|question) (\d+)\b", name, message)
 
 
 def write_ranking(r: Ranking, folder: Path) -> list[Path]:

@@ -391,6 +391,31 @@ class HarnessSample:
     score: float
     path: Path
     line: int
+    metric: str = ""
+    """The metric the score is the value of."""
+    filter: str = ""
+    """The harness filter of the sample (``none`` when the log names none)."""
+
+
+def harness_summary(samples: list[HarnessSample]) -> list[str]:
+    """One line per task: the metric and filter its scores come from.
+
+    Examples
+    --------
+    >>> s = HarnessSample("gsm8k", "0", "q", None, "m", 1.0, Path("f"), 1, "exact_match",
+    ...                   "strict-match")
+    >>> harness_summary([s])
+    ["gsm8k: metric 'exact_match', filter 'strict-match' (choose with --metric, --filter)"]
+    """
+    used: dict[str, dict[tuple[str, str], None]] = {}
+    for x in samples:
+        used.setdefault(x.task, {})[(x.metric, x.filter)] = None
+    return [
+        f"{one_line(task)}: "
+        + "; ".join(f"metric {m!r}, filter {f!r}" for m, f in combos)
+        + " (choose with --metric, --filter)"
+        for task, combos in used.items()
+    ]
 
 
 def harness_files(path: Path) -> list[Path]:
@@ -523,7 +548,9 @@ def parse_harness(
                 raise InputFileError(
                     f, "nested too deeply", line=line, field="doc", expected="a JSON object"
                 ) from None
-            samples.append(HarnessSample(task, doc_id, text, choices, mdl, float(v), f, line))
+            samples.append(
+                HarnessSample(task, doc_id, text, choices, mdl, float(v), f, line, name, flt)
+            )
     if not samples:
         raise InputFileError(
             path,

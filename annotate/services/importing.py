@@ -890,6 +890,7 @@ def _apply_harness(
         f"{len(samples)} samples of {len(models)} model(s) ({', '.join(models)}) "
         f"on {len(tasks)} task(s) into study {name!r}"
     )
+    report.notes.extend(formats.harness_summary(samples))  # which metric and filter
     return name
 
 
