@@ -145,7 +145,8 @@ class AnnotateApp(App[int]):
 
         Opened from the welcome screen (``ask_subjects``), both come before the first
         item is painted, so its response time is honest. Opened with ``--study``, the
-        study starts at once and a notification says where they are (``?`` and ``s``).
+        study starts at once; in a difficulty study with several subjects a notification
+        names ``s`` (subjects) and ``?`` (the help, which holds the instructions).
         """
         from annotate.screens.instructions import InstructionsScreen
 
@@ -162,12 +163,10 @@ class AnnotateApp(App[int]):
     def _ask_subjects(self, session: VotingSession, ask_subjects: bool, first_time: bool) -> None:
         from annotate.screens.subjects import SubjectsScreen
 
-        if not ask_subjects and first_time:
+        if not ask_subjects and first_time and len(session.subjects) > 1:
             hints = ["? shows this study's instructions"] if session.instructions else []
-            if len(session.subjects) > 1:
-                hints.append("s chooses the subjects you can judge")
-            if hints:
-                self.notify("; ".join(hints) + ".", title="Tip", timeout=6)
+            hints.append("s chooses the subjects you can judge")
+            self.notify("; ".join(hints) + ".", title="Tip", timeout=6)
         if ask_subjects and first_time and len(session.subjects) > 1:
             # Ask before the first pair is painted, so its response time is honest.
             self.push_screen(
