@@ -11,8 +11,8 @@ from textual.widgets import Input, OptionList
 from annotate.app import make_app
 from annotate.messages import StudyFinished, VoteRecorded, VoteUndone
 from annotate.screens.help import HelpScreen
-from annotate.screens.pair import PairScreen
 from annotate.screens.instructions import InstructionsScreen
+from annotate.screens.pair import PairScreen
 from annotate.screens.subjects import SubjectList, SubjectsScreen
 from annotate.screens.summary import SummaryScreen
 from annotate.screens.welcome import WelcomeScreen

@@ -28,7 +28,8 @@ def held(engine: Engine, study: str, annotator: str) -> tuple[int, float] | None
     with Session(engine) as s:
         st = repo.get_study(s, study)
         aid = repo.annotator_id(s, annotator, create=False)
-        assert st is not None and aid is not None
+        assert st is not None
+        assert aid is not None
         return repo.reservation_of(s, st.id, aid)
 
 
@@ -36,9 +37,11 @@ async def test_escape_on_the_welcome_screen(engine: Engine) -> None:
     app = make_app(engine=engine, annotator="esc")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.focused is not None and app.focused.id == "studies"
+        assert app.focused is not None
+        assert app.focused.id == "studies"
         await press(pilot, "escape")  # from the list: back to the name
-        assert app.focused is not None and app.focused.id == "name"
+        assert app.focused is not None
+        assert app.focused.id == "name"
         footer_keys = {b.binding.key for b in app.screen.active_bindings.values() if b.binding.show}
         assert {"escape", "f1"} <= footer_keys  # the footer shows more than the palette
         await pilot.press("escape")  # from the name: quit
@@ -79,8 +82,10 @@ async def test_subject_boxes_say_whether_they_are_ticked(engine: Engine) -> None
         before = str(subjects.get_option_at_index(0).prompt)
         await press(pilot, "space")
         after = str(subjects.get_option_at_index(0).prompt)
-        assert before.startswith("✓") and "not shown" not in before
-        assert after.startswith("✗") and "not shown" in after
+        assert before.startswith("✓")
+        assert "not shown" not in before
+        assert after.startswith("✗")
+        assert "not shown" in after
 
 
 async def test_bad_keys_file_is_reported_as_key_settings(engine: Engine) -> None:
@@ -98,7 +103,8 @@ async def test_bad_keys_file_is_reported_as_key_settings(engine: Engine) -> None
     app.notify = notify  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-    assert "Key settings" in titles and "Cannot import" not in titles
+    assert "Key settings" in titles
+    assert "Cannot import" not in titles
 
 
 async def test_study_flag_hints_at_subjects_and_instructions(engine: Engine) -> None:
@@ -117,7 +123,8 @@ async def test_study_flag_hints_at_subjects_and_instructions(engine: Engine) -> 
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         texts = [str(w.content) for w in app.screen.query(".instructions-text")]
-        assert texts and "two questions" in texts[0]
+        assert texts
+        assert "two questions" in texts[0]
 
 
 async def test_leaving_a_study_releases_its_reservation(engine: Engine) -> None:
@@ -142,7 +149,8 @@ async def test_quitting_releases_and_reading_keeps_the_reservation(engine: Engin
         screen._keep_reservation()  # what the timer does every KEEP_RESERVATION_S
         await settle(pilot)
         renewed = held(engine, "demo-arena", "rq")
-        assert renewed is not None and renewed[1] >= first[1]
+        assert renewed is not None
+        assert renewed[1] >= first[1]
         await pilot.press("q")
         await app.workers.wait_for_complete()
         await pilot.pause()

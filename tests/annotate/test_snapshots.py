@@ -44,7 +44,9 @@ class TestWelcome:
 
     def test_subjects(self, snap_compare: Any, engine: Engine, size: tuple[int, int]) -> None:
         app = make_app(engine=engine, annotator="snap")
-        assert snap_compare(app, terminal_size=size, run_before=keys("down", "enter", "enter", "space"))
+        assert snap_compare(
+            app, terminal_size=size, run_before=keys("down", "enter", "enter", "space")
+        )
 
 
 @SIZES
