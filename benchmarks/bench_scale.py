@@ -134,7 +134,7 @@ def build_battles(path: Path, n: int, seed: int = 0) -> None:
 
 
 def child(step: str, work: Path, arg: str) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, os.environ.get("BENCH_SCALE_CODE", str(ROOT)))
     if step == "import":
         from annotate.services.db import open_store
         from annotate.services.importing import import_paths
@@ -160,48 +160,59 @@ def child(step: str, work: Path, arg: str) -> dict[str, Any]:
 
         d = np.load(arg)
         a, b, k, w = d["a"], d["b"], d["k"], d["w"]
-        t0 = time.perf_counter()
         note = ""
-        if step == "m-elo":
-            from ranking.pairwise import m_elo
 
-            m_elo(a, b, w)
-        elif step == "am-elo":
-            from ranking.pairwise import am_elo
+        def fit(a: Any, b: Any, k: Any, w: Any) -> str:
+            if step == "m-elo":
+                from ranking.pairwise import m_elo
 
-            res = am_elo(a, b, k, w)
-            note = f"{res.iterations} iterations"
-        elif step == "choix":
-            import choix
+                m_elo(a, b, w)
+                return ""
+            if step == "am-elo":
+                from ranking.pairwise import am_elo
 
-            n = int(max(a.max(), b.max())) + 1
-            win = np.where(w == 1.0, a, b)
-            lose = np.where(w == 1.0, b, a)
-            wt = np.where(w == 0.5, 0.5, 1.0)
-            mat = np.bincount(win * n + lose, wt, n * n).reshape(n, n)
-            tie = w == 0.5
-            mat += np.bincount(b[tie] * n + a[tie], None, n * n).reshape(n, n) * 0.5
-            choix.ilsr_pairwise_dense(mat)
-        elif step == "evalica":
-            import evalica
+                return f"{am_elo(a, b, k, w).iterations} iterations"
+            if step == "choix":
+                import choix
 
-            winner = np.array(
-                [evalica.Winner.Y, evalica.Winner.Draw, evalica.Winner.X], dtype=object
-            )
-            evalica.bradley_terry(a, b, winner[(w * 2).astype(int)])
-        else:
+                n = int(max(a.max(), b.max())) + 1
+                win = np.where(w == 1.0, a, b)
+                lose = np.where(w == 1.0, b, a)
+                wt = np.where(w == 0.5, 0.5, 1.0)
+                mat = np.bincount(win * n + lose, wt, n * n).reshape(n, n)
+                tie = w == 0.5
+                mat += np.bincount(b[tie] * n + a[tie], None, n * n).reshape(n, n) * 0.5
+                choix.ilsr_pairwise_dense(mat)
+                return "aggregation into the dense matrix included"
+            if step == "evalica":
+                import evalica
+
+                names = np.array(
+                    [evalica.Winner.Y, evalica.Winner.Draw, evalica.Winner.X], dtype=object
+                )
+                evalica.bradley_terry(a.tolist(), b.tolist(), names[(w * 2).astype(int)].tolist())
+                return "list conversion included"
             raise SystemExit(f"unknown step {step}")
+
+        small = min(len(a), 20_000)
+        fit(a[:small], b[:small], k[:small], w[:small])  # imports and first-call setup
+        t0 = time.perf_counter()
+        note = fit(a, b, k, w)
         seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"seconds": seconds, "peak_mib": peak, "note": note}
 
 
-def run_child(step: str, work: Path, arg: str) -> dict[str, Any]:
+def run_child(step: str, work: Path, arg: str, *, own_code: bool = False) -> dict[str, Any]:
+    env = dict(os.environ)
+    if own_code:  # the database every export reads is built by this tree's code
+        env.pop("BENCH_SCALE_CODE", None)
     out = subprocess.run(
-        [sys.executable, __file__, "--child", step, str(work), arg],
+        [sys.executable, "-P", __file__, "--child", step, str(work), arg],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     if out.returncode != 0:
         return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1]}
@@ -239,15 +250,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-votes", action="store_true")
     parser.add_argument("--skip-rate", action="store_true")
+    parser.add_argument(
+        "--code",
+        help="source tree whose annotate and ranking the steps import (default: this one), "
+        "for a before/after run against an older checkout",
+    )
+    parser.add_argument("--import-max", type=int, help="skip the import step above this size")
     parser.add_argument("--child", nargs=3, metavar=("STEP", "WORK", "ARG"))
     args = parser.parse_args()
+    if args.code:
+        os.environ["BENCH_SCALE_CODE"] = str(Path(args.code).resolve())
     if args.child:
         step, work, arg = args.child
         print(json.dumps(child(step, Path(work), arg)))
         return
     head = "| step | size | median s (runs) | peak RSS MiB | ratio to ours | note |"
     rule = "|---|---|---|---|---|---|"
-    print(f"python {sys.version.split()[0]}, {load()}")
+    code = os.environ.get("BENCH_SCALE_CODE", str(ROOT))
+    print(f"python {sys.version.split()[0]}, code from {code}, {load()}")
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         root = Path(tmp)
         if not args.skip_votes:
@@ -256,19 +276,23 @@ def main() -> None:
                 work = root / f"v{size}"
                 work.mkdir()
                 build_study(work, size)
-                base = run_child("import", work, str(work / "base.db"))
+                run_child("import", work, str(work / "base.db"), own_code=True)
                 print(f"{size:,} votes built; {load()}", flush=True)
                 print(head)
                 print(rule)
                 imp: list[dict[str, Any]] = []
                 exp: list[dict[str, Any]] = []
                 for r in range(args.repeat):
-                    imp.append(run_child("import", work, str(work / f"imp{r}.db")))
+                    if args.import_max is None or size <= args.import_max:
+                        imp.append(run_child("import", work, str(work / f"imp{r}.db")))
                     exp.append(run_child("export", work, str(work / f"out{r}")))
                     for p in work.glob(f"imp{r}.db*"):
                         p.unlink()
                     shutil.rmtree(work / f"out{r}", ignore_errors=True)
-                print(median_row("import", size, [base, *imp][1:] or [base], None))
+                if imp:
+                    print(median_row("import", size, imp, None))
+                else:
+                    print(f"| import | {size:,} | skipped (--import-max) | | | |")
                 print(median_row("export csv", size, exp, None), flush=True)
                 shutil.rmtree(work)
         if not args.skip_rate:

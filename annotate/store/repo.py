@@ -647,7 +647,7 @@ def vote_export_rows(
     stamp: Any,
     whole_ms: bool = True,
     batch: int = 20_000,
-) -> Iterator[list[tuple[Any, ...]]]:
+) -> Iterator[Sequence[Any]]:
     """A study's votes as rows of a table file, oldest first, in batches (streamed).
 
     The columns are ``VOTE_COLUMNS`` then ``study_fingerprint``, formatted as
