@@ -513,15 +513,26 @@ def _factorize(key: IntArray, space: int) -> tuple[IntArray, IntArray]:
 def _aggregate_pairs(
     a: IntArray, b: IntArray, w: FloatArray, n: int
 ) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
-    """Collapse battles to unordered pairs: (lo, hi, wins of lo, count)."""
-    swap = a > b
-    lo = np.where(swap, b, a)
-    hi = np.where(swap, a, b)
-    wl = np.where(swap, 1.0 - w, w)
+    """Collapse battles to unordered pairs: (lo, hi, wins of lo, count).
+
+    The pairs come out sorted by ``(lo, hi)``, as ``np.unique`` would give them; with
+    few models the battles are counted straight into an ``n * n`` table (linear time,
+    the sums of each pair taken in battle order as ``bincount`` over the inverse would).
+    """
+    lo = np.minimum(a, b)
+    hi = np.maximum(a, b)
+    wl = np.where(a > b, 1.0 - w, w)
     key = lo * n + hi
-    uniq, inv = _factorize(key, n * n)
-    wins = _bincount(inv, wl, uniq.size)
-    cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
+    space = n * n
+    if space <= max(_DENSE_KEYS, 4 * key.size):
+        counts = np.bincount(key, minlength=space)
+        uniq = np.flatnonzero(counts)
+        wins = _bincount(key, wl, space)[uniq]
+        cnt = counts[uniq].astype(np.float64)
+    else:
+        uniq, inv = _factorize(key, space)
+        wins = _bincount(inv, wl, uniq.size)
+        cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
     return (uniq // n).astype(np.int64), (uniq % n).astype(np.int64), wins, cnt
 
 
