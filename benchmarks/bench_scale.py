@@ -5,23 +5,27 @@ Run: .venv/bin/python benchmarks/bench_scale.py [--sizes 10000,100000,1000000]
 
 Studies are built once per size in a temporary folder: an arena study (20 models,
 one battle per 20 votes, 100 votes per annotator) and its ``vote_log.csv`` in the export
-format, with 3% changes of mind and 1% undos (rows that supersede an earlier vote), timestamps with
-microseconds and the study's fingerprint on every row. Steps:
+format, with 3% changes of mind and 1% undos (rows that supersede an earlier vote),
+timestamps with microseconds and the study's fingerprint on every row. Steps:
 
 * ``import``: ``import_paths`` of the ``vote_log.csv`` into a fresh database that holds
   the study (the study import is not timed);
 * ``export``: ``export_votes(fmt="csv")`` of a database holding every vote;
 * ``m-elo`` / ``am-elo``: :func:`ranking.pairwise.m_elo` / :func:`~ranking.pairwise.am_elo`
-  on simulated battles (Bradley-Terry with ties, 200 models, one annotator per 100
+  on simulated battles (``simulate_arena``: 200 models, one annotator per 1,000
   battles), and the peers on the same arrays where installed: choix
   ``ilsr_pairwise_dense`` with the aggregation into its dense win matrix included, and
-  evalica ``bradley_terry`` (its Rust solver, given the arrays).
+  evalica ``bradley_terry`` (its Rust solver, given lists).
 
-Every step runs in a fresh subprocess; its time is wall time of the call only, its
-peak memory the subprocess's peak RSS (``ru_maxrss``: the interpreter, the libraries and
-the input arrays included). Repeats run interleaved (all methods once, then again) and
-the table shows medians; ratios are a peer's median time over ours (above 1: ours is
-faster). The load average is printed before every block, since the machine is shared.
+Every step runs in a fresh subprocess; its time is wall time of the call only (rating
+functions after a warm-up call on 20,000 battles, so imports are not counted), its peak
+memory the subprocess's peak RSS (the interpreter, the libraries and the input arrays
+included; ``VmHWM`` from ``/proc``, else ``ru_maxrss``). Repeats run interleaved (all
+methods once, then again) and the table shows medians; ratios are a peer's median time
+over ours (above 1: ours is faster). The load average is printed before every block,
+since the machine is shared. ``--code DIR`` runs the steps with another checkout
+(before/after; an older checkout cannot read a database of a newer schema, so its export
+fails on databases built by this one).
 Prints tables; asserts nothing.
 """
 
@@ -116,18 +120,23 @@ def build_study(folder: Path, n_votes: int, seed: int = 0) -> Path:
 
 
 def build_battles(path: Path, n: int, seed: int = 0) -> None:
-    """Simulated battles (a, b, annotator, outcome) saved as ``.npz``."""
+    """Simulated battles (a, b, annotator, outcome) saved as ``.npz``.
+
+    :func:`ranking.simulation.simulate_arena` (Davidson ties, ratings spread like the
+    2023 Chatbot Arena): 200 models, one annotator per 1,000 battles.
+    """
     import numpy as np
 
-    rng = np.random.default_rng(seed)
-    strength = np.sort(rng.normal(0.0, 1.0, N_MODELS_RATE))[::-1]
-    a = rng.integers(0, N_MODELS_RATE, n)
-    b = (a + rng.integers(1, N_MODELS_RATE, n)) % N_MODELS_RATE
-    k = rng.integers(0, max(2, n // 100), n)
-    p = 1.0 / (1.0 + np.exp(-(strength[a] - strength[b])))
-    u = rng.random(n)
-    w = np.where(u < 0.1, 0.5, (rng.random(n) < p).astype(np.float64))
-    np.savez(path, a=a, b=b, k=k, w=w)
+    from ranking.simulation import simulate_arena
+
+    n_ann = max(10, n // 1000)
+    sim = simulate_arena(
+        n_models=N_MODELS_RATE,
+        n_annotators=n_ann,
+        records_per_annotator=n // n_ann,
+        rng=np.random.default_rng(seed),
+    )
+    np.savez(path, a=sim.model_a, b=sim.model_b, k=sim.annotator, w=sim.outcome)
 
 
 # --------------------------------------------------------------------------- children
@@ -199,8 +208,19 @@ def child(step: str, work: Path, arg: str) -> dict[str, Any]:
         t0 = time.perf_counter()
         note = fit(a, b, k, w)
         seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "peak_mib": peak, "note": note}
+    return {"seconds": seconds, "peak_mib": peak_rss_mib(), "note": note}
+
+
+def peak_rss_mib() -> float:
+    """This process's peak RSS: ``VmHWM`` (``ru_maxrss`` keeps the parent's peak across
+    ``fork`` and ``exec`` on Linux, so it would report the driver's memory)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_child(step: str, work: Path, arg: str, *, own_code: bool = False) -> dict[str, Any]:
