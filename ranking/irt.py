@@ -27,6 +27,7 @@ The multidimensional model lives in :mod:`ranking.mirt`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -146,7 +147,7 @@ class MMLResult:
     log_likelihood: float
     """Marginal log-likelihood at the estimates, on the quadrature used."""
     iterations: int
-    """L-BFGS-B iterations run."""
+    """L-BFGS-B iterations run, plus any Newton steps that finished the fit (see ``tol``)."""
     model: str
     """``"1PL"`` or ``"2PL"``."""
     fixed_discrimination: float | None
@@ -468,11 +469,26 @@ def _run_lbfgsb(
     max_iter: int,
     tol: float,
     what: str,
+    newton: Callable[[FloatArray], FloatArray] | None = None,
 ) -> tuple[FloatArray, float, int]:
     """Minimise ``fun`` with L-BFGS-B in the variables ``u = scale * x``.
 
     The diagonal rescaling is a change of variables (a preconditioner); the
-    minimiser is the same. Raises ConvergenceError unless SciPy reports success.
+    minimiser is the same. Raises ConvergenceError unless the fit meets ``tol``.
+
+    Convergence means SciPy's own test: the largest projected gradient component in
+    the scaled variables is at most ``tol``. Near the optimum the line search must see
+    the objective fall, and a step can lower ``f`` by only about ``|g|**2 / 2`` (unit
+    curvature after scaling), so once ``|g|`` is below about ``sqrt(2 eps |f|)`` (some
+    1e-8 for ``f`` of order 1) the decrease is lost in rounding and L-BFGS-B stops with
+    ``ABNORMAL`` short of a tighter ``tol``. For an unbounded problem, ``newton(x)`` may
+    give the Newton step at ``x`` (``-H^-1 g`` with the exact Hessian, raising
+    ``LinAlgError`` when it is not positive definite). After such a stop, up to
+    ``_NEWTON_POLISH_STEPS`` steps are taken, which rely on the gradient, not on
+    function values. The fit counts as converged only when the scaled gradient
+    then meets ``tol``. Each step must lower the gradient and must not raise ``f``
+    by more than rounding, otherwise the stop is reported as a ConvergenceError.
+    Newton steps count as iterations.
     """
 
     def scaled(u: FloatArray) -> tuple[float, FloatArray]:
@@ -490,6 +506,11 @@ def _run_lbfgsb(
         bounds=sb,
         options={"maxiter": max_iter, "gtol": tol, "ftol": 1e3 * np.finfo(float).eps},
     )
+    if not res.success and res.status == 2 and newton is not None and bounds is None:
+        polished = _newton_polish(fun, newton, res.x / scale, scale, tol)
+        if polished is not None:
+            x, f, steps = polished
+            return x, f, int(res.nit) + steps
     if not res.success:
         raise ConvergenceError(
             f"{what}: L-BFGS-B did not converge after {res.nit} iterations "
@@ -499,6 +520,40 @@ def _run_lbfgsb(
             tol=tol,
         )
     return np.asarray(res.x / scale, dtype=np.float64), float(res.fun), int(res.nit)
+
+
+_NEWTON_POLISH_STEPS = 5
+"""Most Newton steps :func:`_run_lbfgsb` takes after an ``ABNORMAL`` line-search stop."""
+
+
+def _newton_polish(
+    fun: Any,
+    newton: Callable[[FloatArray], FloatArray],
+    x: FloatArray,
+    scale: FloatArray,
+    tol: float,
+) -> tuple[FloatArray, float, int] | None:
+    """Newton steps from ``x`` until the scaled gradient ``max |g / scale|`` is at most
+    ``tol``. Returns ``(x, f, steps)``, or ``None`` when that is not reached. Stops early if
+    a step fails (the Hessian is not positive definite or a value is not finite), does not
+    lower the gradient, or raises ``f`` by more than rounding."""
+    f, g = fun(x)
+    gnorm = float(np.max(np.abs(g / scale)))
+    for step in range(1, _NEWTON_POLISH_STEPS + 1):
+        try:
+            x_new = x + newton(x)
+        except np.linalg.LinAlgError:
+            return None
+        f_new, g_new = fun(x_new)
+        g_new_norm = float(np.max(np.abs(g_new / scale)))
+        if not (np.all(np.isfinite(x_new)) and np.isfinite(f_new) and np.isfinite(g_new_norm)):
+            return None
+        if g_new_norm >= gnorm or f_new > f + 1e-12 * max(abs(f), 1.0):
+            return None
+        x, f, gnorm = x_new, float(f_new), g_new_norm
+        if gnorm <= tol:
+            return np.asarray(x, dtype=np.float64), f, step
+    return None
 
 
 def _at_bound(v: FloatArray, bounds: tuple[float, float]) -> BoolArray:
@@ -1261,15 +1316,25 @@ def _fit_mml(
         ll, ga, gd, _ = _marginal(a, d, pat, nodes, logw)
         return -ll / n_total, -pack_grad(ga, gd) / n_total
 
+    kinds = {"fixed_a": fixed_a is not None, "shared_a": model == "1PL" and fixed_a is None}
+
+    def newton(x: FloatArray) -> FloatArray:
+        # -H^-1 g of the negative log-likelihood = info^-1 times the score
+        a, d = unpack(x)
+        _, ga, gd, W = _marginal(a, d, pat, nodes, logw)
+        info = _mml_information(a, d, pat, nodes, W, **kinds)
+        return np.asarray(linalg.cho_solve(linalg.cho_factor(info), pack_grad(ga, gd)))
+
     what = f"fit_{model.lower()}_mml"
-    x, _, nit = _run_lbfgsb(fun, x0, scale, None, max_iter=max_iter, tol=tol, what=what)
+    x, _, nit = _run_lbfgsb(
+        fun, x0, scale, None, max_iter=max_iter, tol=tol, what=what, newton=newton
+    )
     a, d = unpack(x)
     ll, _, _, W = _marginal(a, d, pat, nodes, logw)
     ability, se = _eap(W, nodes, pat.inverse)
     with np.errstate(divide="ignore", invalid="ignore"):
         b = -d / a
     if standard_errors:
-        kinds = {"fixed_a": fixed_a is not None, "shared_a": model == "1PL" and fixed_a is None}
         info = _mml_information(a, d, pat, nodes, W, **kinds)
         a_se, d_se, b_se, se_status = _mml_standard_errors(a, d, info, **kinds)
     else:
@@ -1340,6 +1405,9 @@ def fit_2pl_mml(
     tol : float, default 1e-6
         Stop when the largest component of the gradient of the mean
         log-likelihood per person, after diagonal preconditioning, is below
+        ``tol``. Below about 1e-8 the line search can stop first, since the
+        decrease is lost in rounding. The fit is then finished with a few Newton
+        steps on the exact observed information, and it still has to meet
         ``tol``.
     standard_errors : bool, default True
         Compute the item standard errors (see Notes). Their cost,

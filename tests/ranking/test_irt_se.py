@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import optimize
 from scipy.special import expit
@@ -331,6 +331,7 @@ def test_lsat6_se_by_an_independent_route(shared_data: Path, model: str) -> None
 
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), two_pl=st.booleans())
+@example(seed=182790, two_pl=False)  # L-BFGS-B stopped ABNORMAL at tol=1e-9
 def test_mml_duplicating_persons_divides_se_by_sqrt2_and_relabelling_permutes(
     seed: int, two_pl: bool
 ) -> None:
