@@ -115,6 +115,13 @@ FLAG_REASONS: tuple[str, str, str, str, str] = (
 )
 """Why an annotator can be flagged (:attr:`FlagReason.reason`)."""
 
+MIN_ANNOTATORS_FOR_VERDICT = 3
+"""An ability verdict (``reliable``, ``adversarial``, ``random`` by ability) compares an
+annotator with the ranking that the *others* support: with one or two annotators who cast
+decisive votes, that ranking is mostly the annotator's own (each agrees with a ranking fitted
+to their own votes, and two who disagree cannot tell who is right), so they stay ``pending``.
+Per-vote flags (position bias, too fast, all ties) need no others and still apply."""
+
 Action = Literal["warn", "exclude"]
 Correction = Literal["bh", "holm"]
 Intervals = Literal["wald", "bootstrap"]
@@ -860,7 +867,11 @@ def stable_arena(
     log-normal spread (estimated robustly from the annotators clearly better
     than random, net of sampling noise) when they differ; with fewer than
     five such annotators or too few votes to estimate that spread,
-    ``random_fraction`` times the median ability.
+    ``random_fraction`` times the median ability. With fewer than
+    :data:`MIN_ANNOTATORS_FOR_VERDICT` annotators casting decisive votes, no
+    ability verdict is given (everyone fitted stays ``pending``, with
+    ``votes_to_verdict`` None): the ranking they would be compared with is
+    mostly their own.
 
     **Per-vote checks** (on every annotator, fitted or not): ``position_bias``
     is the exact two-sided binomial test of left against right choices among
@@ -1071,6 +1082,8 @@ def stable_arena(
     p_raw = np.full(m, np.nan)
     eps = np.full(m, np.nan)
     fits = 0
+    decisive = np.bincount(k_all, weights=(w_all != 0.5).astype(np.float64), minlength=m) > 0
+    comparable = int(decisive.sum()) >= MIN_ANNOTATORS_FOR_VERDICT
     while True:
         use = ~excluded[k_all]
         a, b, w, k = a_all[use], b_all[use], w_all[use], k_all[use]
@@ -1141,7 +1154,7 @@ def stable_arena(
         theta[all_tie], eps[all_tie] = 0.0, eps_value
         flagged_fit = np.zeros(m, dtype=bool)
         new_flags: dict[int, list[FlagReason]] = {}
-        adv = (p_adv_adj <= alpha) if dynamic else (th <= eps_value)
+        adv = ((p_adv_adj <= alpha) if dynamic else (th <= eps_value)) & comparable
         t0 = _random_threshold(th, se, p_adv if dynamic else None, random_fraction)
         p_rnd_adj = adjust_p_values(norm.cdf((th - t0) / safe_se), method=correction)
         for i, j in enumerate(ids.tolist()):
@@ -1149,7 +1162,7 @@ def stable_arena(
                 new_flags[j] = [
                     FlagReason("adversarial", float(th[i]), eps_value, float(p_adv_adj[i]))
                 ]
-            elif dynamic and p_rnd_adj[i] <= alpha:
+            elif comparable and dynamic and p_rnd_adj[i] <= alpha:
                 new_flags[j] = [FlagReason("random", float(th[i]), t0, float(p_rnd_adj[i]))]
         for j in np.flatnonzero(all_tie).tolist():
             new_flags[j] = [FlagReason("random", 1.0, 1.0, None)]
@@ -1224,6 +1237,13 @@ def stable_arena(
             status.append("pending")
             to_verdict.append(max(1, dlt + 1 - nr))
             reasons.append(f"{nr} vote(s) <= delta = {dlt}: too few to estimate its ability yet")
+        elif not comparable:
+            status.append("pending")
+            to_verdict.append(None)
+            reasons.append(
+                f"only {int(decisive.sum())} annotator(s) cast decisive votes here: a verdict "
+                f"compares an annotator with the others (at least {MIN_ANNOTATORS_FOR_VERDICT})"
+            )
         elif not dynamic or 1.0 - p_raw[j] <= alpha:
             status.append("reliable")
             to_verdict.append(None)

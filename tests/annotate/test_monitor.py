@@ -228,7 +228,9 @@ async def test_alignment_report_opens_from_the_monitor(engine: Engine) -> None:
         await pilot.press("a")
         await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen))
         screen = app.screen
-        await wait_for(pilot, lambda: len(screen.query("DataTable")) > 0, timeout=60)
+        await wait_for(  # the tables exist before the worker's rows fill them
+            pilot, lambda: any(t.row_count for t in screen.query("DataTable")), timeout=60
+        )
         text = " ".join(
             str(t.get_row_at(r)) for t in screen.query("DataTable") for r in range(t.row_count)
         )
