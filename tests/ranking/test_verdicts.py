@@ -280,3 +280,24 @@ def test_errors_carry_structured_fields():
         am_elo(a, b, rng.integers(0, 3, 500), rng.integers(0, 2, 500).astype(float), max_iter=1)
     assert cinfo.value.estimator == "am_elo"
     assert "max_iter" not in str(cinfo.value).split(";")[-1]
+
+
+def test_two_annotators_get_no_ability_verdict_but_keep_per_vote_flags():
+    """Regression: with two annotators each agrees with a ranking fitted mostly to their
+    own votes, so the demo's 2-annotator groups came out 'reliable' on 4 votes. With fewer
+    than MIN_ANNOTATORS_FOR_VERDICT decisive annotators, no ability verdict is given
+    (pending, votes_to_verdict None); a per-vote flag (12/12 left) still applies."""
+    from ranking.arena import MIN_ANNOTATORS_FOR_VERDICT
+
+    assert MIN_ANNOTATORS_FOR_VERDICT == 3
+    s = simulate_arena(n_models=6, n_annotators=2, records_per_annotator=60, tie_rate=0.0, rng=5)
+    res = stable_arena(s.model_a, s.model_b, s.annotator, s.outcome)
+    assert res.status == ("pending", "pending")
+    fitted = [j for j in range(2) if "at least 3" in res.reasons[j]]
+    assert fitted  # past delta, yet no verdict
+    assert all(res.verdict(j)["votes_to_verdict"] is None for j in fitted)
+    pv = perturb_votes(s, [0], strategy="position", left_share=1.0, rng=5)
+    res = stable_arena(s.model_a, s.model_b, s.annotator, pv.outcome, left_chosen=pv.left_chosen)
+    assert res.status[0] == "flagged"
+    assert [f.reason for f in res.flags[0]] == ["position_bias"]
+    assert res.status[1] == "pending"
