@@ -622,7 +622,12 @@ def _apply_votes(s: Session, records: list[VoteRecord], report: ImportReport) ->
         )
         writer = _VoteWriter(s, st.id, name)
         writer.look_elsewhere({r.uuid for r in recs} | {r.supersedes for r in recs if r.supersedes})
-        for r in _parents_first(recs):
+        ordered = _parents_first(recs)
+        # every annotator looked up (or created) at once, in the order the loop meets them:
+        # the same ids as one by one, without a scan of the stored names per new name
+        names = list(dict.fromkeys(r.annotator for r in ordered))
+        writer.annotators.update(zip(names, repo.annotator_ids(s, names), strict=True))
+        for r in ordered:
             if r.item_key not in items:
                 raise InputFileError(
                     r.path,

@@ -260,3 +260,27 @@ def test_fast_import_round_trips_through_export(tmp_path: Path, base: Path) -> N
     fresh.dispose()
     for name in ("votes.csv", "vote_log.csv", "items.csv"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_annotator_ids_in_bulk_match_one_by_one(tmp_path: Path, base: Path) -> None:
+    """repo.annotator_ids gives the ids annotator_id gives name by name (stored, legacy,
+    new in order), and stores the same names."""
+    from sqlmodel import Session
+
+    names = ["zed", "legacy name", "ann", "zed", "bob"]
+    got = []
+    for mode in ("bulk", "each"):
+        db = tmp_path / f"{mode}.db"
+        shutil.copy(base, db)
+        engine = open_store(db)
+        with Session(engine) as s, s.begin():
+            repo.annotator_id(s, "ann")
+            if mode == "bulk":
+                ids = repo.annotator_ids(s, names)
+            else:
+                ids = [repo.annotator_id(s, n) for n in names]
+            rows = s.execute(repo.text("SELECT id, name FROM annotator ORDER BY id")).all()
+        engine.dispose()
+        got.append((ids, [tuple(r) for r in rows]))
+    assert got[0] == got[1]
+    assert got[0][0][1] == 1  # the legacy "Legacy  Name"
