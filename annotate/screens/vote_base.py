@@ -29,7 +29,7 @@ from textual.widgets import Footer, Label
 from textual.worker import Worker, WorkerState
 
 from annotate.messages import StudyFinished, StudyOpened, VoteRecorded, VoteUndone
-from annotate.screens.key_gate import KeyGate, clock
+from annotate.screens.key_gate import KeyGate, clock, freeze_startup_objects
 from annotate.screens.summary import notify_refused_undo
 from annotate.widgets.progress import StudyProgress
 from annotate.widgets.reveal import RevealLine
@@ -144,6 +144,7 @@ class VoteScreen(Screen[None]):
         raise NotImplementedError
 
     def on_mount(self) -> None:
+        freeze_startup_objects()
         self.progress_bar.set_title(self.session.study.title or self.session.study.name)
         self.post_message(StudyOpened(self.session.study.name, self.session.annotator))
         self.set_interval(KEEP_RESERVATION_S, self._keep_reservation)

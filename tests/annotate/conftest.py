@@ -122,6 +122,19 @@ def record_notifications(app: Any) -> list[str]:
     return messages
 
 
+def record_titled_notifications(app: Any) -> list[tuple[str, str]]:
+    """Like :func:`record_notifications`, as ``(title, message)`` pairs."""
+    notes: list[tuple[str, str]] = []
+    original = app.notify
+
+    def notify(message: str, **kwargs: Any) -> None:
+        notes.append((str(kwargs.get("title", "")), message))
+        original(message, **kwargs)
+
+    app.notify = notify
+    return notes
+
+
 # --- the installed command under tmux ------------------------------------------
 
 ANNOTATE = Path(sys.executable).parent / "annotate"
@@ -148,7 +161,8 @@ class Tmux:
         self.target = name
         self.paint_log = paint_log
         """The app's test-only paint log (ANNOTATE_PAINT_LOG), when given."""
-        self._last_vote: tuple[str, float] | None = None
+        self._last_vote: tuple[str, float, int] | None = None
+        """The last vote key, when its send returned, and how many paints came before it."""
         env = [
             f"-e{k}={v}"
             for k, v in os.environ.items()
@@ -200,6 +214,16 @@ class Tmux:
     def type(self, text: str) -> None:
         self.tmux("send-keys", "-t", self.target, "-l", text)
 
+    def double_tap(self, key: str, *, gap: float = 0.04) -> None:
+        """Send ``key`` twice, ``gap`` seconds apart as the tmux server times them.
+
+        One tmux command: two ``send-keys`` calls would also be spaced by the start
+        of a second tmux client, which on a loaded machine can take longer than the
+        vote debounce, so the app would read two separate presses, not a double tap.
+        """
+        t = ["-t", self.target]
+        self.tmux("send-keys", *t, key, ";", "run-shell", "-d", str(gap), ";", "send-keys", *t, key)
+
     def pid(self) -> int:
         return int(self.tmux("display-message", "-p", "-t", self.target, "#{pane_pid}"))
 
@@ -242,15 +266,20 @@ class Tmux:
         """Send a vote key as a person would; with ``then_paint``, wait for the next paint.
 
         Keys sent before an item's paint is confirmed are dropped, and so is a repeat
-        of the same key within the debounce: this waits out the debounce first.
+        of the same key within the debounce: this waits out the debounce first. The
+        app measures it from when it read the last key, which on a loaded machine can
+        be well after it was sent; the paint that followed that vote came after the
+        read, so the wait runs from that paint (the log's clock is this one) if any.
         """
         if self._last_vote is not None and self._last_vote[0] == key:
-            wait = self._last_vote[1] + REPEAT_DEBOUNCE_S + 0.05 - time.monotonic()
+            _, sent, painted = self._last_vote
+            later = [ns / 1e9 for _, ns, _ in self.paints()[painted : painted + 1]]
+            wait = max(sent, *later) + REPEAT_DEBOUNCE_S + 0.05 - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
         n = len(self.paints())
-        self._last_vote = (key, time.monotonic())
         self.send(key)
+        self._last_vote = (key, time.monotonic(), n)
         if then_paint:
             self.wait_painted(n + 1)
 

@@ -38,7 +38,13 @@ from annotate.services.importing import import_paths
 from annotate.services.voting import UNDO_REFUSED_AFTER_REVEAL, VotingSession
 from annotate.widgets.literal import MAX_SHOWN_CHARS
 from annotate.widgets.panes import QuestionCard
-from tests.annotate.conftest import record_notifications, rows, settle, votes
+from tests.annotate.conftest import (
+    record_notifications,
+    record_titled_notifications,
+    rows,
+    settle,
+    votes,
+)
 
 SIZE = (100, 32)
 CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -324,7 +330,7 @@ async def test_undo_key_is_greyed_out_and_explained_after_the_reveal(
     engine: Engine, db_path: Path
 ) -> None:
     app = make_app(engine=engine, annotator="rev2", study="demo-arena")
-    notes = record_notifications(app)
+    notes = record_titled_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = app.screen
@@ -337,7 +343,9 @@ async def test_undo_key_is_greyed_out_and_explained_after_the_reveal(
         await pilot.press("u")
         await settle(pilot)
         assert isinstance(app.screen, BattleScreen)
-    assert notes == [UNDO_REFUSED_AFTER_REVEAL]
+    # exactly one word about undo, the refusal (no "withdrawn"); a --study Tip may come too
+    assert [m for title, m in notes if title == "Undo"] == [UNDO_REFUSED_AFTER_REVEAL]
+    assert {title for title, _ in notes} <= {"Undo", "Tip"}, notes
     assert len(votes(db_path)) == 1  # no retraction row
 
 

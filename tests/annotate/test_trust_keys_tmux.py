@@ -2,7 +2,9 @@
 
 The installed ``annotate`` (and ``python -m annotate``) runs under tmux with the
 test-only paint log on. Bursts of vote keys are sent in one ``send-keys`` call,
-much faster than the screen can paint, then double taps 40 ms apart. Afterwards
+much faster than the screen can paint, then double taps 40 ms apart (both keys in
+one tmux command, so the tmux server spaces them, not the start-up of two tmux
+clients, which on a loaded machine can exceed the app's debounce). Afterwards
 every stored vote must be on the item that was the last one painted before the
 vote was committed (so its key came after that paint), and each double tap must
 have cast one vote.
@@ -64,12 +66,10 @@ def test_bursts_vote_only_on_painted_items_and_double_taps_vote_once(
             t.type(burst)  # one send-keys call: the keys arrive within a millisecond or two
             settle_paints(t)
             assert vote_count(db) > before  # the first key of a burst votes
-        for key in "1212":  # double taps 40 ms apart
+        for key in "1212":  # double taps 40 ms apart (timed by the tmux server)
             before, painted = vote_count(db), len(t.paints())
-            t.send(key)
-            time.sleep(0.04)
-            second_sent = time.monotonic_ns()
-            t.send(key)
+            second_sent = time.monotonic_ns() + 40_000_000  # at the earliest
+            t.double_tap(key, gap=0.04)
             t.wait_painted(painted + 1)
             settle_paints(t)  # also longer than the debounce before the next tap
             assert vote_count(db) == before + 1, f"a double tap of {key!r} cast two votes"
