@@ -67,6 +67,12 @@ def _add_parser(sub: Any, common: argparse.ArgumentParser, jsonp: argparse.Argum
         "(default 0: exact ties only)",
     )
     r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    r.add_argument(
+        "--latex",
+        action="store_true",
+        help="also write report.tex: the alignment and agreement tables as booktabs "
+        "tabulars, with the Methods paragraph and the references",
+    )
 
 
 EXTRA_PARSERS.append(_add_parser)
@@ -96,7 +102,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         # The study name becomes a folder name: checked to stay under exports/.
         folder = inside(output_folder(Path("exports")), f"report-{rep.study}")
-    written = write_report(rep, folder, plots=not args.no_plots)
+    written = write_report(rep, folder, plots=not args.no_plots, latex=args.latex)
     if args.json:
         doc = rep.as_dict()
         doc["files"] = [str(f) for f in written.files]
@@ -104,7 +110,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         _print_json(check_json(doc))
         return 0
-    view = rep.view()
+    from annotate.services.report_view import printed_view
+
+    view = printed_view(rep)
     say(one_line(view.title))
     say()
     for line in view.summary:

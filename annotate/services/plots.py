@@ -138,6 +138,7 @@ def _pools(r: HumanAlignmentReport, folder: Path) -> Path | str:
     fig = _figure(max(6.0, 1.6 * len(pools) * max(1, len(methods)) / 1.5), 4.2)
     ax = fig.subplots()
     width = 0.8 / len(methods)
+    labelled: set[str] = set()
     for j, meth in enumerate(methods):
         for i, pool in enumerate(pools):
             s = next((x for x in r.subgroups if x.pool == pool and x.label == meth), None)
@@ -154,11 +155,12 @@ def _pools(r: HumanAlignmentReport, folder: Path) -> Path | str:
                 v,
                 width * 0.9,
                 color=COLORS[j % len(COLORS)],
-                label=_t(meth) if i == 0 else None,
+                label=None if meth in labelled else _t(meth),
                 yerr=_err(v, 100 * iv.low, 100 * iv.high) if iv else None,
                 capsize=3,
                 ecolor="0.3",
             )
+            labelled.add(meth)
             k = "κ —" if s.kappa.value is None else f"κ={s.kappa.value:.2f}"
             ax.text(
                 x,
@@ -180,7 +182,8 @@ def _pools(r: HumanAlignmentReport, folder: Path) -> Path | str:
     ax.set_ylim(0, 105)
     ax.set_ylabel("consensus alignment, % (95% CI over pairs)")
     ax.axhline(50, color="0.8", lw=1, zorder=0)
-    ax.legend(fontsize=8, loc="upper left")
+    if ax.get_legend_handles_labels()[0]:  # no empty legend box when nothing is labelled
+        ax.legend(fontsize=8, loc="upper left")
     ax.set_title(f"Alignment by model pool (cf. Figure 7) — {_t(r.study)}", fontsize=11)
     return _save(fig, inside(folder, "pools.png"))
 
@@ -198,6 +201,7 @@ def _individual(r: HumanAlignmentReport, folder: Path) -> Path | str:
         off = 0.6 / max(1, len(methods))
         for j, m in enumerate(methods):
             dy = (j - (len(methods) - 1) / 2) * off
+            label: str | None = _t(m.label)
             for y, a in zip(ys, m.individual, strict=True):
                 if a.value is None:
                     continue
@@ -215,8 +219,9 @@ def _individual(r: HumanAlignmentReport, folder: Path) -> Path | str:
                     MARKERS[j % len(MARKERS)],
                     color=COLORS[j % len(COLORS)],
                     ms=5,
-                    label=_t(m.label) if y == ys[0] else None,
+                    label=label,
                 )
+                label = None
         ax.set_yticks(ys, [_t(n) for n in names])
         ax.set_ylim(-0.7, len(names) - 0.3)
         ax.set_xlabel(

@@ -66,6 +66,7 @@ from annotate.services.monitoring import AnnotatorStatus, StudyMonitor
 from annotate.services.notes import report_lines
 from annotate.services.report_files import WrittenReport, md_escape, write_report
 from annotate.services.report_view import (
+    EXACT_P_MAX_N,
     ReportTable,
     ReportView,
     build_view,
@@ -618,7 +619,10 @@ def _estimate_column(matrix: Matrix, method: str, models: Sequence[str] | None =
     except AnnotateError as err:
         return _Column(method, label, "response matrix", values, f"{label} failed: {err}")
     except (RankingInputError, ConvergenceError, ValueError, FloatingPointError) as err:
-        return _Column(method, label, "response matrix", values, f"{label} failed: {err}")
+        from annotate.services.estimators import _named  # "model 3" -> "model 'gpt-4o'"
+
+        why = _named(str(err), sub)
+        return _Column(method, label, "response matrix", values, f"{label} failed: {why}")
     pos = {q: i for i, q in enumerate(matrix.questions)}
     missing = 0
     for q, d in r.questions:
@@ -1067,7 +1071,52 @@ def _rank_correlation(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], ki
     value, p = float(r.statistic), float(r.pvalue)
     if not math.isfinite(value):
         return Correlation(None, None, f"scipy could not compute {kind}'s coefficient", n)
+    if n <= EXACT_P_MAX_N:
+        # scipy's Spearman p comes from a t approximation: p = 0 for rho = 1 with n = 3,
+        # where the exact permutation p-value is 1/3.
+        p = _exact_p(x, y, kind)
     return Correlation(value, p if math.isfinite(p) else None, None, n)
+
+
+def _exact_ps(sp: Any, kd: Any, est: npt.NDArray[np.float64], human: Any) -> tuple[Any, Any]:
+    """``sp`` and ``kd`` with exact p-values (few questions; see :func:`_exact_p`)."""
+    from dataclasses import replace
+
+    used = ~_mask(human)
+    x, y = np.asarray(est, dtype=np.float64)[used], np.asarray(human.data, np.float64)[used]
+    out = []
+    for c, kind in ((sp, "spearman"), (kd, "kendall")):
+        if c.value is not None and c.n == x.size and c.n <= EXACT_P_MAX_N:
+            c = replace(c, p_value=_exact_p(x, y, kind))
+        out.append(c)
+    return out[0], out[1]
+
+
+def _exact_p(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], kind: str) -> float:
+    """Exact two-sided permutation p-value of Spearman's rho or Kendall's tau-b.
+
+    The share of the n! orderings of ``y`` whose coefficient is at least as far from 0
+    as the observed one (ties kept as average ranks / tied pairs). Each coefficient is
+    a constant times the statistic below, so the constants are left out.
+    """
+    from itertools import permutations
+
+    from scipy.stats import rankdata
+
+    n = int(x.size)
+    perms = np.array(list(permutations(range(n))), dtype=np.int64)
+    if kind == "spearman":
+        rx, ry = rankdata(x), rankdata(y)
+        rx = rx - rx.mean()
+        stat = ry[perms] @ rx
+        obs = float(ry @ rx)
+    else:
+        i, j = np.triu_indices(n, 1)
+        sx = np.sign(x[i] - x[j])
+        stat = np.sign(y[perms[:, i]] - y[perms[:, j]]) @ sx
+        obs = float(np.sign(y[i] - y[j]) @ sx)
+    tol = 1e-9 * max(1.0, abs(obs))
+    return float(np.mean(np.abs(stat) >= abs(obs) - tol))
 
 
 def _prior_scale(
@@ -1268,6 +1317,8 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
                 )
         for e, name in enumerate(h.estimator_names):
             sp, kd = h.spearman[e], h.kendall[e]
+            if D is not None and (sp.n <= EXACT_P_MAX_N or kd.n <= EXACT_P_MAX_N):
+                sp, kd = _exact_ps(sp, kd, D[e], h.difficulty)
             if sp.value is not None:
                 corr_items[name][0].append((sp.value, sp.p_value, sp.n))
             elif sp.reason:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from annotate.names import one_line
 from annotate.services.paths import inside, output_folder
-from annotate.services.report_view import ReportTable
+from annotate.services.report_view import EXACT_P_MAX_N, ReportTable, printed_view
 from ranking.alignment import Estimate, Interval
 
 if TYPE_CHECKING:
@@ -73,6 +73,182 @@ def _md_table(t: ReportTable) -> list[str]:
     if t.note:
         lines += ["", f"*{md_escape(t.note)}*"]
     return [*lines, ""]
+
+
+EIP_PAPER = (
+    "Xingjian Hu, Ziqian Zhang, Yue Huang, Kai Zhang, Ruoxi Chen, Yixin Liu, Qingsong Wen, "
+    "Kaidi Xu, Xiangliang Zhang, Neil Zhenqiang Gong and Lichao Sun. EIP: Weighted Ranking "
+    "of LLMs by Quantifying Question Difficulty. International Conference on Learning "
+    "Representations (ICLR), 2026. Code: https://github.com/Leozz04/EIP"
+)
+"""The paper whose Table 2, eq. 9 and Figure 7 the report reproduces (reference [1])."""
+
+REFERENCES = (
+    EIP_PAPER,
+    "Zirui Liu, Jiatong Li, Yan Zhuang, Qi Liu, Shuanghong Shen, Jie Ouyang, Mingyue Cheng "
+    "and Shijin Wang. am-ELO: A Stable Framework for Arena-based LLM Evaluation. "
+    "International Conference on Machine Learning (ICML), 2025.",
+    "Art B. Owen. The pigeonhole bootstrap. Annals of Applied Statistics 1(2), 386-411, 2007.",
+)
+"""The References section of report.md and report.tex, cited as [1], [2], [3]."""
+
+
+def versions() -> str:
+    """``annotate 0.1.0, numpy 2.4.6, scipy 1.17.1, Python 3.12.3``: what computed the report."""
+    import platform
+    from importlib import metadata
+
+    import numpy
+    import scipy
+
+    import annotate
+
+    try:
+        own = metadata.version("annotate-eval")
+    except metadata.PackageNotFoundError:
+        own = annotate.__version__
+    return (
+        f"annotate {own}, numpy {numpy.__version__}, scipy {scipy.__version__}, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def methods_paragraph(r: HumanAlignmentReport) -> str:
+    """A paragraph a lead can paste into a paper: what was computed, settings, versions."""
+    from annotate.services.report import RESAMPLE_LABELS
+
+    nt = r.near_ties
+    labels = [m.label for m in r.alignment]
+    listed = ", ".join(labels[:-1]) + (" and " if len(labels) > 1 else "") + labels[-1]
+    tie = (
+        "only exact ties (margin 0) counted as near-ties"
+        if nt.margin == 0
+        else f"pairs whose majority margin |n1 - n2| / (n1 + n2) was at most {nt.margin:g} "
+        "counted as near-ties"
+    )
+    if r.n_boot:
+        boot = (
+            f"Intervals are {100 * r.confidence:g}% percentile bootstrap intervals from "
+            f"{r.n_boot} replicates per resampling scheme, resampling "
+            f"{RESAMPLE_LABELS.get(r.resample, r.resample)} [3] (seed {r.seed})."
+        )
+    else:
+        boot = "No bootstrap intervals were computed."
+    pools = (
+        f" Each estimator was recomputed on each of the {len({s.pool for s in r.subgroups})} "
+        "model pools (Figure 7 of [1])."
+        if r.subgroups
+        else ""
+    )
+    return (
+        f"We compared {len(labels)} question-difficulty estimator(s) ({listed}) with the "
+        f"judgements of {len(r.annotators)} annotator(s) on {r.n_pairs} question pairs "
+        f"({r.n_questions} questions; {r.n_votes} votes, {r.n_skips} of them skips), each "
+        "judgement saying which question of a pair is harder, following the human-alignment "
+        "protocol of Hu et al. [1] (sec. 3.3, App. H.3). For each estimator we computed the "
+        "consensus alignment (eq. 9 of [1]: the share of pairs where the question the "
+        "estimator rates harder is the one the majority of non-skipped votes chose; a tied "
+        "prediction counts as a miss), Cohen's kappa against the consensus and the mean "
+        f"individual alignment; {tie}, resolved by a reliability-weighted vote "
+        f"({nt.rule} rule).{pools} Agreement among annotators: Fleiss' kappa, "
+        "Krippendorff's alpha (nominal, skips as missing) and pairwise Cohen's kappa. A human "
+        "difficulty scale was fitted with am-ELO [2] (Bradley-Terry with one discrimination "
+        "per annotator) and compared with each estimator by Spearman's rho and Kendall's "
+        f"tau-b (two-sided p-values, exact for {EXACT_P_MAX_N} or fewer questions). {boot} "
+        f"Software: {versions()}."
+    )
+
+
+_TEX_SPECIAL = str.maketrans(
+    {
+        "\\": r"\textbackslash{}",
+        "&": r"\&",
+        "%": r"\%",
+        "$": r"\$",
+        "#": r"\#",
+        "_": r"\_",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+        "<": r"\textless{}",
+        ">": r"\textgreater{}",
+        "|": r"\textbar{}",
+        "—": "---",
+        "–": "--",
+        "⟨": r"$\langle$",
+        "⟩": r"$\rangle$",
+        **{chr(0x2400 + k): r"\textasciicircum{}" + chr(0x40 + k) for k in range(0x20)},
+        "\u2421": r"\textasciicircum{}?",
+    }
+)
+
+
+def tex_escape(text: object) -> str:
+    """``text`` as literal LaTeX text on one line: control characters and escape sequences
+    as visible placeholders (:func:`annotate.names.one_line`, then ``^[`` caret notation),
+    every LaTeX special character escaped."""
+    return one_line(" ".join(str(text).splitlines())).translate(_TEX_SPECIAL)
+
+
+def _tex_table(t: ReportTable, label: str, caption: str) -> list[str]:
+    spec = "l" + "r" * (len(t.columns) - 1)
+    lines = [
+        r"\begin{table}[ht]",
+        r"\centering",
+        rf"\caption{{{tex_escape(caption)}}}",
+        rf"\label{{tab:{label}}}",
+        r"\resizebox{\textwidth}{!}{%",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(tex_escape(c) for c in t.columns) + r" \\",
+        r"\midrule",
+    ]
+    lines += [" & ".join(tex_escape(c) for c in row) + r" \\" for row in t.rows]
+    lines += [r"\bottomrule", r"\end{tabular}}"]
+    if t.note:
+        lines += [r"\par\smallskip", rf"{{\footnotesize {tex_escape(t.note)}\par}}"]
+    return [*lines, r"\end{table}", ""]
+
+
+def write_latex(r: HumanAlignmentReport, folder: Path) -> Path:
+    """``report.tex``: the alignment and agreement tables as booktabs tabulars, with the
+    Methods paragraph and the references, in a document that compiles on its own
+    (packages booktabs and graphicx); every cell is escaped (:func:`tex_escape`)."""
+    v = printed_view(r)
+    study = r.title or r.study
+    tex = [
+        "% Written by `annotate report --latex`: the main tables of the human-alignment",
+        "% report. Copy the table environments into a paper (needs booktabs, graphicx).",
+        r"\documentclass{article}",
+        r"\usepackage[T1]{fontenc}",
+        r"\usepackage[utf8]{inputenc}",
+        r"\usepackage{booktabs}",
+        r"\usepackage{graphicx}",
+        r"\begin{document}",
+        "",
+        rf"\section*{{{tex_escape(v.title)}}}",
+        "",
+        r"\paragraph{Methods.}",
+        tex_escape(methods_paragraph(r)),
+        "",
+    ]
+    captions = {
+        "alignment": f"Alignment of difficulty estimators with human judgement, {study} "
+        "(cf. Table 2 of [1]).",
+        "agreement": f"Agreement among annotators, {study}.",
+    }
+    shown = [t for t in v.tables if t.key in captions]
+    for t in shown:
+        tex += _tex_table(t, t.key, captions[t.key])
+    if not shown:
+        tex += [tex_escape(v.summary[-1]), ""]
+    tex += [r"\section*{References}", r"\begin{enumerate}"]
+    tex += [rf"\item[{{[{i}]}}] {tex_escape(ref)}" for i, ref in enumerate(REFERENCES, start=1)]
+    tex += [r"\end{enumerate}", "", r"\end{document}", ""]
+    path = inside(folder, "report.tex")
+    path.write_text("\n".join(tex), encoding="utf-8")
+    return path
 
 
 def _f(x: float | None) -> str:
@@ -311,8 +487,11 @@ def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list
     return out
 
 
-def write_report(r: HumanAlignmentReport, folder: Path, *, plots: bool = True) -> WrittenReport:
-    """Write ``report.md``, the CSVs and (with ``plots``) the PNGs under ``folder``."""
+def write_report(
+    r: HumanAlignmentReport, folder: Path, *, plots: bool = True, latex: bool = False
+) -> WrittenReport:
+    """Write ``report.md``, the CSVs, (with ``plots``) the PNGs and (with ``latex``)
+    ``report.tex`` under ``folder``."""
     folder = output_folder(folder)
     files: list[Path] = []
     for name, (header, rows) in _csv_tables(r).items():
@@ -325,9 +504,10 @@ def write_report(r: HumanAlignmentReport, folder: Path, *, plots: bool = True) -
 
         pngs, notes = write_plots(r, folder)
     plot_seconds = time.perf_counter() - t
-    v = r.view()
+    v = printed_view(r)
     md = [f"# {md_escape(v.title)}", ""]
     md += [md_escape(line) + "  " for line in v.summary] + [""]
+    md += ["## Methods", "", md_escape(methods_paragraph(r)), ""]
     figures = {p.name: p for p in pngs}
     captions = {
         "alignment.png": "Consensus alignment and Cohen's kappa per method",
@@ -367,7 +547,11 @@ def write_report(r: HumanAlignmentReport, folder: Path, *, plots: bool = True) -
         "- Pairwise Cohen's kappa and leave-one-out agreement have no intervals.",
         "",
     ]
+    md += ["## References", ""]
+    md += [f"{i}. {md_escape(ref)}" for i, ref in enumerate(REFERENCES, start=1)] + [""]
     md_path = inside(folder, "report.md")
     md_path.write_text("\n".join(md), encoding="utf-8")
     files = [md_path, *files, *pngs]
+    if latex:
+        files.insert(1, write_latex(r, folder))
     return WrittenReport(folder, tuple(files), tuple(notes), plot_seconds)

@@ -7,13 +7,15 @@ objects whose cells are already text. No statistics and no I/O here.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ranking.alignment import Estimate, Interval
 
 if TYPE_CHECKING:
-    from annotate.services.report import AnnotatorAlignment, HumanAlignmentReport
+    from annotate.services.report import AnnotatorAlignment, Correlation, HumanAlignmentReport
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,44 @@ def num(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
 
+def p_text(p: float | None) -> str:
+    """A p-value with sensible precision: ``0.33``, ``0.004``, ``< 0.001``; — when undefined."""
+    if p is None:
+        return "—"
+    if p < 0.001:
+        return "< 0.001"
+    return f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
+
+
+class Footnotes:
+    """Long reasons of undefined cells, said once in a note under the table.
+
+    A reason of at most :data:`INLINE_REASON` characters stays in the cell
+    (``undefined: reason``); a longer one becomes ``undefined [k]`` and the note
+    says ``[k] reason`` once, however many cells share it.
+    """
+
+    def __init__(self) -> None:
+        self.reasons: dict[str, int] = {}
+
+    def cell(self, e: Estimate, *, percent: bool) -> str:
+        if e.value is not None or len(e.reason or "") <= INLINE_REASON:
+            return value_text(e, percent=percent)
+        k = self.reasons.setdefault(e.reason or "", len(self.reasons) + 1)
+        return f"undefined [{k}]"
+
+    def note(self, note: str) -> str:
+        said = " ".join(f"[{k}] {why}" for why, k in self.reasons.items())
+        return f"{note} Undefined: {said}" if said else note
+
+
+EXACT_P_MAX_N = 8
+"""Up to this many questions the correlation p-values are exact: every ordering counted."""
+
+INLINE_REASON = 60
+"""Longer reasons of undefined cells go to the table's note (:class:`Footnotes`)."""
+
+
 def ci_text(i: Interval | None, *, percent: bool) -> str:
     if i is None:
         return "—"
@@ -73,6 +113,10 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
         f"{r.seed}); CI both = pairs and annotators resampled together (two-way), CI pairs "
         "/ CI annotators = one way only. Percentages: alignment in %.",
     ]
+    summary.append(
+        "Table 2, eq. 9 and Figure 7 are those of the EIP paper (Hu et al., ICLR 2026) [1]; "
+        "the full reference is under References in report.md."
+    )
     if not r.human_scale.fitted:
         summary.append(
             "Human difficulty scale: not fitted (the reason is under 'Estimators vs the "
@@ -87,6 +131,7 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             "comparable); correlations are n-weighted means of the within-group coefficients."
         )
     summary.extend(r.notes)
+    fn = Footnotes()
     tables = [
         ReportTable(
             "alignment",
@@ -108,22 +153,24 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             tuple(
                 (
                     m.label,
-                    value_text(m.consensus, percent=True),
+                    fn.cell(m.consensus, percent=True),
                     ci_text(m.consensus.both_interval, percent=True),
                     ci_text(m.consensus.pairs_interval, percent=True),
                     ci_text(m.consensus.annotators_interval, percent=True),
-                    value_text(m.kappa, percent=False),
+                    fn.cell(m.kappa, percent=False),
                     ci_text(m.kappa.both_interval, percent=False),
                     ci_text(m.kappa.pairs_interval, percent=False),
                     ci_text(m.kappa.annotators_interval, percent=False),
-                    value_text(m.mean_individual, percent=True),
+                    fn.cell(m.mean_individual, percent=True),
                     str(m.pairs),
                     str(m.tied_predictions),
                 )
                 for m in r.alignment
             ),
-            "consensus: share of consensus pairs where the prediction matches the majority; "
-            "a tied prediction counts as a miss.",
+            fn.note(
+                "consensus: share of consensus pairs where the prediction matches the "
+                "majority; a tied prediction counts as a miss."
+            ),
         ),
         ReportTable(
             "individual",
@@ -132,7 +179,7 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             tuple(
                 (
                     a,
-                    str(r.alignment[0].individual[i].judged) if r.alignment else "0",
+                    str(max((m.individual[i].judged for m in r.alignment), default=0)),
                     *(_cell(m.individual[i]) for m in r.alignment),
                 )
                 for i, a in enumerate(r.annotators)
@@ -141,6 +188,7 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
         ),
     ]
     if r.subgroups:
+        fn = Footnotes()
         tables.append(
             ReportTable(
                 "subgroups",
@@ -164,11 +212,11 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
                         s.pool,
                         str(len(s.models)),
                         s.label,
-                        value_text(s.consensus, percent=True),
+                        fn.cell(s.consensus, percent=True),
                         ci_text(s.consensus.both_interval, percent=True),
                         ci_text(s.consensus.pairs_interval, percent=True),
                         ci_text(s.consensus.annotators_interval, percent=True),
-                        value_text(s.kappa, percent=False),
+                        fn.cell(s.kappa, percent=False),
                         ci_text(s.kappa.both_interval, percent=False),
                         ci_text(s.kappa.pairs_interval, percent=False),
                         ci_text(s.kappa.annotators_interval, percent=False),
@@ -176,7 +224,7 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
                     )
                     for s in r.subgroups
                 ),
-                "each estimator recomputed from the pool's models only.",
+                fn.note("each estimator recomputed from the pool's models only."),
             )
         )
     g = r.agreement
@@ -282,9 +330,9 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
                 (
                     c.label,
                     num(c.spearman),
-                    num(c.spearman_p, 4),
+                    p_text(c.spearman_p),
                     num(c.kendall),
-                    num(c.kendall_p, 4),
+                    p_text(c.kendall_p),
                     str(c.n),
                     str(c.groups),
                     c.reason or "",
@@ -295,6 +343,7 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
                 "human scale: am-ELO fit of the votes (Bradley-Terry with one discrimination "
                 "per annotator), per group of linked questions; with several groups the "
                 "coefficients are n-weighted means of the within-group ones (no p-value)."
+                + _p_note(hs.correlations)
                 + (
                     f" Group(s) {', '.join(map(str, hs.prior_groups))}: too few votes for the "
                     "plain fit, fitted with weak priors (annotator discrimination ~ N(1, 2^2) "
@@ -359,6 +408,47 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             )
         )
     return ReportView(f"Human alignment: {r.title or r.study}", tuple(summary), tuple(tables))
+
+
+def printed_view(r: HumanAlignmentReport) -> ReportView:
+    """The view for the terminal and ``report.md``: without empty tables, and when no pair
+    has a non-skipped vote, one line saying so in place of the tables of undefined values.
+
+    The report screen keeps every table (:func:`build_view`)."""
+    v = build_view(r)
+    tables = tuple(t for t in v.tables if t.rows)
+    if r.n_pairs and r.near_ties.without_votes < r.n_pairs:
+        return ReportView(v.title, v.summary, tables)
+    why = (
+        "there are no votes in this study yet"
+        if r.n_votes == 0
+        else "there are no non-skipped votes (every vote is a skip)"
+        if r.n_pairs
+        else "the study has no pairs"
+    )
+    line = (
+        f"Alignment, agreement and the human difficulty scale: undefined: {why}; "
+        "their tables are left out."
+    )
+    summary = tuple(x for x in v.summary if not x.startswith("Human difficulty scale: not fitted"))
+    kept = tuple(t for t in tables if t.key in ("annotators", "reliability") and r.n_votes)
+    return ReportView(v.title, (*summary, line), kept)
+
+
+def _p_note(correlations: Sequence[Correlation]) -> str:
+    """What the p columns are; on a tiny scale, that they are exact and how small they go."""
+    small = sorted({c.n for c in correlations if c.spearman_p is not None and c.n})
+    small = [n for n in small if n <= EXACT_P_MAX_N]
+    if not small:
+        return " p: two-sided (scipy)."
+    n = small[0]
+    return (
+        f" p: two-sided, exact (all n! orderings of the questions) for n <= {EXACT_P_MAX_N}; "
+        f"with n = {n} the smallest possible p is {p_text(2 / math.factorial(n))}, "
+        "so too few questions to show a correlation."
+        if n <= 4
+        else f" p: two-sided, exact (all n! orderings of the questions) for n <= {EXACT_P_MAX_N}."
+    )
 
 
 def _cell(a: AnnotatorAlignment) -> str:
