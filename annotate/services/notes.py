@@ -21,7 +21,7 @@ from sqlmodel import Session
 
 from annotate.errors import InputFileError
 from annotate.names import one_line
-from annotate.services.textfiles import describe, read_csv, read_jsonl
+from annotate.services.textfiles import describe
 from annotate.store import repo
 
 FLAG_REASONS = ("typo", "identical questions", "response cut off", "other")
@@ -126,21 +126,9 @@ def read_note_file(path: Path) -> list[tuple[int, dict[str, Any]]]:
     suffix = path.suffix.lower()
     if suffix == ".jsonl" and path.is_file() and not path.read_bytes().strip():
         return []  # an export with no notes writes an empty JSON Lines file
-    if suffix == ".csv":
-        _, rows = read_csv(path)
-        return list(rows)
-    if suffix == ".jsonl":
-        return list(read_jsonl(path))
-    if suffix == ".parquet":
-        import pandas as pd
+    from annotate.services.votes_io import read_records
 
-        try:
-            df = pd.read_parquet(path)
-        except Exception as err:  # pyarrow raises many types for a bad file
-            raise InputFileError(path, f"not a readable Parquet file ({err})") from err
-        df = df.astype(object).where(df.notna(), None)
-        return [(i + 1, rec) for i, rec in enumerate(df.to_dict(orient="records"))]
-    raise InputFileError(path, f"unknown file type {suffix!r}", expected=".csv, .jsonl or .parquet")
+    return read_records(path)
 
 
 def import_notes(s: Session, path: Path, records: Iterable[tuple[int, Mapping[str, Any]]]) -> int:

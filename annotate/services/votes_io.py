@@ -124,7 +124,8 @@ def write_table(rows: list[dict[str, Any]], columns: list[str], path: Path, fmt:
     return target
 
 
-def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The records of a CSV, JSON Lines or Parquet file, each with its line (or row) number."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
         _, rows = read_csv(path)
@@ -554,7 +555,7 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
     names: dict[str, str] = {}
     """Annotator names as written -> normalised (names repeat on many rows)."""
     studies: set[str] = set()
-    for line, rec in _records(path):
+    for line, rec in read_records(path):
         for f in REQUIRED:
             if _opt_str(rec.get(f)) is None:
                 raise InputFileError(path, "missing", line=line, field=f, expected="a value")
