@@ -107,5 +107,6 @@ def test_one_person_one_schedule_whatever_the_spelling(engine: Engine) -> None:
     assert again.progress().done == 1
     ref = VotingSession(engine, "demo-difficulty", "alice")
     nxt, ref_nxt = again.current(), ref.current()
-    assert nxt is not None and ref_nxt is not None
+    assert nxt is not None
+    assert ref_nxt is not None
     assert (nxt.item_id, nxt.swapped) == (ref_nxt.item_id, ref_nxt.swapped)
