@@ -139,7 +139,7 @@ class AnnotatorSignals:
 def _masked_ratio(num: npt.NDArray[Any], den: npt.NDArray[Any]) -> MaskedFloatArray:
     den = np.asarray(den, dtype=np.float64)
     out = np.divide(np.asarray(num, dtype=np.float64), den, out=np.zeros(den.shape), where=den > 0)
-    return np.ma.MaskedArray(out, mask=den <= 0)  # type: ignore[no-untyped-call]
+    return np.ma.MaskedArray(out, mask=den <= 0)
 
 
 def _as_mask(x: Any, name: str, n: int) -> BoolArray:
@@ -322,9 +322,7 @@ def position_bias(
     pv = np.where(n_left * 2 == n_dec, 1.0, np.minimum(1.0, 2.0 * binom.cdf(lo, n_dec, 0.5)))
     return PositionBias(
         left_share=_masked_ratio(n_left, n_dec),
-        p_value=np.ma.MaskedArray(  # type: ignore[no-untyped-call]
-            np.where(n_dec > 0, pv, 1.0), mask=n_dec == 0
-        ),
+        p_value=np.ma.MaskedArray(np.where(n_dec > 0, pv, 1.0), mask=n_dec == 0),
         n_decisive=n_dec,
         n_left=n_left,
     )
@@ -453,7 +451,7 @@ def majority_agreement(
     check_same_length(item=it, annotator=k, label=lab)
     if it.size == 0:
         z = np.zeros(m, dtype=np.int64)
-        empty = np.ma.MaskedArray(np.zeros(m), mask=np.ones(m, dtype=bool))  # type: ignore[no-untyped-call]
+        empty = np.ma.MaskedArray(np.zeros(m), mask=np.ones(m, dtype=bool))
         return MajorityAgreement(agreement=empty, n_compared=z, chance=empty.copy())
     n_items = int(it.max()) + 1
     key = it * m + k
