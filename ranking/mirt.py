@@ -18,8 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from ranking._irt_common import (
+    _as_responses,
+    _check_l2,
+    _check_settings,
+    _logit_start,
+    _run_lbfgsb,
+)
 from ranking.errors import DegenerateDataError, InvalidParameterError
-from ranking.irt import _as_responses, _check_l2, _check_settings, _logit_start, _run_lbfgsb
 from ranking.types import FloatArray
 
 __all__ = ["MIRTResult", "fit_mirt"]
