@@ -1,0 +1,894 @@
+"""Point statistics of inter-rater agreement: Cohen's kappa, Fleiss' kappa, Krippendorff's alpha.
+
+The conventions (undefined results, the layout of ``ratings``) are described in
+:mod:`ranking.agreement`, which re-exports the public names; the bootstrap is in
+:mod:`ranking._agreement_resampling`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from ranking._validation import check_same_length
+from ranking.errors import DegenerateDataError, InvalidParameterError, ShapeError
+from ranking.types import BoolArray, FloatArray, IntArray
+
+__all__ = [
+    "AgreementResult",
+    "Level",
+    "MaskedFloatArray",
+    "PairwiseKappaResult",
+    "RaterConsensusResult",
+    "Weights",
+    "cohen_kappa",
+    "cohen_kappa_table",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "leave_one_out_agreement",
+    "pairwise_cohen_matrix",
+    "rating_counts",
+]
+
+Weights: TypeAlias = Literal["linear", "quadratic"] | npt.ArrayLike | None
+Level: TypeAlias = Literal["nominal", "ordinal", "interval", "ratio"]
+MaskedFloatArray: TypeAlias = "np.ma.MaskedArray[Any, np.dtype[np.float64]]"
+
+_LEVELS = ("nominal", "ordinal", "interval", "ratio")
+_EPS = 1e-12
+
+
+def _masked(values: npt.ArrayLike, mask: npt.ArrayLike) -> MaskedFloatArray:
+    """A float masked array (numpy.ma is untyped; keep the ignore in one place)."""
+    out: MaskedFloatArray = np.ma.MaskedArray(  # type: ignore[no-untyped-call, unused-ignore]
+        np.asarray(values, dtype=np.float64), mask=np.asarray(mask, dtype=bool)
+    )
+    return out
+
+
+def _mask_of(arr: Any) -> BoolArray:
+    """The boolean mask of a masked array, full shape."""
+    m: BoolArray = np.asarray(np.ma.getmaskarray(arr), dtype=np.bool_)  # type: ignore[no-untyped-call, unused-ignore]
+    return m
+
+
+def _data_of(arr: Any) -> FloatArray:
+    """The data under a masked array."""
+    d: FloatArray = np.asarray(np.ma.getdata(arr), dtype=np.float64)  # type: ignore[no-untyped-call, unused-ignore]
+    return d
+
+
+@dataclass(frozen=True)
+class AgreementResult:
+    """A chance-corrected agreement statistic, or the reason it is undefined.
+
+    The statistic is ``1 - observed_disagreement / expected_disagreement``
+    (for Cohen's and Fleiss' kappa the disagreements are one minus the
+    observed and chance agreement proportions).
+    """
+
+    value: float | None
+    """The statistic, or ``None`` when it is undefined (see ``reason``)."""
+    reason: str | None
+    """Why the statistic is undefined; ``None`` when it is defined."""
+    method: str
+    """What was computed, e.g. ``"cohen_kappa"`` or ``"krippendorff_alpha(ordinal)"``."""
+    n_units: int
+    """Units (items, subjects, pairs) that entered the statistic."""
+    n_raters: int
+    """Raters that contributed at least one used rating."""
+    observed_disagreement: float | None
+    """Observed disagreement D_o (``None`` when there was nothing to compare)."""
+    expected_disagreement: float | None
+    """Chance-expected disagreement D_e (``None`` when there was nothing to compare)."""
+
+    @property
+    def undefined(self) -> bool:
+        """True when the statistic could not be computed; ``reason`` says why."""
+        return self.value is None
+
+    def __float__(self) -> float:
+        """Return ``value``; raise :class:`DegenerateDataError` if undefined."""
+        if self.value is None:
+            raise DegenerateDataError(f"{self.method} is undefined: {self.reason}")
+        return self.value
+
+
+@dataclass(frozen=True)
+class PairwiseKappaResult:
+    """Cohen's kappa for every pair of raters (see :func:`pairwise_cohen_matrix`)."""
+
+    values: MaskedFloatArray
+    """Masked array of shape (n_raters, n_raters): kappa of rater i with rater j.
+
+    Symmetric. Entries are masked where kappa is undefined: fewer than
+    ``min_overlap`` units rated by both, or both raters used one category on
+    their shared units. The diagonal is each rater's kappa with itself (1, or
+    masked when the rater used only one category)."""
+    overlap: IntArray
+    """Array of shape (n_raters, n_raters): units rated by both raters."""
+    labels: FloatArray
+    """Array of shape (n_categories,): the category codes, in weight order."""
+    weights: str
+    """``"unweighted"``, ``"linear"``, ``"quadratic"`` or ``"custom"``."""
+    min_overlap: int
+    """Smallest number of shared units for which a kappa was computed."""
+
+    @property
+    def defined(self) -> BoolArray:
+        """Boolean array of shape (n_raters, n_raters): True where kappa is defined."""
+        return ~_mask_of(self.values)
+
+    def mean(self) -> AgreementResult:
+        """Mean kappa over the defined pairs of distinct raters (Light's kappa)."""
+        iu = np.triu_indices(self.values.shape[0], k=1)
+        vals = self.values[iu]
+        ok = ~_mask_of(vals)
+        n_raters = int(self.values.shape[0])
+        if not ok.any():
+            return AgreementResult(
+                None,
+                "no pair of distinct raters has a defined kappa "
+                f"(need at least {self.min_overlap} shared units and two categories used)",
+                "mean_pairwise_cohen_kappa",
+                0,
+                n_raters,
+                None,
+                None,
+            )
+        used = np.unique(np.concatenate([iu[0][ok], iu[1][ok]]))
+        return AgreementResult(
+            float(_data_of(vals)[ok].mean()),
+            None,
+            "mean_pairwise_cohen_kappa",
+            int(ok.sum()),
+            int(used.size),
+            None,
+            None,
+        )
+
+
+@dataclass(frozen=True)
+class RaterConsensusResult:
+    """Agreement of each rater with the consensus of the other raters.
+
+    See :func:`leave_one_out_agreement`.
+    """
+
+    kappa: MaskedFloatArray
+    """Masked array of shape (n_raters,): Cohen's kappa of each rater with the
+    plurality of the others, masked where undefined (see ``reasons``)."""
+    percent_agreement: MaskedFloatArray
+    """Masked array of shape (n_raters,): share of the rater's compared units on
+    which the rater's code equals the others' plurality; masked when no unit
+    could be compared."""
+    n_units: IntArray
+    """Array of shape (n_raters,): units compared for each rater."""
+    reasons: tuple[str | None, ...]
+    """Length n_raters: why each rater's kappa is undefined, or ``None``."""
+    labels: FloatArray
+    """Array of shape (n_categories,): the category codes, in weight order."""
+
+
+# ---------------------------------------------------------------------------
+# validation helpers
+
+
+def _as_ratings(x: Any, name: str) -> FloatArray:
+    """Return ``x`` as a 2-D float array with NaN for missing; reject infinities."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf":
+        raise InvalidParameterError(
+            f"{name} must hold numeric codes (NaN for missing), got dtype {arr.dtype}; "
+            "map category names to numbers first"
+        )
+    arr = arr.astype(np.float64)
+    if arr.ndim != 2:
+        raise ShapeError(
+            f"{name} must be 2-D with shape (n_raters, n_units), got {arr.ndim} dimension(s)"
+        )
+    if np.isinf(arr).any():
+        i, j = np.argwhere(np.isinf(arr))[0]
+        raise InvalidParameterError(f"{name}[{i}, {j}] is infinite; use NaN for a missing rating")
+    return arr
+
+
+def _as_codes_1d(x: Any, name: str) -> FloatArray:
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf":
+        raise InvalidParameterError(
+            f"{name} must hold numeric codes (NaN for missing), got dtype {arr.dtype}; "
+            "map category names to numbers first"
+        )
+    arr = arr.astype(np.float64)
+    if arr.ndim != 1:
+        raise ShapeError(f"{name} must be 1-D with shape (n_units,), got {arr.ndim} dimension(s)")
+    if np.isinf(arr).any():
+        i = int(np.flatnonzero(np.isinf(arr))[0])
+        raise InvalidParameterError(f"{name}[{i}] is infinite; use NaN for a missing rating")
+    return arr
+
+
+def _resolve_labels(observed: FloatArray, labels: npt.ArrayLike | None) -> FloatArray:
+    """Category codes in weight order; check every observed code is among them."""
+    present = np.unique(observed[~np.isnan(observed)])
+    if labels is None:
+        return present
+    lab = np.asarray(labels)
+    if lab.dtype.kind not in "biuf":
+        raise InvalidParameterError(f"labels must be numeric codes, got dtype {lab.dtype}")
+    lab = lab.astype(np.float64).ravel()
+    if lab.size == 0 or not np.isfinite(lab).all():
+        raise InvalidParameterError(f"labels must be a non-empty list of finite codes, got {lab!r}")
+    if np.unique(lab).size != lab.size:
+        raise InvalidParameterError(f"labels must not repeat a code, got {lab.tolist()}")
+    missing = np.setdiff1d(present, lab)
+    if missing.size:
+        raise InvalidParameterError(
+            f"ratings hold codes {missing.tolist()} that are not in labels {lab.tolist()}; "
+            "add them to labels or recode the ratings"
+        )
+    return lab
+
+
+def _weight_matrix(weights: Weights, k: int) -> tuple[FloatArray, str]:
+    """Disagreement weights of shape (k, k) and their name."""
+    idx = np.arange(k, dtype=np.float64)
+    if weights is None:
+        return 1.0 - np.eye(k), "unweighted"
+    if isinstance(weights, str):
+        if weights == "linear":
+            return np.abs(idx[:, None] - idx[None, :]), "linear"
+        if weights == "quadratic":
+            return (idx[:, None] - idx[None, :]) ** 2, "quadratic"
+        raise InvalidParameterError(
+            f"weights must be None, 'linear', 'quadratic' or a (k, k) matrix, got {weights!r}"
+        )
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (k, k):
+        raise ShapeError(f"weights must have shape ({k}, {k}) for {k} categories, got {w.shape}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise InvalidParameterError("weights must be finite and non-negative disagreement weights")
+    if np.any(np.diag(w) != 0):
+        raise InvalidParameterError(
+            f"disagreement weights must be 0 on the diagonal, got {np.diag(w).tolist()}; "
+            "to use agreement (similarity) weights s, pass 1 - s"
+        )
+    return w, "custom"
+
+
+def _kappa_from_tables(
+    tables: FloatArray, w: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, BoolArray]:
+    """Vectorised weighted kappa of contingency tables of shape (..., k, k).
+
+    Returns value, observed and expected disagreement, totals, and the mask
+    of defined entries (value 0 where undefined, for internal use only).
+    """
+    n = tables.sum(axis=(-2, -1))
+    safe_n = np.where(n > 0, n, 1.0)
+    p = tables / safe_n[..., None, None]
+    row = p.sum(axis=-1)
+    col = p.sum(axis=-2)
+    d_o = (p * w).sum(axis=(-2, -1))
+    d_e = np.einsum("...i,...j,ij->...", row, col, w)
+    scale = max(float(w.max()), 1.0) if w.size else 1.0
+    defined = (n > 0) & (d_e > _EPS * scale)
+    value = np.where(defined, 1.0 - d_o / np.where(defined, d_e, 1.0), 0.0)
+    return value, d_o, d_e, n, defined
+
+
+def _kappa_reason(table: FloatArray, labels: FloatArray) -> str:
+    n = table.sum()
+    if n <= 0:
+        return "no unit was rated by both raters"
+    used_a = labels[table.sum(axis=1) > 0]
+    used_b = labels[table.sum(axis=0) > 0]
+    return (
+        "expected disagreement is zero (chance agreement is 1): rater a used only "
+        f"{_fmt(used_a)} and rater b only {_fmt(used_b)}"
+    )
+
+
+def _code(c: float) -> str:
+    return str(int(c)) if float(c).is_integer() else repr(float(c))
+
+
+def _fmt(codes: FloatArray) -> str:
+    items = [_code(c) for c in codes]
+    return "category " + items[0] if len(items) == 1 else "categories " + ", ".join(items)
+
+
+def _one_hot(ratings: FloatArray, labels: FloatArray) -> FloatArray:
+    """One-hot codes of shape ratings.shape + (k,); missing ratings are all zero."""
+    present = ~np.isnan(ratings)
+    if labels.size == 0:
+        return np.zeros((*ratings.shape, 0), dtype=np.float64)
+    # labels may be in any (user) order: map codes through a sorted view
+    order = np.argsort(labels)
+    pos = np.searchsorted(labels[order], np.where(present, ratings, labels[order][0]))
+    idx = order[np.clip(pos, 0, labels.size - 1)]
+    out = np.zeros((*ratings.shape, labels.size), dtype=np.float64)
+    np.put_along_axis(out, idx[..., None], 1.0, axis=-1)
+    out *= present[..., None]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Cohen
+
+
+def cohen_kappa_table(table: npt.ArrayLike, *, weights: Weights = None) -> AgreementResult:
+    """Cohen's kappa of a rater-by-rater contingency table.
+
+    Parameters
+    ----------
+    table : array-like of shape (n_categories, n_categories)
+        Counts or proportions: ``table[i, j]`` units that rater a put in
+        category ``i`` and rater b in category ``j``. Non-negative, finite.
+    weights : None, "linear", "quadratic" or array-like of shape (n_categories, n_categories)
+        Disagreement weights. ``None`` gives unweighted kappa (weight 1 off
+        the diagonal); ``"linear"`` uses ``|i - j|`` and ``"quadratic"``
+        ``(i - j) ** 2`` over category positions (as scikit-learn does). A
+        matrix gives custom disagreement weights, non-negative with a zero
+        diagonal; for agreement (similarity) weights ``s`` pass ``1 - s``.
+
+    Returns
+    -------
+    AgreementResult
+        ``value`` is kappa ``1 - D_o / D_e``. It is ``None`` (with a
+        ``reason``) when the table is empty or ``D_e = 0``. ``n_units`` is
+        the table total, or 0 when the table holds proportions.
+
+    Raises
+    ------
+    ShapeError
+        If ``table`` is not square or ``weights`` has the wrong shape.
+    InvalidParameterError
+        If ``table`` holds negative or non-finite entries, or ``weights`` is invalid.
+
+    References
+    ----------
+    Cohen, J. (1960). A coefficient of agreement for nominal scales.
+    Educational and Psychological Measurement 20(1), 37-46.
+    Cohen, J. (1968). Weighted kappa. Psychological Bulletin 70(4), 213-220.
+
+    Examples
+    --------
+    The SAS PROC FREQ example table (SAS reports kappa 0.4842):
+
+    >>> from ranking.agreement import cohen_kappa_table
+    >>> r = cohen_kappa_table([[0, 4, 1], [0, 8, 0], [0, 1, 5]])
+    >>> round(r.value, 4)
+    0.4842
+    >>> cohen_kappa_table([[7, 0], [0, 0]]).reason
+    'expected disagreement is zero (chance agreement is 1): rater a used only category 0 and rater b only category 0'
+    """  # noqa: E501
+    t = np.asarray(table, dtype=np.float64)
+    if t.ndim != 2 or t.shape[0] != t.shape[1]:
+        raise ShapeError(f"table must be square (n_categories, n_categories), got shape {t.shape}")
+    if not np.isfinite(t).all() or (t < 0).any():
+        raise InvalidParameterError("table must hold non-negative finite counts or proportions")
+    w, wname = _weight_matrix(weights, t.shape[0])
+    labels = np.arange(t.shape[0], dtype=np.float64)
+    integral = bool(np.all(t == np.rint(t)))
+    return _cohen_result(t, w, wname, labels, n_units=int(np.rint(t.sum())) if integral else 0)
+
+
+def _cohen_result(
+    t: FloatArray, w: FloatArray, wname: str, labels: FloatArray, *, n_units: int
+) -> AgreementResult:
+    method = "cohen_kappa" if wname == "unweighted" else f"cohen_kappa({wname})"
+    value, d_o, d_e, n, defined = _kappa_from_tables(t, w)
+    if n <= 0:
+        return AgreementResult(None, _kappa_reason(t, labels), method, 0, 0, None, None)
+    if not bool(defined):
+        return AgreementResult(
+            None, _kappa_reason(t, labels), method, n_units, 2, float(d_o), float(d_e)
+        )
+    return AgreementResult(float(value), None, method, n_units, 2, float(d_o), float(d_e))
+
+
+def cohen_kappa(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    *,
+    labels: npt.ArrayLike | None = None,
+    weights: Weights = None,
+) -> AgreementResult:
+    """Cohen's kappa between two raters, unweighted or weighted.
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n_units,)
+        Numeric category codes of the two raters for the same units. NaN
+        marks a missing rating; units missing in either rater are left out.
+    labels : array-like of shape (n_categories,), optional
+        The category codes, in the order used by linear and quadratic
+        weights. Codes that nobody used may be listed. Default: the sorted
+        codes that occur in ``a`` or ``b``. Unlike scikit-learn, a rating
+        whose code is not in ``labels`` raises instead of being dropped.
+    weights : None, "linear", "quadratic" or array-like of shape (n_categories, n_categories)
+        Disagreement weights, as in :func:`cohen_kappa_table`.
+
+    Returns
+    -------
+    AgreementResult
+        ``value`` is kappa, or ``None`` with a ``reason`` when no unit was
+        rated by both or when both raters used a single category (then
+        chance agreement is 1 and kappa is 0/0).
+
+    Raises
+    ------
+    ShapeError
+        If ``a`` or ``b`` is not 1-D or ``weights`` has the wrong shape.
+    LengthMismatchError
+        If ``a`` and ``b`` differ in length.
+    InvalidParameterError
+        For non-numeric or infinite codes, codes outside ``labels``, or bad weights.
+
+    References
+    ----------
+    Cohen, J. (1960). A coefficient of agreement for nominal scales.
+    Educational and Psychological Measurement 20(1), 37-46.
+    Cohen, J. (1968). Weighted kappa. Psychological Bulletin 70(4), 213-220.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ranking.agreement import cohen_kappa
+    >>> round(cohen_kappa([1, 1, 2, 2, 1], [1, 2, 2, 2, 1]).value, 4)
+    0.6154
+    >>> round(cohen_kappa([1, 2, 3, 3], [1, 3, 3, 2], weights="linear").value, 4)
+    0.4286
+    >>> cohen_kappa([1, np.nan], [np.nan, 2]).reason
+    'no unit was rated by both raters'
+    """
+    x = _as_codes_1d(a, "a")
+    y = _as_codes_1d(b, "b")
+    check_same_length(a=x, b=y)
+    lab = _resolve_labels(np.concatenate([x, y]), labels)
+    w, wname = _weight_matrix(weights, lab.size)
+    both = ~np.isnan(x) & ~np.isnan(y)
+    oh_a = _one_hot(x[both], lab)
+    oh_b = _one_hot(y[both], lab)
+    table = oh_a.T @ oh_b
+    return _cohen_result(table, w, wname, lab, n_units=int(both.sum()))
+
+
+def pairwise_cohen_matrix(
+    ratings: npt.ArrayLike,
+    *,
+    labels: npt.ArrayLike | None = None,
+    weights: Weights = None,
+    min_overlap: int = 2,
+) -> PairwiseKappaResult:
+    """Cohen's kappa for every pair of raters, on the units both rated.
+
+    Parameters
+    ----------
+    ratings : array-like of shape (n_raters, n_units)
+        Numeric category codes; NaN where a rater did not rate a unit.
+    labels : array-like of shape (n_categories,), optional
+        Category codes in weight order (default: sorted observed codes).
+    weights : None, "linear", "quadratic" or array-like of shape (n_categories, n_categories)
+        Disagreement weights, as in :func:`cohen_kappa_table`.
+    min_overlap : int, default 2
+        A pair of raters sharing fewer units than this gets a masked entry.
+
+    Returns
+    -------
+    PairwiseKappaResult
+        ``values`` is a symmetric masked array of shape (n_raters, n_raters)
+        with no NaN: undefined pairs (too little overlap, or one category
+        used by both) are masked. ``overlap`` counts the shared units and
+        :meth:`PairwiseKappaResult.mean` gives the mean over defined pairs.
+
+    Raises
+    ------
+    ShapeError
+        If ``ratings`` is not 2-D.
+    InvalidParameterError
+        For infinite or non-numeric codes, codes outside ``labels``, bad
+        weights or ``min_overlap < 1``.
+
+    References
+    ----------
+    Cohen, J. (1960). A coefficient of agreement for nominal scales.
+    Educational and Psychological Measurement 20(1), 37-46.
+    Light, R. J. (1971). Measures of response agreement for qualitative data.
+    Psychological Bulletin 76(5), 365-377.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ranking.agreement import pairwise_cohen_matrix
+    >>> r = pairwise_cohen_matrix([[1, 2, 1, 2], [1, 2, 2, 2], [np.nan, np.nan, np.nan, 1]])
+    >>> round(float(r.values[0, 1]), 4)
+    0.5
+    >>> bool(r.defined[0, 2]), int(r.overlap[0, 2])
+    (False, 1)
+    """
+    data = _as_ratings(ratings, "ratings")
+    if int(min_overlap) != min_overlap or min_overlap < 1:
+        raise InvalidParameterError(f"min_overlap must be an integer >= 1, got {min_overlap!r}")
+    lab = _resolve_labels(data.ravel(), labels)
+    w, wname = _weight_matrix(weights, lab.size)
+    oh = _one_hot(data, lab)  # (R, U, K)
+    tables = np.einsum("ruk,sul->rskl", oh, oh, optimize=True)
+    value, _, _, n, defined = _kappa_from_tables(tables, w)
+    overlap = np.rint(n).astype(np.int64)
+    ok = defined & (overlap >= min_overlap)
+    values = _masked(np.where(ok, value, 0.0), mask=~ok)
+    return PairwiseKappaResult(values, overlap, lab, wname, int(min_overlap))
+
+
+def leave_one_out_agreement(
+    ratings: npt.ArrayLike,
+    *,
+    labels: npt.ArrayLike | None = None,
+    weights: Weights = None,
+) -> RaterConsensusResult:
+    """Agreement of each rater with the plurality of the other raters.
+
+    For rater ``r`` and unit ``u``, the leave-one-out consensus is the code
+    chosen by most of the other raters of ``u``. Units that ``r`` did not
+    rate, that no other rater rated, or whose other raters tie for the most
+    frequent code are left out of ``r``'s comparison (a tie is not broken by
+    guessing). Cohen's kappa and the raw share of agreement are then
+    computed between ``r`` and that consensus.
+
+    Parameters
+    ----------
+    ratings : array-like of shape (n_raters, n_units)
+        Numeric category codes; NaN where a rater did not rate a unit.
+    labels : array-like of shape (n_categories,), optional
+        Category codes in weight order (default: sorted observed codes).
+    weights : None, "linear", "quadratic" or array-like of shape (n_categories, n_categories)
+        Disagreement weights for the kappa, as in :func:`cohen_kappa_table`.
+
+    Returns
+    -------
+    RaterConsensusResult
+        Per-rater ``kappa`` and ``percent_agreement`` as masked arrays of
+        shape (n_raters,), ``n_units`` compared and a ``reasons`` tuple for
+        the masked kappas (e.g. a single rater, no comparable unit, or one
+        category only).
+
+    Raises
+    ------
+    ShapeError
+        If ``ratings`` is not 2-D.
+    InvalidParameterError
+        For infinite or non-numeric codes, codes outside ``labels`` or bad weights.
+
+    References
+    ----------
+    Cohen, J. (1960). A coefficient of agreement for nominal scales.
+    Educational and Psychological Measurement 20(1), 37-46.
+
+    Examples
+    --------
+    >>> from ranking.agreement import leave_one_out_agreement
+    >>> r = leave_one_out_agreement([[1, 2, 1, 2], [1, 2, 1, 2], [1, 2, 1, 2], [2, 1, 1, 2]])
+    >>> [round(float(k), 2) for k in r.kappa]
+    [1.0, 1.0, 1.0, 0.0]
+    >>> r.percent_agreement.tolist()
+    [1.0, 1.0, 1.0, 0.5]
+    """
+    data = _as_ratings(ratings, "ratings")
+    lab = _resolve_labels(data.ravel(), labels)
+    n_raters = data.shape[0]
+    w, _ = _weight_matrix(weights, lab.size)
+    oh = _one_hot(data, lab)  # (R, U, K)
+    counts = oh.sum(axis=0)  # (U, K)
+    others = counts[None, :, :] - oh  # (R, U, K)
+    top = others.max(axis=-1, initial=0.0)  # no category at all: nothing is usable
+    n_top = (others == top[..., None]).sum(axis=-1)
+    usable = (top > 0) & (n_top == 1) & (oh.sum(axis=-1) > 0)
+    cons = np.where(usable[..., None], (others == top[..., None]).astype(np.float64), 0.0)
+    mine = oh * usable[..., None]
+    tables = np.einsum("ruk,rul->rkl", mine, cons)
+    value, _, _, n, defined = _kappa_from_tables(tables, w)
+    n_units = np.rint(n).astype(np.int64)
+    agree = np.einsum("rkk->r", tables)
+    pct_ok = n_units > 0
+    pct = _masked(np.where(pct_ok, agree / np.maximum(n, 1.0), 0.0), mask=~pct_ok)
+    reasons: list[str | None] = []
+    for r in range(n_raters):
+        if defined[r]:
+            reasons.append(None)
+        elif n_raters < 2:
+            reasons.append("only one rater: there is no consensus of others to compare with")
+        elif n_units[r] == 0:
+            reasons.append(
+                "no unit rated by this rater has a unique plurality among the other raters"
+            )
+        else:
+            reasons.append(_kappa_reason(tables[r], lab))
+    kappa = _masked(np.where(defined, value, 0.0), mask=~defined)
+    return RaterConsensusResult(kappa, pct, n_units, tuple(reasons), lab)
+
+
+# ---------------------------------------------------------------------------
+# Fleiss
+
+
+def rating_counts(
+    ratings: npt.ArrayLike, *, labels: npt.ArrayLike | None = None
+) -> tuple[IntArray, FloatArray]:
+    """Count how many raters put each unit in each category.
+
+    Parameters
+    ----------
+    ratings : array-like of shape (n_raters, n_units)
+        Numeric category codes; NaN where a rater did not rate a unit.
+    labels : array-like of shape (n_categories,), optional
+        Category codes giving the column order (default: sorted observed codes).
+
+    Returns
+    -------
+    counts : ndarray of shape (n_units, n_categories)
+        ``counts[u, k]`` raters who gave unit ``u`` the code ``labels[k]``;
+        the input of :func:`fleiss_kappa`.
+    labels : ndarray of shape (n_categories,)
+        The category codes of the columns.
+
+    Raises
+    ------
+    ShapeError, InvalidParameterError
+        As :func:`pairwise_cohen_matrix`.
+
+    Examples
+    --------
+    >>> from ranking.agreement import rating_counts
+    >>> counts, labels = rating_counts([[1, 2, 2], [1, 1, 2]])
+    >>> counts.tolist(), labels.tolist()
+    ([[2, 0], [1, 1], [0, 2]], [1.0, 2.0])
+    """
+    data = _as_ratings(ratings, "ratings")
+    lab = _resolve_labels(data.ravel(), labels)
+    if lab.size == 0:
+        return np.zeros((data.shape[1], 0), dtype=np.int64), lab
+    return np.rint(_one_hot(data, lab).sum(axis=0)).astype(np.int64), lab
+
+
+def fleiss_kappa(counts: npt.ArrayLike) -> AgreementResult:
+    """Fleiss' kappa for a fixed number of raters per item.
+
+    Parameters
+    ----------
+    counts : array-like of shape (n_items, n_categories)
+        ``counts[i, k]`` raters who put item ``i`` in category ``k``.
+        Non-negative integers; every row must have the same sum (the number
+        of ratings per item). Build it from ratings with :func:`rating_counts`.
+
+    Returns
+    -------
+    AgreementResult
+        ``value`` is kappa ``(P_bar - P_e) / (1 - P_e)``; it is ``None``
+        with a ``reason`` when there are no items, fewer than two ratings
+        per item, or every rating falls in one category (``P_e = 1``).
+
+    Raises
+    ------
+    ShapeError
+        If ``counts`` is not 2-D.
+    InvalidParameterError
+        For negative, non-integer or non-finite counts, or rows with
+        different sums (use :func:`krippendorff_alpha` for missing ratings).
+
+    References
+    ----------
+    Fleiss, J. L. (1971). Measuring nominal scale agreement among many
+    raters. Psychological Bulletin 76(5), 378-382.
+
+    Examples
+    --------
+    The worked example on Wikipedia's "Fleiss' kappa" page (kappa 0.210):
+
+    >>> from ranking.agreement import fleiss_kappa
+    >>> table = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0],
+    ...          [2, 2, 8, 1, 1], [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2],
+    ...          [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+    >>> round(fleiss_kappa(table).value, 3)
+    0.21
+    >>> fleiss_kappa([[3, 0], [3, 0]]).reason
+    'every rating is in category 0, so chance agreement is 1 and kappa is undefined'
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    if c.ndim != 2:
+        raise ShapeError(
+            f"counts must be 2-D with shape (n_items, n_categories), got {c.ndim} dimension(s)"
+        )
+    if not np.isfinite(c).all() or (c < 0).any() or np.any(c != np.rint(c)):
+        raise InvalidParameterError("counts must hold non-negative integer counts")
+    n_items = c.shape[0]
+    method = "fleiss_kappa"
+    if n_items == 0 or c.shape[1] == 0:
+        return AgreementResult(None, "there are no items to compare", method, 0, 0, None, None)
+    per_item = c.sum(axis=1)
+    if per_item.min() != per_item.max():
+        raise InvalidParameterError(
+            "fleiss_kappa needs the same number of ratings for every item, got between "
+            f"{int(per_item.min())} and {int(per_item.max())}; keep only complete items "
+            "or use krippendorff_alpha, which allows missing ratings"
+        )
+    m = float(per_item[0])
+    if m < 2:
+        return AgreementResult(
+            None,
+            f"each item has {int(m)} rating(s); agreement needs at least two per item",
+            method,
+            n_items,
+            int(m),
+            None,
+            None,
+        )
+    p_j = c.sum(axis=0) / (n_items * m)
+    p_i = ((c * c).sum(axis=1) - m) / (m * (m - 1.0))
+    p_bar = float(p_i.mean())
+    p_e = float((p_j * p_j).sum())
+    d_o, d_e = 1.0 - p_bar, 1.0 - p_e
+    if d_e <= _EPS:
+        k = int(np.argmax(p_j))
+        return AgreementResult(
+            None,
+            f"every rating is in category {k}, so chance agreement is 1 and kappa is undefined",
+            method,
+            n_items,
+            int(m),
+            d_o,
+            d_e,
+        )
+    return AgreementResult(1.0 - d_o / d_e, None, method, n_items, int(m), d_o, d_e)
+
+
+# ---------------------------------------------------------------------------
+# Krippendorff
+
+
+def krippendorff_alpha(
+    reliability_data: npt.ArrayLike, *, level: Level = "nominal"
+) -> AgreementResult:
+    """Krippendorff's alpha for any number of raters, with missing ratings.
+
+    Parameters
+    ----------
+    reliability_data : array-like of shape (n_raters, n_units)
+        Numeric values; NaN where a rater did not rate a unit. Units with
+        fewer than two values are not pairable and are left out.
+    level : {"nominal", "ordinal", "interval", "ratio"}, default "nominal"
+        Level of measurement, selecting the difference function. Ordinal
+        ranks the distinct observed values; ratio needs non-negative values.
+
+    Returns
+    -------
+    AgreementResult
+        ``value`` is ``1 - D_o / D_e`` computed from the coincidence matrix;
+        ``n_units`` counts pairable units. ``None`` with a ``reason`` when
+        no unit has two values, or when all pairable values are equal
+        (``D_e = 0``).
+
+    Raises
+    ------
+    ShapeError
+        If ``reliability_data`` is not 2-D.
+    InvalidParameterError
+        For an unknown ``level``, infinite or non-numeric values, or
+        negative values at the ratio level.
+
+    References
+    ----------
+    Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
+    Annenberg School for Communication, University of Pennsylvania.
+    Hayes, A. F. and Krippendorff, K. (2007). Answering the call for a
+    standard reliability measure for coding data. Communication Methods and
+    Measures 1(1), 77-89.
+
+    Examples
+    --------
+    Krippendorff's (2011) four coders by twelve units (alpha 0.743 nominal):
+
+    >>> import numpy as np
+    >>> from ranking.agreement import krippendorff_alpha
+    >>> nan = np.nan
+    >>> data = [[1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+    ...         [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+    ...         [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+    ...         [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]]
+    >>> round(krippendorff_alpha(data).value, 3)
+    0.743
+    >>> round(krippendorff_alpha(data, level="ordinal").value, 3)
+    0.815
+    >>> krippendorff_alpha([[1, 1, nan], [1, 1, 2]]).reason
+    'every pairable value is 1, so expected disagreement is zero and alpha is undefined'
+    """
+    if level not in _LEVELS:
+        raise InvalidParameterError(f"level must be one of {_LEVELS}, got {level!r}")
+    data = _as_ratings(reliability_data, "reliability_data")
+    method = f"krippendorff_alpha({level})"
+    if level == "ratio" and np.nanmin(data, initial=0.0) < 0:
+        raise InvalidParameterError("ratio-level alpha needs non-negative values")
+    present = ~np.isnan(data)
+    m_u = present.sum(axis=0)
+    pairable = m_u >= 2
+    n_units = int(pairable.sum())
+    if n_units == 0:
+        return AgreementResult(
+            None,
+            "no unit has values from two or more raters, so nothing can be compared",
+            method,
+            0,
+            int(present.any(axis=1).sum()),
+            None,
+            None,
+        )
+    sub = data[:, pairable]
+    sub_present = present[:, pairable]
+    m = m_u[pairable].astype(np.float64)
+    n_total = float(m.sum())
+    n_raters = int(sub_present.any(axis=1).sum())
+    centre = 0.0
+    if level == "interval":
+        # closed forms avoid a (V, V) matrix for continuous values
+        centre = float(sub[sub_present].mean())
+        x = np.where(sub_present, sub - centre, 0.0)
+        s1 = x.sum(axis=0)
+        s2 = (x * x).sum(axis=0)
+        d_o = float((2.0 * (m * s2 - s1 * s1) / (m - 1.0)).sum()) / n_total
+        t1, t2 = float(s1.sum()), float(s2.sum())
+        d_e = 2.0 * (n_total * t2 - t1 * t1) / (n_total * (n_total - 1.0))
+        values = np.unique(sub[sub_present]) - centre
+    else:
+        unit_idx = np.nonzero(sub_present.T)[0]
+        values, inv = np.unique(sub.T[sub_present.T], return_inverse=True)
+        v = values.size
+        counts = np.bincount(unit_idx * v + inv, minlength=n_units * v).reshape(n_units, v)
+        counts = counts.astype(np.float64)
+        n_c = counts.sum(axis=0)
+        if level == "nominal":
+            o_diag = (counts * (counts - 1.0) / (m - 1.0)[:, None]).sum(axis=0)
+            d_o = float(n_total - o_diag.sum()) / n_total
+            d_e = float(n_total * n_total - (n_c * n_c).sum()) / (n_total * (n_total - 1.0))
+        else:
+            o = counts.T @ (counts / (m - 1.0)[:, None]) - np.diag(
+                (counts / (m - 1.0)[:, None]).sum(axis=0)
+            )
+            delta = _delta(values, n_c, level)
+            d_o = float((o * delta).sum()) / n_total
+            d_e = float((np.outer(n_c, n_c) * delta).sum()) / (n_total * (n_total - 1.0))
+    if d_e <= _EPS * max(1.0, float(np.abs(values).max()) ** 2):
+        return AgreementResult(
+            None,
+            f"every pairable value is {_code(values[0] + centre)}, so expected disagreement is "
+            "zero and alpha is undefined",
+            method,
+            n_units,
+            n_raters,
+            d_o,
+            d_e,
+        )
+    return AgreementResult(1.0 - d_o / d_e, None, method, n_units, n_raters, d_o, d_e)
+
+
+def _delta(values: FloatArray, n_c: FloatArray, level: str) -> FloatArray:
+    """Squared difference function of shape (V, V) for ordinal or ratio data."""
+    if level == "ordinal":
+        cum = np.concatenate([[0.0], np.cumsum(n_c)])
+        i = np.arange(values.size)
+        lo = np.minimum(i[:, None], i[None, :])
+        hi = np.maximum(i[:, None], i[None, :])
+        between = cum[hi + 1] - cum[lo]
+        d = between - (n_c[:, None] + n_c[None, :]) / 2.0
+        out: FloatArray = d * d
+        np.fill_diagonal(out, 0.0)
+        return out
+    # ratio
+    s = values[:, None] + values[None, :]
+    diff = values[:, None] - values[None, :]
+    ratio: FloatArray = np.divide(diff, s, out=np.zeros_like(diff), where=s != 0)
+    return ratio * ratio

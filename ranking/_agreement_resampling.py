@@ -1,0 +1,661 @@
+"""Resampling of inter-rater agreement: bootstrap replicates and intervals.
+
+Krippendorff's alpha and Fleiss' kappa on bootstrap replicates over units, over
+annotators or both (:func:`agreement_replicates`, :func:`agreement_bootstrap`), and
+Fleiss' kappa on the completely rated units. The point statistics are in
+:mod:`ranking._agreement_point`; :mod:`ranking.agreement` re-exports the public names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from ranking._agreement_point import (
+    _EPS,
+    AgreementResult,
+    MaskedFloatArray,
+    _as_ratings,
+    _masked,
+    _resolve_labels,
+    fleiss_kappa,
+    krippendorff_alpha,
+    rating_counts,
+)
+from ranking._validation import make_rng
+from ranking.errors import InvalidParameterError, ShapeError
+from ranking.types import BoolArray, FloatArray, RNGLike
+
+__all__ = [
+    "RESAMPLE_SCHEMES",
+    "AgreementBootstrapResult",
+    "AgreementReplicates",
+    "BootstrapDistribution",
+    "Resample",
+    "agreement_bootstrap",
+    "agreement_replicates",
+    "fleiss_kappa_complete",
+]
+
+Resample: TypeAlias = Literal["units", "annotators", "both"]
+
+RESAMPLE_SCHEMES: tuple[Resample, Resample, Resample] = ("units", "annotators", "both")
+"""Bootstrap schemes: over units (raters fixed), over annotators (units fixed), and
+both at once (the two-way or pigeonhole bootstrap of Owen, 2007)."""
+
+# ---------------------------------------------------------------------------
+# bootstrap of alpha and Fleiss' kappa
+
+
+@dataclass(frozen=True)
+class AgreementReplicates:
+    """Nominal Krippendorff's alpha and Fleiss' kappa on bootstrap replicates.
+
+    See :func:`agreement_replicates`.
+    """
+
+    alpha: MaskedFloatArray
+    """Masked array of shape (n_replicates,): nominal alpha per replicate, masked
+    where undefined."""
+    fleiss: MaskedFloatArray
+    """Masked array of shape (n_replicates,): Fleiss' kappa on the units rated by
+    every drawn rater who rated anything, masked where undefined."""
+    labels: FloatArray
+    """Array of shape (n_categories,): the category codes."""
+
+
+@dataclass(frozen=True)
+class BootstrapDistribution:
+    """Bootstrap replicates of one statistic under one resampling scheme."""
+
+    replicates: MaskedFloatArray
+    """Masked array of shape (n_boot,): the statistic per replicate, masked where
+    undefined."""
+    interval: tuple[float, float] | None
+    """Percentile interval (numpy's "linear" quantiles) of the defined
+    replicates; ``None`` when no replicate is defined."""
+    n_valid: int
+    """Replicates in which the statistic is defined."""
+    scheme: str
+    """What was resampled: ``"units"`` (raters fixed), ``"annotators"`` (units
+    fixed) or ``"both"`` (units and annotators together, two-way); see
+    :data:`RESAMPLE_SCHEMES`."""
+
+
+@dataclass(frozen=True)
+class AgreementBootstrapResult:
+    """Alpha and Fleiss' kappa with bootstrap distributions per resampling scheme.
+
+    See :func:`agreement_bootstrap`. A distribution is ``None`` when its
+    scheme did not run: it was not asked for or ``n_boot = 0``; units are
+    resampled only when at least two units hold a rating (an abstention
+    counts), raters only when there are at least two raters and one unit,
+    and both only when both conditions hold. Each distribution names its
+    ``scheme``; :meth:`distribution` looks one up by statistic and scheme.
+    """
+
+    alpha: AgreementResult
+    """Nominal Krippendorff's alpha, abstentions as missing."""
+    fleiss: AgreementResult
+    """Fleiss' kappa on the units rated by every rater (see :func:`fleiss_kappa_complete`),
+    abstentions as missing."""
+    fleiss_with_abstain: AgreementResult | None
+    """Fleiss' kappa with the abstention as one more category; ``None`` without ``abstain``."""
+    alpha_over_units: BootstrapDistribution | None
+    alpha_over_raters: BootstrapDistribution | None
+    fleiss_over_units: BootstrapDistribution | None
+    fleiss_over_raters: BootstrapDistribution | None
+    fleiss_with_abstain_over_units: BootstrapDistribution | None
+    fleiss_with_abstain_over_raters: BootstrapDistribution | None
+    n_boot: int
+    """Replicates per resampling scheme."""
+    confidence: float
+    """Coverage of the percentile intervals."""
+    labels: FloatArray
+    """Array of shape (n_categories,): the category codes (without the abstention)."""
+    abstain: float | None
+    """The abstention code, or ``None``."""
+    alpha_over_both: BootstrapDistribution | None = None
+    """Alpha, units and annotators resampled together (two-way)."""
+    fleiss_over_both: BootstrapDistribution | None = None
+    """Fleiss' kappa, units and annotators resampled together (two-way)."""
+    fleiss_with_abstain_over_both: BootstrapDistribution | None = None
+    """Fleiss' kappa with the abstention as a category, two-way."""
+    schemes: tuple[str, ...] = ("units", "annotators")
+    """The schemes asked for, in the order their draws were made."""
+
+    def distribution(self, statistic: str, scheme: str) -> BootstrapDistribution | None:
+        """The distribution of ``statistic`` (``"alpha"``, ``"fleiss"`` or
+        ``"fleiss_with_abstain"``) under ``scheme`` (one of :data:`RESAMPLE_SCHEMES`)."""
+        if statistic not in ("alpha", "fleiss", "fleiss_with_abstain"):
+            raise InvalidParameterError(
+                f"statistic must be 'alpha', 'fleiss' or 'fleiss_with_abstain', got {statistic!r}"
+            )
+        if scheme not in RESAMPLE_SCHEMES:
+            raise InvalidParameterError(f"scheme must be one of {RESAMPLE_SCHEMES}, got {scheme!r}")
+        suffix = {"units": "units", "annotators": "raters", "both": "both"}[scheme]
+        out: BootstrapDistribution | None = getattr(self, f"{statistic}_over_{suffix}")
+        return out
+
+
+def _complete_units(ratings: FloatArray) -> tuple[BoolArray, int]:
+    """Units rated by every rater who rated anything, and that number of raters."""
+    rated = ~np.isnan(ratings)
+    raters = rated.any(axis=1)
+    if not raters.any():
+        return np.zeros(ratings.shape[1], dtype=bool), 0
+    return np.asarray(rated[raters].all(axis=0), dtype=np.bool_), int(raters.sum())
+
+
+def fleiss_kappa_complete(
+    ratings: npt.ArrayLike, *, labels: npt.ArrayLike | None = None
+) -> AgreementResult:
+    """Fleiss' kappa of reliability data, on the units rated by every rater.
+
+    Raters who rated no unit are left out; of the others, only the units
+    that all of them rated enter :func:`fleiss_kappa` (which needs the same
+    raters on every unit).
+
+    Parameters
+    ----------
+    ratings : array-like of shape (n_raters, n_units)
+        Numeric category codes; NaN where a rater did not rate a unit.
+    labels : array-like of shape (n_categories,), optional
+        Category codes (default: sorted observed codes).
+
+    Returns
+    -------
+    AgreementResult
+        As :func:`fleiss_kappa` on the complete units. ``value`` is ``None``
+        with ``n_units = 0`` when no rater rated anything or no unit was rated
+        by all of them.
+
+    Raises
+    ------
+    ShapeError, InvalidParameterError
+        As :func:`rating_counts`.
+
+    References
+    ----------
+    Fleiss, J. L. (1971). Measuring nominal scale agreement among many
+    raters. Psychological Bulletin 76(5), 378-382.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ranking.agreement import fleiss_kappa_complete
+    >>> r = fleiss_kappa_complete([[1, 2, 1, np.nan], [1, 2, 2, 1], [1, 2, 1, 2]])
+    >>> round(r.value, 4), r.n_units, r.n_raters
+    (0.55, 3, 3)
+    >>> fleiss_kappa_complete([[1, np.nan], [np.nan, 2]]).reason
+    'no unit is rated by all 2 raters who rated anything; use krippendorff_alpha, which allows missing ratings'
+    """  # noqa: E501
+    data = _as_ratings(ratings, "ratings")
+    lab = _resolve_labels(data.ravel(), labels)
+    complete, m = _complete_units(data)
+    method = "fleiss_kappa"
+    if m == 0:
+        return AgreementResult(None, "no rater rated any unit", method, 0, 0, None, None)
+    if not complete.any():
+        return AgreementResult(
+            None,
+            f"no unit is rated by all {m} raters who rated anything; use krippendorff_alpha, "
+            "which allows missing ratings",
+            method,
+            0,
+            0,
+            None,
+            None,
+        )
+    raters = ~np.isnan(data).all(axis=1)
+    counts, _ = rating_counts(data[raters][:, complete], labels=lab)
+    return fleiss_kappa(counts)
+
+
+def _indicators(ratings: FloatArray, labels: FloatArray) -> FloatArray:
+    """Array of shape (n_categories, n_raters, n_units): indicator of each code."""
+    return np.stack([np.equal(ratings, lab).astype(np.float64) for lab in labels])
+
+
+def _boot_counts(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
+    """Array of shape (n_rep, n): times each of ``n`` objects is drawn, n draws per row."""
+    idx = rng.integers(0, n, size=(n_rep, n))
+    flat = idx + (np.arange(n_rep) * n)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=n_rep * n).reshape(n_rep, n)
+    return counts.astype(np.float64)
+
+
+def _alpha_from_sums(N: FloatArray, o: FloatArray, nc: FloatArray) -> FloatArray:
+    """Nominal alpha from pairable values N, observed agreement o and value counts nc."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d_o = (N - o) / N
+        d_e = (N * N - (nc * nc).sum(axis=1)) / (N * (N - 1.0))
+        out = 1.0 - d_o / d_e
+    ok = (N > 1) & (d_e > _EPS)
+    return np.where(ok, out, np.nan)
+
+
+def _fleiss_from(p_bar: FloatArray, p_j: FloatArray, ok: BoolArray) -> FloatArray:
+    """Fleiss' kappa from mean unit agreement and category shares; NaN where undefined."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_e = (p_j * p_j).sum(axis=1)
+        out = (p_bar - p_e) / (1.0 - p_e)
+    return np.where(ok & (1.0 - p_e > _EPS), out, np.nan)
+
+
+def _replicates_over_units(F: FloatArray, W: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Alpha and Fleiss' kappa per unit-resample; NaN where undefined (internal sentinel).
+
+    ``F`` has shape (K, A, U) (see :func:`_indicators`), ``W`` shape (B, U).
+    """
+    rated = F.sum(axis=0)  # (A, U)
+    n = F.sum(axis=1).T  # (U, K)
+    m = n.sum(axis=1)
+    pairable = m >= 2
+    s = np.where(pairable, (n * (n - 1.0)).sum(axis=1) / np.maximum(m - 1.0, 1.0), 0.0)
+    N = W @ np.where(pairable, m, 0.0)
+    o = W @ s
+    nc = W @ (n * pairable[:, None])  # (B, K)
+    alpha = _alpha_from_sums(N, o, nc)
+    raters = rated.any(axis=1)
+    n_r = int(raters.sum())
+    complete = rated[raters].all(axis=0) if n_r else np.zeros(F.shape[2], dtype=bool)
+    if n_r >= 2 and complete.any():
+        nu = n[complete]
+        p_u = ((nu * nu).sum(axis=1) - n_r) / (n_r * (n_r - 1.0))
+        Wc = W[:, complete]
+        tot = Wc.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p_bar = (Wc @ p_u) / tot
+            p_j = (Wc @ nu) / (tot * n_r)[:, None]
+        kappa = _fleiss_from(p_bar, p_j, tot > 0)
+    else:
+        kappa = np.full(W.shape[0], np.nan)
+    return alpha, kappa
+
+
+def _replicates_over_raters(
+    F: FloatArray,
+    rater_weights: FloatArray,
+    *,
+    need_alpha: bool = True,
+    unit_weights: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """Alpha and Fleiss' kappa per rater-resample; NaN where undefined (internal sentinel).
+
+    ``F`` has shape (K, A, U), ``rater_weights`` shape (B, A). A rater drawn
+    twice is two raters whose copies are never paired with each other. Alpha is
+    all NaN when ``need_alpha`` is false. With ``unit_weights`` of shape (B, U)
+    the units are resampled too (two-way): every sum over units is weighted by
+    how often the unit was drawn in that replicate.
+    """
+    rated = F.sum(axis=0)  # (A, U)
+    # Counts are small integers, exact in float32: the products run in float32 and
+    # the sums over units in float64. Per replicate b and unit u: n_k = sum_a w_a
+    # x_auk, m = sum_k n_k, s2 = sum_a w_a^2 x_au (pairs of a rater with its own
+    # copies). Ordered pairs of values from different raters: m^2 - s2, of which
+    # sum_k n_k^2 - s2 agree.
+    W = rater_weights.astype(np.float32)
+    Fs = F.astype(np.float32)
+    n = [W @ Fs[k] for k in range(Fs.shape[0])]  # K x (B, U)
+    m = np.add.reduce(n)
+    sumsq = np.add.reduce([x * x for x in n])
+    s2 = (W * W) @ rated.astype(np.float32)
+    pairs_u = m * m - s2
+    pairable = pairs_u > 0
+    agree = sumsq - s2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(pairable, agree / np.where(pairable, pairs_u, 1.0), 0.0)
+    uw: FloatArray | float = 1.0 if unit_weights is None else unit_weights
+    if need_alpha:
+        N = (uw * np.where(pairable, m, 0.0)).sum(axis=1, dtype=np.float64)
+        o = (uw * share * m).sum(axis=1, dtype=np.float64)
+        nc = np.stack(
+            [(uw * np.where(pairable, x, 0.0)).sum(axis=1, dtype=np.float64) for x in n], axis=1
+        )
+        alpha = _alpha_from_sums(N, o, nc)
+    else:
+        alpha = np.full(W.shape[0], np.nan)
+    has_any = rated.any(axis=1)  # (A,)
+    drawn = ((W > 0) & has_any[None, :]).astype(np.float32)
+    m_b = (W * has_any[None, :]).sum(axis=1, dtype=np.float64)  # ratings per complete unit
+    missing = drawn @ (rated == 0).astype(np.float32)  # drawn raters missing the unit
+    complete = (missing == 0) & (drawn.sum(axis=1) >= 2)[:, None]
+    cw = uw * complete  # (B, U): weight of each complete unit
+    cnt = np.asarray(cw).sum(axis=1, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_bar = (cw * share).sum(axis=1, dtype=np.float64) / cnt
+        p_j = (
+            np.stack([(cw * x).sum(axis=1, dtype=np.float64) for x in n], axis=1)
+            / (cnt * m_b)[:, None]
+        )
+    kappa = _fleiss_from(p_bar, p_j, cnt > 0)
+    return alpha, kappa
+
+
+def _as_weights(w: npt.ArrayLike, name: str, n: int, what: str) -> FloatArray:
+    arr = np.asarray(w, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] != n:
+        raise ShapeError(
+            f"{name} must have shape (n_replicates, {n}) for {n} {what}, got {arr.shape}"
+        )
+    if not np.isfinite(arr).all() or (arr < 0).any() or np.any(arr != np.rint(arr)):
+        raise InvalidParameterError(f"{name} must hold non-negative integer draw counts")
+    return arr
+
+
+def agreement_replicates(
+    reliability_data: npt.ArrayLike,
+    *,
+    unit_weights: npt.ArrayLike | None = None,
+    rater_weights: npt.ArrayLike | None = None,
+    labels: npt.ArrayLike | None = None,
+) -> AgreementReplicates:
+    """Nominal alpha and Fleiss' kappa for many bootstrap replicates at once.
+
+    A replicate repeats units, raters, or both (two-way), each weight being
+    how many times that unit or rater was drawn. The statistics are computed
+    from weighted sums, without building the resampled data.
+
+    A rater drawn twice is two raters, but the copies are never paired with
+    each other: only pairs of values from different original raters count as
+    agreement (otherwise every duplicate would add perfect self-agreement and
+    bias the interval upwards). With unit weights, and with rater weights
+    that are all 0 or 1, each replicate equals :func:`krippendorff_alpha` and
+    :func:`fleiss_kappa_complete` on the explicitly resampled data.
+
+    Parameters
+    ----------
+    reliability_data : array-like of shape (n_raters, n_units)
+        Numeric category codes; NaN where a rater did not rate a unit.
+    unit_weights : array-like of shape (n_replicates, n_units), optional
+        Draw counts of the units (raters fixed).
+    rater_weights : array-like of shape (n_replicates, n_raters), optional
+        Draw counts of the raters (units fixed). Give one of the two, or
+        both with the same number of replicates for the two-way bootstrap
+        (each replicate equals the rater-weighted replicate on the data whose
+        units were repeated by ``unit_weights``).
+    labels : array-like of shape (n_categories,), optional
+        Category codes (default: sorted observed codes).
+
+    Returns
+    -------
+    AgreementReplicates
+        ``alpha`` and ``fleiss`` as masked arrays of shape (n_replicates,).
+        Fleiss' kappa uses the units rated by every drawn rater who rated anything.
+
+    Raises
+    ------
+    ShapeError
+        If ``reliability_data`` is not 2-D or a weight matrix has the wrong shape.
+    InvalidParameterError
+        For bad codes, neither weight matrix, or weights that are not
+        non-negative integers.
+
+    References
+    ----------
+    Hayes, A. F. and Krippendorff, K. (2007). Answering the call for a
+    standard reliability measure for coding data. Communication Methods and
+    Measures 1(1), 77-89.
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap.
+    Chapman & Hall.
+    Owen, A. B. (2007). The pigeonhole bootstrap. Annals of Applied Statistics
+    1(2), 386-411 (units and raters resampled together).
+
+    Examples
+    --------
+    The first replicate keeps every unit once; the second drops the last unit:
+
+    >>> from ranking.agreement import agreement_replicates, krippendorff_alpha
+    >>> data = [[1, 2, 1, 2], [1, 2, 2, 2], [1, 2, 1, 1]]
+    >>> rep = agreement_replicates(data, unit_weights=[[1, 1, 1, 1], [1, 1, 2, 0]])
+    >>> [round(float(a), 4) for a in rep.alpha]
+    [0.3889, 0.3714]
+    >>> round(krippendorff_alpha([[1, 2, 1, 1], [1, 2, 2, 2], [1, 2, 1, 1]]).value, 4)
+    0.3714
+    """
+    data = _as_ratings(reliability_data, "reliability_data")
+    lab = _resolve_labels(data.ravel(), labels)
+    F = _indicators(data, lab)
+    if unit_weights is not None and rater_weights is None:
+        W = _as_weights(unit_weights, "unit_weights", data.shape[1], "units")
+        alpha, kappa = _replicates_over_units(F, W)
+    elif rater_weights is not None and unit_weights is None:
+        W = _as_weights(rater_weights, "rater_weights", data.shape[0], "raters")
+        alpha, kappa = _replicates_over_raters(F, W)
+    elif rater_weights is not None and unit_weights is not None:
+        Wr = _as_weights(rater_weights, "rater_weights", data.shape[0], "raters")
+        Wu = _as_weights(unit_weights, "unit_weights", data.shape[1], "units")
+        if Wr.shape[0] != Wu.shape[0]:
+            raise ShapeError(
+                f"unit_weights and rater_weights hold {Wu.shape[0]} and {Wr.shape[0]} "
+                "replicates; the two-way bootstrap needs the same number"
+            )
+        alpha, kappa = _replicates_over_raters(F, Wr, unit_weights=Wu)
+    else:
+        raise InvalidParameterError(
+            "give exactly one of unit_weights (resample units) and rater_weights (resample "
+            "raters), or both (resample both, two-way)"
+        )
+    return AgreementReplicates(_masked_nan(alpha), _masked_nan(kappa), lab)
+
+
+def _masked_nan(x: FloatArray) -> MaskedFloatArray:
+    ok = ~np.isnan(x)
+    return _masked(np.where(ok, x, 0.0), mask=~ok)
+
+
+def _distribution(x: FloatArray, confidence: float, scheme: str) -> BootstrapDistribution:
+    """Percentile interval of the defined replicates (NaN = undefined)."""
+    v = x[~np.isnan(x)]
+    interval = None
+    if v.size:
+        a = (1.0 - confidence) / 2.0
+        lo, hi = np.quantile(v, [a, 1.0 - a])
+        interval = (float(lo), float(hi))
+    return BootstrapDistribution(_masked_nan(x), interval, int(v.size), scheme)
+
+
+def _check_resample(resample: Resample | tuple[Resample, ...] | list[Resample]) -> tuple[str, ...]:
+    """The schemes asked for, as a tuple in the order of :data:`RESAMPLE_SCHEMES`."""
+    asked = (resample,) if isinstance(resample, str) else tuple(resample)
+    for x in asked:
+        if x not in RESAMPLE_SCHEMES:
+            raise InvalidParameterError(
+                f"resample must be one of {RESAMPLE_SCHEMES} or a sequence of them, got {x!r}"
+            )
+    return tuple(x for x in RESAMPLE_SCHEMES if x in asked)
+
+
+def agreement_bootstrap(
+    reliability_data: npt.ArrayLike,
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    rng: RNGLike = None,
+    labels: npt.ArrayLike | None = None,
+    abstain: float | None = None,
+    resample: Resample | tuple[Resample, ...] | list[Resample] = ("units", "annotators"),
+) -> AgreementBootstrapResult:
+    """Nominal alpha and Fleiss' kappa with percentile bootstrap intervals.
+
+    Three resampling schemes are offered, each run ``n_boot`` times:
+
+    * ``"units"``: units resampled, raters fixed. Right when the raters are
+      the population of interest (this panel's agreement on more items like
+      these).
+    * ``"annotators"``: raters resampled, units fixed (this item set rated by
+      more raters like these).
+    * ``"both"``: units and raters resampled independently in each replicate
+      (the two-way, crossed or *pigeonhole* bootstrap of Owen, 2007), for a
+      crossed random-effects design where both the items and the annotators
+      are samples. Right when the result should generalise to other items
+      *and* other annotators, as in a crowd study: there each one-way
+      interval ignores one source of variance and under-covers (in the
+      simulation of ``benchmarks/bench_agreement_coverage.py``, 8 annotators
+      drawn from a heterogeneous pool rating 60 pairs, the 95% interval of
+      alpha covers the population value about 59% of the time over units
+      and 83% over annotators, while the two-way interval covers 92%; 96% with
+      5 annotators, 95% with 15). Owen shows the two-way
+      bootstrap variance is slightly conservative (it counts the interaction
+      variance up to three times), so its coverage errs above nominal.
+
+    Over raters, a rater drawn several times is never paired with its own
+    copy (see :func:`agreement_replicates`). Fleiss' kappa uses the units
+    rated by every (drawn) rater who rated anything. Each
+    :class:`BootstrapDistribution` names its ``scheme``.
+
+    An *abstention* (e.g. a "skip" vote) is a rating without a category: it
+    is missing for alpha and Fleiss' kappa, and one more category for
+    ``fleiss_with_abstain``. Both statistics share the same draws.
+
+    Parameters
+    ----------
+    reliability_data : array-like of shape (n_raters, n_units)
+        Numeric codes; NaN where a rater did not rate a unit.
+    n_boot : int, default 1000
+        Replicates per scheme; 0 gives the point estimates only.
+    confidence : float, default 0.95
+        Coverage of the intervals, in (0, 1).
+    rng : numpy.random.Generator, int or None
+        Source of the draws, made scheme by scheme in the order ``"units"``,
+        ``"annotators"``, ``"both"`` (of those asked for): unit draws of
+        shape (n_boot, n_units), rater draws of shape (n_boot, n_raters),
+        and for ``"both"`` unit draws then rater draws, each as
+        ``rng.integers(0, n, size=(n_boot, n))``.
+    labels : array-like of shape (n_categories,), optional
+        Category codes, without the abstention (default: sorted observed codes).
+    abstain : float, optional
+        The code of an abstention.
+    resample : {"units", "annotators", "both"} or a sequence of them
+        The schemes to run (default the two one-way schemes, as before the
+        two-way one was added; pass ``"both"`` for the two-way interval alone).
+
+    Returns
+    -------
+    AgreementBootstrapResult
+        Point estimates and, per statistic and scheme, a
+        :class:`BootstrapDistribution` (``None`` when the scheme did not run:
+        not asked for; units need at least two units with a rating,
+        abstentions included; raters need at least two raters and one unit;
+        both need both).
+
+    Raises
+    ------
+    ShapeError
+        If ``reliability_data`` is not 2-D.
+    InvalidParameterError
+        For bad codes (a code outside ``labels`` and ``abstain``), an
+        abstention code among ``labels``, ``n_boot < 0``, ``confidence``
+        outside (0, 1) or an unknown scheme.
+
+    References
+    ----------
+    Hayes, A. F. and Krippendorff, K. (2007). Answering the call for a
+    standard reliability measure for coding data. Communication Methods and
+    Measures 1(1), 77-89.
+    Fleiss, J. L. (1971). Measuring nominal scale agreement among many
+    raters. Psychological Bulletin 76(5), 378-382.
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap.
+    Chapman & Hall.
+    Owen, A. B. (2007). The pigeonhole bootstrap. Annals of Applied Statistics
+    1(2), 386-411.
+    McCullagh, P. (2000). Resampling and exchangeable arrays. Bernoulli 6(2),
+    285-301 (no exact bootstrap exists for crossed designs; two-way
+    resampling is the conservative choice).
+
+    Examples
+    --------
+    Four raters, eight units, code 0 an abstention:
+
+    >>> from ranking.agreement import agreement_bootstrap
+    >>> data = [[1, 2, 1, 2, 1, 1, 2, 0],
+    ...         [1, 2, 1, 2, 2, 1, 2, 1],
+    ...         [1, 2, 2, 2, 1, 1, 0, 1],
+    ...         [1, 2, 1, 1, 1, 1, 2, 1]]
+    >>> r = agreement_bootstrap(data, n_boot=200, rng=0, labels=[1, 2], abstain=0)
+    >>> round(r.alpha.value, 3), round(r.fleiss.value, 3)
+    (0.597, 0.467)
+    >>> lo, hi = r.alpha_over_units.interval
+    >>> bool(lo <= r.alpha.value <= hi), r.alpha_over_units.replicates.shape
+    (True, (200,))
+    >>> both = agreement_bootstrap(data, n_boot=200, rng=0, labels=[1, 2], abstain=0,
+    ...                            resample="both")
+    >>> both.alpha_over_both.scheme, both.alpha_over_units is None, both.schemes
+    ('both', True, ('both',))
+    """
+    data = _as_ratings(reliability_data, "reliability_data")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 0:
+        raise InvalidParameterError(f"n_boot must be an integer >= 0, got {n_boot!r}")
+    conf = float(confidence)
+    if not 0.0 < conf < 1.0:
+        raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}")
+    if abstain is not None and not np.isfinite(float(abstain)):
+        raise InvalidParameterError(f"abstain must be a finite code, got {abstain!r}")
+    schemes = _check_resample(resample)
+    gen = make_rng(rng)
+    judged = data if abstain is None else np.where(data == abstain, np.nan, data)
+    lab = _resolve_labels(judged.ravel(), labels)
+    if abstain is not None and np.any(lab == abstain):
+        raise InvalidParameterError(
+            f"abstain code {abstain!r} is among labels {lab.tolist()}; an abstention is not a "
+            "category"
+        )
+    lab_all = lab if abstain is None else np.concatenate([[float(abstain)], lab])
+    alpha = krippendorff_alpha(judged)
+    fleiss = fleiss_kappa_complete(judged, labels=lab)
+    fleiss_ab = None if abstain is None else fleiss_kappa_complete(data, labels=lab_all)
+    n_raters, n_units = data.shape
+    dist: dict[str, BootstrapDistribution | None] = {}
+    if n_boot > 0 and n_raters > 0 and n_units > 0:
+        F = _indicators(judged, lab)
+        Fa = None if abstain is None else _indicators(data, lab_all)
+        units_ok = int((~np.isnan(data)).any(axis=0).sum()) >= 2
+        raters_ok = n_raters >= 2
+        if "units" in schemes and units_ok:
+            wu = _boot_counts(gen, n_boot, n_units)
+            a, k = _replicates_over_units(F, wu)
+            dist["alpha_u"] = _distribution(a, conf, "units")
+            dist["fleiss_u"] = _distribution(k, conf, "units")
+            if Fa is not None:
+                k_ab = _replicates_over_units(Fa, wu)[1]
+                dist["fleiss_ab_u"] = _distribution(k_ab, conf, "units")
+        if "annotators" in schemes and raters_ok:
+            wr = _boot_counts(gen, n_boot, n_raters)
+            a, k = _replicates_over_raters(F, wr)
+            dist["alpha_r"] = _distribution(a, conf, "annotators")
+            dist["fleiss_r"] = _distribution(k, conf, "annotators")
+            if Fa is not None:
+                k_ab = _replicates_over_raters(Fa, wr, need_alpha=False)[1]
+                dist["fleiss_ab_r"] = _distribution(k_ab, conf, "annotators")
+        if "both" in schemes and units_ok and raters_ok:
+            wu = _boot_counts(gen, n_boot, n_units)
+            wr = _boot_counts(gen, n_boot, n_raters)
+            a, k = _replicates_over_raters(F, wr, unit_weights=wu)
+            dist["alpha_b"] = _distribution(a, conf, "both")
+            dist["fleiss_b"] = _distribution(k, conf, "both")
+            if Fa is not None:
+                k_ab = _replicates_over_raters(Fa, wr, need_alpha=False, unit_weights=wu)[1]
+                dist["fleiss_ab_b"] = _distribution(k_ab, conf, "both")
+    return AgreementBootstrapResult(
+        alpha=alpha,
+        fleiss=fleiss,
+        fleiss_with_abstain=fleiss_ab,
+        alpha_over_units=dist.get("alpha_u"),
+        alpha_over_raters=dist.get("alpha_r"),
+        fleiss_over_units=dist.get("fleiss_u"),
+        fleiss_over_raters=dist.get("fleiss_r"),
+        fleiss_with_abstain_over_units=dist.get("fleiss_ab_u"),
+        fleiss_with_abstain_over_raters=dist.get("fleiss_ab_r"),
+        n_boot=int(n_boot),
+        confidence=conf,
+        labels=lab,
+        abstain=None if abstain is None else float(abstain),
+        alpha_over_both=dist.get("alpha_b"),
+        fleiss_over_both=dist.get("fleiss_b"),
+        fleiss_with_abstain_over_both=dist.get("fleiss_ab_b"),
+        schemes=schemes,
+    )
