@@ -85,6 +85,28 @@ class AgreementResult:
     expected_disagreement: float | None
     """Chance-expected disagreement D_e (``None`` when there was nothing to compare)."""
 
+    @classmethod
+    def from_reason(
+        cls,
+        *,
+        method: str,
+        reason: str,
+        n_units: int = 0,
+        n_raters: int = 0,
+        observed_disagreement: float | None = None,
+        expected_disagreement: float | None = None,
+    ) -> AgreementResult:
+        """An undefined statistic: ``value`` is ``None`` and ``reason`` says why."""
+        return cls(
+            value=None,
+            reason=reason,
+            method=method,
+            n_units=n_units,
+            n_raters=n_raters,
+            observed_disagreement=observed_disagreement,
+            expected_disagreement=expected_disagreement,
+        )
+
     @property
     def undefined(self) -> bool:
         """True when the statistic could not be computed; ``reason`` says why."""
@@ -129,25 +151,21 @@ class PairwiseKappaResult:
         ok = ~_mask_of(vals)
         n_raters = int(self.values.shape[0])
         if not ok.any():
-            return AgreementResult(
-                None,
-                "no pair of distinct raters has a defined kappa "
+            return AgreementResult.from_reason(
+                reason="no pair of distinct raters has a defined kappa "
                 f"(need at least {self.min_overlap} shared units and two categories used)",
-                "mean_pairwise_cohen_kappa",
-                0,
-                n_raters,
-                None,
-                None,
+                method="mean_pairwise_cohen_kappa",
+                n_raters=n_raters,
             )
         used = np.unique(np.concatenate([iu[0][ok], iu[1][ok]]))
         return AgreementResult(
-            float(_data_of(vals)[ok].mean()),
-            None,
-            "mean_pairwise_cohen_kappa",
-            int(ok.sum()),
-            int(used.size),
-            None,
-            None,
+            value=float(_data_of(vals)[ok].mean()),
+            reason=None,
+            method="mean_pairwise_cohen_kappa",
+            n_units=int(ok.sum()),
+            n_raters=int(used.size),
+            observed_disagreement=None,
+            expected_disagreement=None,
         )
 
 
@@ -384,12 +402,25 @@ def _cohen_result(
     method = "cohen_kappa" if wname == "unweighted" else f"cohen_kappa({wname})"
     value, d_o, d_e, n, defined = _kappa_from_tables(t, w)
     if n <= 0:
-        return AgreementResult(None, _kappa_reason(t, labels), method, 0, 0, None, None)
+        return AgreementResult.from_reason(reason=_kappa_reason(t, labels), method=method)
     if not bool(defined):
-        return AgreementResult(
-            None, _kappa_reason(t, labels), method, n_units, 2, float(d_o), float(d_e)
+        return AgreementResult.from_reason(
+            reason=_kappa_reason(t, labels),
+            method=method,
+            n_units=n_units,
+            n_raters=2,
+            observed_disagreement=float(d_o),
+            expected_disagreement=float(d_e),
         )
-    return AgreementResult(float(value), None, method, n_units, 2, float(d_o), float(d_e))
+    return AgreementResult(
+        value=float(value),
+        reason=None,
+        method=method,
+        n_units=n_units,
+        n_raters=2,
+        observed_disagreement=float(d_o),
+        expected_disagreement=float(d_e),
+    )
 
 
 def cohen_kappa(
@@ -523,7 +554,9 @@ def pairwise_cohen_matrix(
     overlap = np.rint(n).astype(np.int64)
     ok = defined & (overlap >= min_overlap)
     values = _masked(np.where(ok, value, 0.0), mask=~ok)
-    return PairwiseKappaResult(values, overlap, lab, wname, int(min_overlap))
+    return PairwiseKappaResult(
+        values=values, overlap=overlap, labels=lab, weights=wname, min_overlap=int(min_overlap)
+    )
 
 
 def leave_one_out_agreement(
@@ -610,7 +643,9 @@ def leave_one_out_agreement(
         else:
             reasons.append(_kappa_reason(tables[r], lab))
     kappa = _masked(np.where(defined, value, 0.0), mask=~defined)
-    return RaterConsensusResult(kappa, pct, n_units, tuple(reasons), lab)
+    return RaterConsensusResult(
+        kappa=kappa, percent_agreement=pct, n_units=n_units, reasons=tuple(reasons), labels=lab
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -709,7 +744,7 @@ def fleiss_kappa(counts: npt.ArrayLike) -> AgreementResult:
     n_items = c.shape[0]
     method = "fleiss_kappa"
     if n_items == 0 or c.shape[1] == 0:
-        return AgreementResult(None, "there are no items to compare", method, 0, 0, None, None)
+        return AgreementResult.from_reason(reason="there are no items to compare", method=method)
     per_item = c.sum(axis=1)
     if per_item.min() != per_item.max():
         raise InvalidParameterError(
@@ -719,14 +754,11 @@ def fleiss_kappa(counts: npt.ArrayLike) -> AgreementResult:
         )
     m = float(per_item[0])
     if m < 2:
-        return AgreementResult(
-            None,
-            f"each item has {int(m)} rating(s); agreement needs at least two per item",
-            method,
-            n_items,
-            int(m),
-            None,
-            None,
+        return AgreementResult.from_reason(
+            reason=f"each item has {int(m)} rating(s); agreement needs at least two per item",
+            method=method,
+            n_units=n_items,
+            n_raters=int(m),
         )
     p_j = c.sum(axis=0) / (n_items * m)
     p_i = ((c * c).sum(axis=1) - m) / (m * (m - 1.0))
@@ -735,16 +767,24 @@ def fleiss_kappa(counts: npt.ArrayLike) -> AgreementResult:
     d_o, d_e = 1.0 - p_bar, 1.0 - p_e
     if d_e <= _EPS:
         k = int(np.argmax(p_j))
-        return AgreementResult(
-            None,
-            f"every rating is in category {k}, so chance agreement is 1 and kappa is undefined",
-            method,
-            n_items,
-            int(m),
-            d_o,
-            d_e,
+        return AgreementResult.from_reason(
+            reason=f"every rating is in category {k}, so chance agreement is 1 and kappa is "
+            "undefined",
+            method=method,
+            n_units=n_items,
+            n_raters=int(m),
+            observed_disagreement=d_o,
+            expected_disagreement=d_e,
         )
-    return AgreementResult(1.0 - d_o / d_e, None, method, n_items, int(m), d_o, d_e)
+    return AgreementResult(
+        value=1.0 - d_o / d_e,
+        reason=None,
+        method=method,
+        n_units=n_items,
+        n_raters=int(m),
+        observed_disagreement=d_o,
+        expected_disagreement=d_e,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -818,14 +858,10 @@ def krippendorff_alpha(
     pairable = m_u >= 2
     n_units = int(pairable.sum())
     if n_units == 0:
-        return AgreementResult(
-            None,
-            "no unit has values from two or more raters, so nothing can be compared",
-            method,
-            0,
-            int(present.any(axis=1).sum()),
-            None,
-            None,
+        return AgreementResult.from_reason(
+            reason="no unit has values from two or more raters, so nothing can be compared",
+            method=method,
+            n_raters=int(present.any(axis=1).sum()),
         )
     sub = data[:, pairable]
     sub_present = present[:, pairable]
@@ -862,17 +898,24 @@ def krippendorff_alpha(
             d_o = float((o * delta).sum()) / n_total
             d_e = float((np.outer(n_c, n_c) * delta).sum()) / (n_total * (n_total - 1.0))
     if d_e <= _EPS * max(1.0, float(np.abs(values).max()) ** 2):
-        return AgreementResult(
-            None,
-            f"every pairable value is {_code(values[0] + centre)}, so expected disagreement is "
-            "zero and alpha is undefined",
-            method,
-            n_units,
-            n_raters,
-            d_o,
-            d_e,
+        return AgreementResult.from_reason(
+            reason=f"every pairable value is {_code(values[0] + centre)}, so expected "
+            "disagreement is zero and alpha is undefined",
+            method=method,
+            n_units=n_units,
+            n_raters=n_raters,
+            observed_disagreement=d_o,
+            expected_disagreement=d_e,
         )
-    return AgreementResult(1.0 - d_o / d_e, None, method, n_units, n_raters, d_o, d_e)
+    return AgreementResult(
+        value=1.0 - d_o / d_e,
+        reason=None,
+        method=method,
+        n_units=n_units,
+        n_raters=n_raters,
+        observed_disagreement=d_o,
+        expected_disagreement=d_e,
+    )
 
 
 def _delta(values: FloatArray, n_c: FloatArray, level: str) -> FloatArray:

@@ -198,17 +198,12 @@ def fleiss_kappa_complete(
     complete, m = _complete_units(data)
     method = "fleiss_kappa"
     if m == 0:
-        return AgreementResult(None, "no rater rated any unit", method, 0, 0, None, None)
+        return AgreementResult.from_reason(reason="no rater rated any unit", method=method)
     if not complete.any():
-        return AgreementResult(
-            None,
-            f"no unit is rated by all {m} raters who rated anything; use krippendorff_alpha, "
-            "which allows missing ratings",
-            method,
-            0,
-            0,
-            None,
-            None,
+        return AgreementResult.from_reason(
+            reason=f"no unit is rated by all {m} raters who rated anything; use "
+            "krippendorff_alpha, which allows missing ratings",
+            method=method,
         )
     raters = ~np.isnan(data).all(axis=1)
     counts, _ = rating_counts(data[raters][:, complete], labels=lab)
@@ -440,7 +435,7 @@ def agreement_replicates(
             "give exactly one of unit_weights (resample units) and rater_weights (resample "
             "raters), or both (resample both, two-way)"
         )
-    return AgreementReplicates(_masked_nan(alpha), _masked_nan(kappa), lab)
+    return AgreementReplicates(alpha=_masked_nan(alpha), fleiss=_masked_nan(kappa), labels=lab)
 
 
 def _masked_nan(x: FloatArray) -> MaskedFloatArray:
@@ -456,7 +451,9 @@ def _distribution(x: FloatArray, confidence: float, scheme: str) -> BootstrapDis
         a = (1.0 - confidence) / 2.0
         lo, hi = np.quantile(v, [a, 1.0 - a])
         interval = (float(lo), float(hi))
-    return BootstrapDistribution(_masked_nan(x), interval, int(v.size), scheme)
+    return BootstrapDistribution(
+        replicates=_masked_nan(x), interval=interval, n_valid=int(v.size), scheme=scheme
+    )
 
 
 def _check_resample(resample: Resample | tuple[Resample, ...] | list[Resample]) -> tuple[str, ...]:

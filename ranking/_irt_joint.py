@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import expit
 
 from ranking._irt_common import (
@@ -378,7 +379,7 @@ def _jml_log_likelihood(
 
 
 def fit_1pl(
-    A: Any,
+    A: npt.ArrayLike,
     *,
     l2: float = 0.01,
     ability_bounds: tuple[float, float] = (-5.0, 5.0),
@@ -555,7 +556,7 @@ def fit_1pl(
 
 
 def fit_2pl(
-    A: Any,
+    A: npt.ArrayLike,
     *,
     l2: float = 0.01,
     ability_bounds: tuple[float, float] = (-5.0, 5.0),

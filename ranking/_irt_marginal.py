@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 from scipy import linalg
 from scipy.special import expit, log_expit
 
@@ -454,7 +455,7 @@ def _fit_mml(
 
 
 def fit_2pl_mml(
-    A: Any,
+    A: npt.ArrayLike,
     *,
     quadrature: Quadrature = "grid",
     n_quadrature: int = 61,
@@ -597,7 +598,7 @@ def fit_2pl_mml(
 
 
 def fit_1pl_mml(
-    A: Any,
+    A: npt.ArrayLike,
     *,
     discrimination: float | None = None,
     quadrature: Quadrature = "grid",
@@ -705,9 +706,9 @@ def fit_1pl_mml(
 
 
 def marginal_log_likelihood(
-    A: Any,
-    slope: Any,
-    intercept: Any,
+    A: npt.ArrayLike,
+    slope: npt.ArrayLike,
+    intercept: npt.ArrayLike,
     *,
     quadrature: Quadrature = "grid",
     n_quadrature: int = 61,

@@ -998,28 +998,21 @@ def _kappa_point(pred: IntArray, cons: IntArray) -> AgreementResult:
             table[i, j] = np.sum((pred[q] == ci) & (cons[q] == cj))
     res = cohen_kappa_table(table)
     if res.undefined and res.n_units == 0:
-        return AgreementResult(
-            None,
-            "no pair has a consensus to compare the predictions with",
-            res.method,
-            0,
-            0,
-            None,
-            None,
+        return AgreementResult.from_reason(
+            reason="no pair has a consensus to compare the predictions with", method=res.method
         )
     if res.undefined:
         reason = (
             "expected disagreement is zero: the predictions and the consensus each "
             "use a single category on the consensus pairs"
         )
-        return AgreementResult(
-            None,
-            reason,
-            res.method,
-            res.n_units,
-            2,
-            res.observed_disagreement,
-            res.expected_disagreement,
+        return AgreementResult.from_reason(
+            reason=reason,
+            method=res.method,
+            n_units=res.n_units,
+            n_raters=2,
+            observed_disagreement=res.observed_disagreement,
+            expected_disagreement=res.expected_disagreement,
         )
     return res
 
@@ -1042,7 +1035,9 @@ def _estimates(
         lo, hi, nv = _interval(samples, confidence)
         per_scheme.append(
             [
-                Interval(float(lo[e]), float(hi[e]), int(nv[e]), scheme) if nv[e] > 0 else None
+                Interval(low=float(lo[e]), high=float(hi[e]), n_valid=int(nv[e]), scheme=scheme)
+                if nv[e] > 0
+                else None
                 for e in range(n)
             ]
         )
@@ -1053,11 +1048,11 @@ def _estimates(
         reason = reasons[e] if isinstance(reasons, list) else reasons
         out.append(
             Estimate(
-                float(v) if defined else None,
-                None if defined else (reason or "the statistic is undefined on these votes"),
-                per_scheme[0][e],
-                per_scheme[1][e],
-                per_scheme[2][e],
+                value=float(v) if defined else None,
+                reason=None if defined else (reason or "the statistic is undefined on these votes"),
+                pairs_interval=per_scheme[0][e],
+                annotators_interval=per_scheme[1][e],
+                both_interval=per_scheme[2][e],
             )
         )
     return tuple(out)
@@ -1365,11 +1360,23 @@ def _drop_extremes(
 def _correlation(x: FloatArray, y: FloatArray, kind: str) -> Correlation:
     n = int(x.size)
     if n < 3:
-        return Correlation(None, None, f"only {n} question(s) on the human scale; need 3", n)
+        return Correlation(
+            value=None, p_value=None, reason=f"only {n} question(s) on the human scale; need 3", n=n
+        )
     if np.unique(x).size < 2:
-        return Correlation(None, None, "the estimator gives every question the same difficulty", n)
+        return Correlation(
+            value=None,
+            p_value=None,
+            reason="the estimator gives every question the same difficulty",
+            n=n,
+        )
     if np.unique(y).size < 2:
-        return Correlation(None, None, "the human scale gives every question the same value", n)
+        return Correlation(
+            value=None,
+            p_value=None,
+            reason="the human scale gives every question the same value",
+            n=n,
+        )
     if kind == "spearman":
         res = stats.spearmanr(x, y)
         value, p = float(res.statistic), float(res.pvalue)
@@ -1377,5 +1384,7 @@ def _correlation(x: FloatArray, y: FloatArray, kind: str) -> Correlation:
         res_k = stats.kendalltau(x, y)
         value, p = float(res_k.statistic), float(res_k.pvalue)
     if not np.isfinite(value):
-        return Correlation(None, None, f"scipy could not compute {kind}'s coefficient", n)
-    return Correlation(value, p if np.isfinite(p) else None, None, n)
+        return Correlation(
+            value=None, p_value=None, reason=f"scipy could not compute {kind}'s coefficient", n=n
+        )
+    return Correlation(value=value, p_value=p if np.isfinite(p) else None, reason=None, n=n)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
 from ranking.errors import DegenerateDataError, InvalidParameterError, ShapeError
@@ -37,7 +38,7 @@ def _pair(x: Any, y: Any) -> tuple[FloatArray, FloatArray]:
     return a, b
 
 
-def ranks(scores: Any) -> FloatArray:
+def ranks(scores: npt.ArrayLike) -> FloatArray:
     """Rank positions, 1 for the highest score; ties get their average rank.
 
     Parameters
@@ -61,7 +62,7 @@ def ranks(scores: Any) -> FloatArray:
     return np.asarray(stats.rankdata(-s), dtype=np.float64)
 
 
-def spearman_rho(x: Any, y: Any) -> float:
+def spearman_rho(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     """Spearman rank correlation of two score vectors (scipy.stats.spearmanr).
 
     Parameters
@@ -97,7 +98,7 @@ def spearman_rho(x: Any, y: Any) -> float:
     return float(stats.spearmanr(a, b).statistic)
 
 
-def kendall_tau(x: Any, y: Any) -> float:
+def kendall_tau(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     """Kendall's tau-b between two score vectors (scipy.stats.kendalltau).
 
     Parameters
@@ -133,7 +134,7 @@ def kendall_tau(x: Any, y: Any) -> float:
     return float(stats.kendalltau(a, b).statistic)
 
 
-def rank_displacement(x: Any, y: Any) -> float:
+def rank_displacement(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     """Mean absolute change of rank position between two score vectors.
 
     This is the "Avg |Δrank|" of the EIP paper's Table 20 and the "Mean

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ranking._irt_common import (
     _as_responses,
@@ -278,7 +278,7 @@ def _general_axis_rotation(a: FloatArray) -> FloatArray:
 
 
 def fit_mirt(
-    A: Any,
+    A: npt.ArrayLike,
     *,
     dimensions: int = 3,
     l2: float = 0.5,

@@ -174,9 +174,9 @@ def _outcomes(outcome: Any, n: int) -> FloatArray:
 
 
 def too_fast_votes(
-    annotator: Any,
-    response_time: Any,
-    text_length: Any,
+    annotator: npt.ArrayLike,
+    response_time: npt.ArrayLike,
+    text_length: npt.ArrayLike,
     *,
     n_annotators: int | None = None,
     min_seconds: float = 2.0,
@@ -261,11 +261,11 @@ def too_fast_votes(
 
 
 def position_bias(
-    annotator: Any,
-    outcome: Any,
+    annotator: npt.ArrayLike,
+    outcome: npt.ArrayLike,
     *,
-    both_bad: Any = None,
-    skipped: Any = None,
+    both_bad: npt.ArrayLike | None = None,
+    skipped: npt.ArrayLike | None = None,
     n_annotators: int | None = None,
 ) -> PositionBias:
     """Share of decisive votes won by the left item, with a binomial test.
@@ -329,11 +329,11 @@ def position_bias(
 
 
 def vote_rates(
-    annotator: Any,
-    outcome: Any,
+    annotator: npt.ArrayLike,
+    outcome: npt.ArrayLike,
     *,
-    both_bad: Any = None,
-    skipped: Any = None,
+    both_bad: npt.ArrayLike | None = None,
+    skipped: npt.ArrayLike | None = None,
     n_annotators: int | None = None,
 ) -> VoteRates:
     """Tie, both-bad and skip rates per annotator.
@@ -391,9 +391,9 @@ def vote_rates(
 
 
 def majority_agreement(
-    item: Any,
-    annotator: Any,
-    label: Any,
+    item: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    label: npt.ArrayLike,
     *,
     n_annotators: int | None = None,
 ) -> MajorityAgreement:
@@ -485,14 +485,14 @@ def majority_agreement(
 
 
 def annotator_signals(
-    annotator: Any,
-    outcome: Any,
+    annotator: npt.ArrayLike,
+    outcome: npt.ArrayLike,
     *,
-    both_bad: Any = None,
-    skipped: Any = None,
-    response_time: Any = None,
-    text_length: Any = None,
-    item: Any = None,
+    both_bad: npt.ArrayLike | None = None,
+    skipped: npt.ArrayLike | None = None,
+    response_time: npt.ArrayLike | None = None,
+    text_length: npt.ArrayLike | None = None,
+    item: npt.ArrayLike | None = None,
     n_annotators: int | None = None,
     min_seconds: float = 2.0,
     chars_per_second: float = 50.0,
@@ -546,7 +546,7 @@ def annotator_signals(
     fast = None
     if (response_time is None) != (text_length is None):
         raise InvalidParameterError("pass both response_time and text_length, or neither")
-    if response_time is not None:
+    if response_time is not None and text_length is not None:
         fast = too_fast_votes(
             k,
             response_time,
