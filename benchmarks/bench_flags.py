@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,7 +159,9 @@ def main() -> None:
                     line = f"{n_ann:>4} {votes:>5} {sd:>4.1f} {name:<9}"
                     cr = 0
                     for ratio in ratios:
-                        seed = hash((n_ann, votes, int(sd * 10), name, int(ratio * 100))) % 2**31
+                        # crc32, not hash(): str hashes change between processes
+                        key = f"{n_ann}-{votes}-{int(sd * 10)}-{name}-{int(ratio * 100)}"
+                        seed = zlib.crc32(key.encode())
                         c = run_cell(n_ann, votes, sd, name, ratio, reps, seed)
                         ff = c.false_flags / c.honest if c.honest else float("nan")
                         rec = c.caught / c.eligible if c.eligible else float("nan")
