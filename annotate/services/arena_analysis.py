@@ -513,8 +513,13 @@ def rate(
                     else "Wald"
                 )
                 + "; "
-                f"ranks from simultaneous intervals (all rank claims hold with probability "
-                f">= {1 - r3.rank_error_rate:.0%})"
+                + (
+                    f"ranks from pairwise tests of rating differences, Benjamini-Hochberg across "
+                    f"pairs (at most {r3.rank_error_rate:.0%} of the rank claims expected false)"
+                    if r3.rank_correction == "bh"
+                    else f"ranks from pairwise tests of rating differences, Holm across pairs (all "
+                    f"rank claims hold with probability >= {1 - r3.rank_error_rate:.0%})"
+                )
             )
     except (RankingInputError, ConvergenceError) as err:
         raise AnnotateError(

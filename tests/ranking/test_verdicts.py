@@ -301,3 +301,71 @@ def test_two_annotators_get_no_ability_verdict_but_keep_per_vote_flags():
     assert res.status[0] == "flagged"
     assert [f.reason for f in res.flags[0]] == ["position_bias"]
     assert res.status[1] == "pending"
+
+
+def test_slowly_converging_fit_does_not_crash():
+    """bench_flags found a study (20 annotators, 200 votes each, discrimination sd 1.0,
+    9 flipped) whose penalised am-ELO fit crept past 200 Fisher-scoring iterations with a
+    Newton decrement of 8.8e-10 against tol 1e-10, so ``stable_arena`` raised
+    ConvergenceError. Expected: the fit is resumed and every annotator gets a verdict,
+    every flipped one flagged (they are far past delta)."""
+    gen = np.random.default_rng([99, 14])
+    s = simulate_arena(
+        n_models=20, n_annotators=20, records_per_annotator=200, discrimination_sd=1.0, rng=gen
+    )
+    ids = gen.choice(20, size=9, replace=False)
+    pv = perturb_votes(s, ids, strategy="flip", rng=gen)
+    res = stable_arena(
+        s.model_a, s.model_b, s.annotator, pv.outcome, n_models=20, n_annotators=20,
+        left_chosen=pv.left_chosen, fast=pv.fast,
+    )  # fmt: skip
+    st = np.asarray(res.status)
+    assert set(st) <= {"reliable", "flagged", "pending"}
+    assert np.all(st[pv.perturbed] == "flagged")
+
+
+@pytest.mark.slow
+def test_random_threshold_is_justified_by_false_and_true_flag_rates():
+    """The ``random`` threshold (``_random_threshold``: 70% of the typical ability when
+    honest annotators are alike, the 5% quantile of their log-normal spread when they
+    differ; estimated only when the clearly honest annotators' median se/theta is below
+    0.42) is a tuned rule, so it is justified by the two error rates it must meet
+    (issue 10's targets), on seeded simulations of 42 annotators with 100 votes each:
+
+    * honest-only studies, discrimination sd 0, 0.5 and 1.0, 6 studies each (756
+      honest verdicts): at most 5% flagged ``random`` (observed: 0);
+    * 10 of 42 annotators voting at random (the paper's random strategy), sd 0 and 0.5,
+      4 studies each (80 random annotators): recall at least 0.8 (observed 74 of 80,
+      0.925; the binomial standard error of 80 verdicts at 0.9 is 0.034, so 0.8 is
+      three standard errors below).
+
+    The derived alternative, the 5% quantile at the 95% upper confidence bound of the
+    spread (a chi-square bound on the MAD-based sd), flagged no more honest annotators
+    but lost 15-40 points of recall in these cells, so the tuned rule was kept."""
+    false_random = honest = 0
+    for sd in (0.0, 0.5, 1.0):
+        for seed in range(6):
+            s = simulate_arena(
+                n_models=20, n_annotators=42, records_per_annotator=100,
+                discrimination_sd=sd, rng=[int(sd * 10), seed],
+            )  # fmt: skip
+            res = stable_arena(s.model_a, s.model_b, s.annotator, s.outcome, n_annotators=42)
+            false_random += sum(any(f.reason == "random" for f in fl) for fl in res.flags)
+            honest += 42
+    assert false_random / honest <= 0.05
+    caught = eligible = 0
+    for sd in (0.0, 0.5):
+        for seed in range(4):
+            gen = np.random.default_rng([7, int(sd * 10), seed])
+            s = simulate_arena(
+                n_models=20, n_annotators=42, records_per_annotator=100,
+                discrimination_sd=sd, rng=gen,
+            )  # fmt: skip
+            ids = gen.choice(42, size=10, replace=False)
+            pv = perturb_votes(s, ids, strategy="random", rng=gen)
+            res = stable_arena(s.model_a, s.model_b, s.annotator, pv.outcome, n_annotators=42)
+            elig = pv.perturbed & (res.n_records > res.delta)
+            eligible += int(elig.sum())
+            caught += int((np.asarray(res.status)[elig] == "flagged").sum())
+    assert eligible >= 60
+    assert caught / eligible >= 0.8
