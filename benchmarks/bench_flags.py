@@ -29,6 +29,7 @@ minutes) or without ``--quick`` (3 studies per cell, 10/25/50/100/200 votes).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 import zlib
@@ -145,7 +146,15 @@ def main() -> None:
     votes_grid = (10, 50, 200) if args.quick else (10, 25, 50, 100, 200)
     ratios = (0.1, 0.45) if args.quick else (0.1, 0.25, 0.45)
     t0 = time.perf_counter()
-    print(f"load average {os.getloadavg()[0]:.2f}; {reps} study(ies) per cell")
+
+    def cell_reps(n_ann: int) -> int:
+        # at least 40 honest annotators per cell, so one false flag is not 10% of a cell
+        return max(reps, math.ceil(40 / max(1, n_ann - (n_ann - 1) // 2)))
+
+    print(
+        f"load average {os.getloadavg()[0]:.2f}; {reps} study(ies) per cell "
+        f"({cell_reps(3)} with 3 annotators)"
+    )
     head = f"{'ann':>4} {'votes':>5} {'sd':>4} {'strategy':<9}"
     for ratio in ratios:
         head += f" | {int(ratio * 100):>2}%: {'ff':>5} {'rec':>5} {'pend':>5}"
@@ -162,7 +171,7 @@ def main() -> None:
                         # crc32, not hash(): str hashes change between processes
                         key = f"{n_ann}-{votes}-{int(sd * 10)}-{name}-{int(ratio * 100)}"
                         seed = zlib.crc32(key.encode())
-                        c = run_cell(n_ann, votes, sd, name, ratio, reps, seed)
+                        c = run_cell(n_ann, votes, sd, name, ratio, cell_reps(n_ann), seed)
                         ff = c.false_flags / c.honest if c.honest else float("nan")
                         rec = c.caught / c.eligible if c.eligible else float("nan")
                         pend = c.pending / c.annotators if c.annotators else float("nan")
