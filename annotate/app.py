@@ -24,12 +24,8 @@ from annotate.commands import StudyCommands
 from annotate.errors import AnnotateError
 from annotate.names import one_line, sanitize
 from annotate.services.settings import user_keymap
-from annotate.services.voting import (
-    StudyProgress,
-    VotingSession,
-    known_annotators,
-    study_progress,
-)
+from annotate.services.voting import VotingSession, known_annotators, study_progress
+from annotate.views import StudyProgress
 
 if TYPE_CHECKING:
     from annotate.screens.vote_base import VoteScreen

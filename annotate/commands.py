@@ -17,13 +17,13 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
 from annotate.names import one_line
-from annotate.screens.contracts import StudyListingLike
+from annotate.views import StudyProgress
 
 
 class _Host(Protocol):
     annotator: str | None
 
-    def list_studies(self, annotator: str | None) -> Sequence[StudyListingLike]: ...
+    def list_studies(self, annotator: str | None) -> Sequence[StudyProgress]: ...
     def open_study(self, study: str, *, ask_subjects: bool = False) -> None: ...
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from annotate.screens.contracts import ReceiptLike
+from annotate.views import VoteReceipt
 
 
 @dataclass
@@ -14,7 +14,7 @@ class VoteRecorded(Message):
     """A vote was committed to the database (posted after the commit)."""
 
     study: str
-    receipt: ReceiptLike
+    receipt: VoteReceipt
 
 
 @dataclass

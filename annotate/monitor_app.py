@@ -19,7 +19,7 @@ from annotate.screens.monitor import MonitorScreen
 from annotate.screens.report import ReportScreen
 from annotate.services.monitoring import MonitorSource
 from annotate.services.settings import user_keymap
-from annotate.widgets.report_tables import ReportViewLike
+from annotate.views import ReportView
 
 
 class MonitorApp(App[None]):
@@ -68,7 +68,7 @@ class MonitorApp(App[None]):
         self.set_keymap(keymap)
         self.push_screen(MonitorScreen(self.source, self.initial_study))
 
-    def load_report(self, study: str) -> ReportViewLike:
+    def load_report(self, study: str) -> ReportView:
         """The report of ``study`` for :class:`ReportScreen` (runs in its worker thread)."""
         from annotate.services.report import report_view
 

@@ -34,6 +34,28 @@ def test_services_and_store_do_not_import_textual() -> None:
     assert "textual" not in mods
 
 
+def test_screens_and_widgets_import_no_store_at_run_time() -> None:
+    """Screens name service classes only under ``TYPE_CHECKING`` (the import-linter
+    contracts skip those imports): at run time they import no store, SQL or statistics."""
+    mods = modules_after(
+        "import importlib, pkgutil, annotate.screens, annotate.widgets; "
+        "[importlib.import_module(f'{p.__name__}.{m.name}') "
+        "for p in (annotate.screens, annotate.widgets) for m in pkgutil.iter_modules(p.__path__)]"
+    )
+    assert "annotate.screens.vote_base" in mods
+    assert "annotate.widgets.monitor_tables" in mods
+    for forbidden in (
+        "annotate.store",
+        "annotate.services.voting",
+        "annotate.services.monitoring",
+        "sqlmodel",
+        "sqlalchemy",
+        "ranking",
+        "numpy",
+    ):
+        assert forbidden not in mods, f"a screen or widget pulled in {forbidden}"
+
+
 def test_import_linter_contracts() -> None:
     exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     if exe is None:

@@ -12,8 +12,7 @@ from annotate.screens.vote_base import VoteScreen
 from annotate.widgets.panes import TextPane
 
 if TYPE_CHECKING:
-    from annotate.screens.contracts import ShownBattleLike as ShownBattle
-    from annotate.screens.contracts import ShownPairLike as ShownPair
+    from annotate.views import ShownBattle, ShownPair
 
 
 class BattleScreen(VoteScreen):

@@ -26,8 +26,8 @@ from annotate.widgets.literal import literal_line
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from annotate.screens.contracts import HistoryEntryLike as HistoryEntry
-    from annotate.screens.contracts import SessionLike as VotingSession
+    from annotate.services.voting import VotingSession
+    from annotate.views import HistoryEntry
 
 REVISE_KEYS = {
     "difficulty": {"first_harder": "left", "second_harder": "right", "skip": "skip"},

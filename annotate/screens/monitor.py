@@ -3,8 +3,10 @@
 A worker thread checks for new votes every ``poll_seconds`` (one indexed
 lookup) and, when there are some, asks the service for a new snapshot (query
 the new rows, refit, recompute the signals); the screen only displays it. The
-statistics and the SQL are in :mod:`annotate.services.monitoring`, reached
-through the structural types of :mod:`annotate.screens.monitor_contracts`.
+statistics and the SQL are in :mod:`annotate.services.monitoring`: the app hands the
+screen a :class:`~annotate.services.monitoring.MonitorSource`, whose
+:class:`~annotate.services.monitoring.StudyMonitor` builds each
+:class:`~annotate.views.MonitorSnapshot`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import getters, on, work
 from textual.app import ComposeResult, SystemCommand
@@ -25,9 +27,12 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from annotate.names import one_line, sanitize
-from annotate.screens.monitor_contracts import MonitorSourceLike, SnapshotLike, StudyChoiceLike
+from annotate.views import MonitorSnapshot, StudyListing
 from annotate.widgets.literal import literal
 from annotate.widgets.monitor_tables import AnnotatorTable, Leaderboard
+
+if TYPE_CHECKING:
+    from annotate.services.monitoring import MonitorSource
 
 
 class MonitorScreen(Screen[None]):
@@ -48,7 +53,7 @@ class MonitorScreen(Screen[None]):
     class Refreshed(Message):
         """A new snapshot is on screen."""
 
-        snapshot: SnapshotLike
+        snapshot: MonitorSnapshot
 
     summary = getters.query_one("#summary", Static)
     problem = getters.query_one("#problem", Static)
@@ -57,14 +62,14 @@ class MonitorScreen(Screen[None]):
     detail = getters.query_one("#detail", Static)
     notes = getters.query_one("#notes", Static)
 
-    def __init__(self, source: MonitorSourceLike, study: str | None = None) -> None:
+    def __init__(self, source: MonitorSource, study: str | None = None) -> None:
         super().__init__()
         self.source = source
         self.study = study
         """The study on screen (None until the default one is chosen)."""
-        self.snapshot: SnapshotLike | None = None
+        self.snapshot: MonitorSnapshot | None = None
         """The snapshot on screen."""
-        self.studies: Sequence[StudyChoiceLike] = ()
+        self.studies: Sequence[StudyListing] = ()
         """Every study, as last listed (for the picker and the command palette)."""
         self._refit = threading.Event()
 
@@ -107,7 +112,7 @@ class MonitorScreen(Screen[None]):
             forced = self._refit.wait(self.source.poll_seconds)
             self._refit.clear()
 
-    def _listed(self, studies: Sequence[StudyChoiceLike]) -> None:
+    def _listed(self, studies: Sequence[StudyListing]) -> None:
         self.studies = studies
 
     def _no_studies(self) -> None:
@@ -121,7 +126,7 @@ class MonitorScreen(Screen[None]):
         self.problem.update(literal(text or ""))
         self.problem.display = bool(text)
 
-    def _show(self, snap: SnapshotLike) -> None:
+    def _show(self, snap: MonitorSnapshot) -> None:
         first = self.snapshot is None or self.snapshot.study != snap.study
         if not first and self.snapshot is not None:
             self._announce_flags(self.snapshot, snap)
@@ -147,7 +152,7 @@ class MonitorScreen(Screen[None]):
         self._show_detail()
         self.post_message(self.Refreshed(snap))
 
-    def _announce_flags(self, before: SnapshotLike, now: SnapshotLike) -> None:
+    def _announce_flags(self, before: MonitorSnapshot, now: MonitorSnapshot) -> None:
         """Notify about annotators flagged since the previous snapshot."""
         was = {r.annotator: r.status for r in before.annotators}
         for r in now.annotators:
@@ -196,7 +201,7 @@ class MonitorScreen(Screen[None]):
         studies = self.source.studies()
         self.app.call_from_thread(self._pick, studies)
 
-    def _pick(self, studies: Sequence[StudyChoiceLike]) -> None:
+    def _pick(self, studies: Sequence[StudyListing]) -> None:
         from annotate.screens.monitor_studies import StudyPickerScreen
 
         self.studies = studies

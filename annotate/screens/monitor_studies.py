@@ -17,7 +17,7 @@ from textual.widgets.option_list import Option
 from annotate.widgets.literal import literal_line
 
 if TYPE_CHECKING:
-    from annotate.screens.monitor_contracts import StudyChoiceLike
+    from annotate.views import StudyListing
 
 
 class StudyPickerScreen(ModalScreen[str | None]):
@@ -27,7 +27,7 @@ class StudyPickerScreen(ModalScreen[str | None]):
         Binding("escape", "cancel", "Back", tooltip="Keep monitoring the same study.", id="back"),
     ]
 
-    def __init__(self, studies: Sequence[StudyChoiceLike], current: str | None) -> None:
+    def __init__(self, studies: Sequence[StudyListing], current: str | None) -> None:
         super().__init__()
         self.studies = list(studies)
         self.current = current

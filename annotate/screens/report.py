@@ -4,7 +4,7 @@ The numbers come from :func:`annotate.services.report.report_view` (store ->
 ranking -> text tables), computed in a worker thread. Screens may not import
 that service (an import-linter contract keeps the store, SQL and statistics
 out of screens), so the screen receives it as ``load``: a callable from a
-study name to an object shaped like :class:`ReportViewLike`. An app pushes it
+study name to a :class:`annotate.views.ReportView`. An app pushes it
 with::
 
     from annotate.services.report import report_view
@@ -30,10 +30,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, LoadingIndicator, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
+from annotate.views import ReportView
 from annotate.widgets.literal import literal
-from annotate.widgets.report_tables import ReportViewLike, table_widgets
+from annotate.widgets.report_tables import table_widgets
 
-LoadReport = Callable[[str], ReportViewLike]
+LoadReport = Callable[[str], ReportView]
 
 TABS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("alignment", "Alignment", ("alignment", "individual", "subgroups")),
@@ -62,7 +63,7 @@ class ReportScreen(Screen[None]):
     class Loaded(Message):
         """The report is on screen."""
 
-        view: ReportViewLike
+        view: ReportView
 
     status = getters.query_one("#report-status", Static)
     summary = getters.query_one("#report-summary", Static)
@@ -72,7 +73,7 @@ class ReportScreen(Screen[None]):
         self.study = study
         """The study whose report is shown."""
         self.load = load
-        self.view: ReportViewLike | None = None
+        self.view: ReportView | None = None
         """The report on screen, once computed."""
         self.busy = False
         """True while the report is being computed (tests wait on it)."""
@@ -129,7 +130,7 @@ class ReportScreen(Screen[None]):
         self.status.update(literal(f"The report of {self.study} could not be computed: {err}"))
         self.loaded = True
 
-    def _show(self, view: ReportViewLike) -> None:
+    def _show(self, view: ReportView) -> None:
         self.view = view
         self.status.update(literal(view.title, style="bold"))
         self.summary.update(literal("\n".join(view.summary)))

@@ -15,7 +15,7 @@ from textual.widgets import Footer, Label, SelectionList
 from annotate.widgets.literal import literal
 
 if TYPE_CHECKING:
-    from annotate.screens.contracts import SessionLike as VotingSession
+    from annotate.services.voting import VotingSession
 
 
 def subject_prompt(subject: str, known: bool) -> Text:

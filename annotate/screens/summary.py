@@ -16,7 +16,7 @@ from annotate.names import one_line
 from annotate.widgets.literal import literal_line
 
 if TYPE_CHECKING:
-    from annotate.screens.contracts import SummaryLike as Summary
+    from annotate.views import Summary
 
 LABELS = {
     "difficulty": (

@@ -11,13 +11,20 @@ confirmed paint to the key press.
 
 In a study that reveals the model names after each vote, votes are final: undo
 is greyed out, and pressing it says why.
+
+A vote's path: a key's action (``PairScreen.action_vote_first``, ...) calls
+:meth:`VoteScreen.cast`, whose worker ``_vote`` calls
+:meth:`annotate.services.voting.VotingSession.vote`; that writes the row with
+:func:`annotate.store.repo.insert_vote` in one write transaction and returns an
+:class:`annotate.views.VoteReceipt`. The screen holds the real ``VotingSession`` (typed
+under ``TYPE_CHECKING``: at run time screens import no store code).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import events, getters, work
@@ -36,10 +43,8 @@ from annotate.widgets.reveal import RevealLine
 from annotate.widgets.safe_markdown import warm
 
 if TYPE_CHECKING:
-    from annotate.screens.contracts import ReceiptLike as VoteReceipt
-    from annotate.screens.contracts import SessionLike as VotingSession
-    from annotate.screens.contracts import ShownBattleLike as ShownBattle
-    from annotate.screens.contracts import ShownPairLike as ShownPair
+    from annotate.services.voting import VotingSession
+    from annotate.views import ShownBattle, ShownPair, VoteReceipt
 
 
 PAINT_RETRY_S = 0.1
@@ -355,21 +360,29 @@ class VoteScreen(Screen[None]):
         from annotate.screens.item_note import CommentScreen
 
         target = self._note_target()
-        if target is not None:
-            self.app.push_screen(
-                CommentScreen(target[1]),
-                lambda text: text and self._save_note(target[0], "comment", "", text),
-            )
+        if target is None:
+            return
+        item_id, key = target
+
+        def save(text: str | None) -> None:
+            if text:
+                self._save_note(item_id, "comment", "", text)
+
+        self.app.push_screen(CommentScreen(key), save)
 
     def action_flag_item(self) -> None:
         from annotate.screens.item_note import FlagScreen
 
         target = self._note_target()
-        if target is not None:
-            self.app.push_screen(
-                FlagScreen(target[1], self.session.flag_reasons),
-                lambda flag: flag and self._save_note(target[0], "flag", *flag),
-            )
+        if target is None:
+            return
+        item_id, key = target
+
+        def save(flag: tuple[str, str] | None) -> None:
+            if flag:
+                self._save_note(item_id, "flag", *flag)
+
+        self.app.push_screen(FlagScreen(key, self.session.flag_reasons), save)
 
     @work(thread=True, exit_on_error=False, group="note")
     def _save_note(self, item_id: int, kind: str, reason: str, text: str) -> None:
@@ -395,7 +408,7 @@ class VoteScreen(Screen[None]):
                 yield SystemCommand(binding.description, binding.tooltip, callback)
 
 
-def release_sessions(app: App[object], sessions: Sequence[VotingSession]) -> Worker[None] | None:
+def release_sessions(app: App[Any], sessions: Sequence[VotingSession]) -> Worker[None] | None:
     """Release the annotator's reservations in ``sessions`` in a worker thread of ``app``."""
     if not sessions:
         return None

@@ -16,8 +16,8 @@ from textual.widgets import Footer, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from annotate.names import one_line
-from annotate.screens.contracts import ListStudies, StudyListingLike
 from annotate.services.settings import last_annotator, remember_annotator
+from annotate.views import StudyProgress
 from annotate.widgets.literal import LiteralText, literal_line
 
 INTRO = (
@@ -32,6 +32,11 @@ KIND_HELP = {
 }
 
 
+ListStudies = Callable[[str | None], Sequence[StudyProgress]]
+"""Lists the studies with one annotator's progress (runs in a worker thread; the app's is
+:func:`annotate.services.voting.study_progress`)."""
+
+
 class WelcomeHost(Protocol):
     """What the welcome screen asks of the app."""
 
@@ -42,7 +47,7 @@ class WelcomeHost(Protocol):
     def exit(self) -> None: ...
 
 
-def study_option(row: StudyListingLike) -> Option:
+def study_option(row: StudyProgress) -> Option:
     """One study: its title, then name, kind and the annotator's progress."""
     text = Text()
     text.append_text(literal_line(row.title or row.name, style="bold"))
@@ -87,7 +92,7 @@ class WelcomeScreen(Screen[None]):
         self.list_studies = list_studies
         self.known_names = known_names
         """Annotator names to offer as completions (names only; called in a thread)."""
-        self.rows: dict[str, StudyListingLike] = {}
+        self.rows: dict[str, StudyProgress] = {}
         self.loaded = False
         """True once the study list has been shown (tests wait on it)."""
 
@@ -141,7 +146,7 @@ class WelcomeScreen(Screen[None]):
         rows = self.list_studies(annotator)
         self.app.call_from_thread(self._show, rows, focus_list)
 
-    def _show(self, rows: Sequence[StudyListingLike], focus_list: bool) -> None:
+    def _show(self, rows: Sequence[StudyProgress], focus_list: bool) -> None:
         self.rows = {r.name: r for r in rows}
         studies = self.query_one("#studies", OptionList)
         keep = None

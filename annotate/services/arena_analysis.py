@@ -21,6 +21,7 @@ from annotate.names import one_line
 from annotate.services import formats
 from annotate.services.arrays import vote_arrays
 from annotate.store import repo
+from annotate.views import describe_reason as describe_reason  # the CLI's `rate` uses it
 from ranking.arena import stable_arena
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import elo_bootstrap, m_elo
@@ -217,28 +218,6 @@ def _reason_dict(d: dict[str, Any]) -> dict[str, Any]:
         "threshold": _f(d["threshold"]),
         "p_value": _f(d["p_value"]),
     }
-
-
-def describe_reason(d: dict[str, Any]) -> str:
-    """One flag reason with its evidence, for people (``position_bias: 100% left ...``)."""
-    r, st, th, p = d["reason"], d.get("statistic"), d.get("threshold"), d.get("p_value")
-    padj = "" if p is None else f", adjusted p = {p:.2g}"
-
-    def num(x: float | None, fmt: str = ".3g") -> str:
-        return "-" if x is None else format(x, fmt)
-
-    if r == "position_bias":
-        return f"position_bias: {num(st, '.0%')} of decisive votes for the left side (vs 50%{padj})"
-    if r == "too_fast":
-        return f"too_fast: {num(st, '.0%')} fast votes (threshold {num(th, '.0%')}{padj})"
-    if r == "low_agreement":
-        return (
-            f"low_agreement: {num(st, '.0%')} agreement with the majority "
-            f"(chance {num(th, '.0%')}{padj})"
-        )
-    if r == "random" and p is None:
-        return "random: every vote is a tie"
-    return f"{r}: ability {num(st)} (threshold {num(th)}{padj})"
 
 
 @dataclass(frozen=True)

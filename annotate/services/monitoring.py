@@ -27,7 +27,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -39,10 +39,19 @@ from sqlmodel import Session
 
 from annotate.errors import StudyNotFoundError
 from annotate.names import one_line, sanitize
-from annotate.services.arena_analysis import FAST_VOTE_RULE, describe_reason, fit_problem
+from annotate.services.arena_analysis import FAST_VOTE_RULE, fit_problem
 from annotate.services.notes import monitor_lines as item_note_lines
 from annotate.store import repo
 from annotate.store.engine import make_engine
+from annotate.views import (
+    STATUS_ORDER,
+    AnnotatorStatus,
+    FlagEvidence,
+    ItemRating,
+    MonitorSnapshot,
+    RefreshTimings,
+    StudyListing,
+)
 from ranking.arena import dynamic_delta, stable_arena
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import m_elo
@@ -50,9 +59,6 @@ from ranking.reliability import majority_agreement, position_bias, vote_rates
 
 FIT_ERRORS = (RankingInputError, ConvergenceError, np.linalg.LinAlgError, FloatingPointError)
 """Why a fit can fail on the data so far; the monitor shows the message instead."""
-
-STATUS_ORDER = ("flagged", "pending", "reliable")
-"""Display order of the statuses (most urgent first)."""
 
 POLL_SECONDS = 0.5
 """How often the monitor checks for new votes."""
@@ -67,174 +73,6 @@ MIN_ALERT_VOTES = 10
 """...and only once the signal rests on at least this many votes."""
 
 
-@dataclass(frozen=True)
-class AnnotatorStatus:
-    """One annotator as the monitor shows it. Shares are in [0, 1]; None when undefined."""
-
-    annotator: str
-    votes: int
-    """Current votes, skips included."""
-    status: str
-    """``pending``, ``reliable`` or ``flagged``."""
-    reason: str
-    """Why, in one sentence (from the Stable Arena loop, or why there is no fit)."""
-    theta: float | None
-    """Ability on the am-ELO scale (``sum(theta) = 1`` over the fitted annotators)."""
-    theta_lower: float | None
-    theta_upper: float | None
-    epsilon: float | None
-    """The flagging threshold on ``theta`` (flagged when ``theta <= epsilon``)."""
-    ability: float | None
-    """``theta`` times the number of fitted annotators: 1 = an average annotator,
-    0 = random voting, negative = voting against the others."""
-    ability_lower: float | None
-    ability_upper: float | None
-    fast_share: float | None
-    """Share of timed votes flagged fast (``FAST_VOTE_RULE``)."""
-    left_share: float | None
-    """Share of decisive votes won by the side shown first."""
-    left_p_value: float | None
-    """Exact binomial p-value of ``left_share`` against 1/2."""
-    tie_rate: float | None
-    both_bad_rate: float | None
-    skip_rate: float | None
-    majority_agreement: float | None
-    """Agreement with the other annotators' majority on shared items."""
-    majority_chance: float | None
-    """The agreement a random voter with the same label mix would reach."""
-    alerts: tuple[str, ...] = ()
-    """Signals past their alert level, as short phrases (``"fast 62%"``)."""
-    flags: tuple[FlagEvidence, ...] = ()
-    """Why the annotator is flagged, with the evidence; empty unless flagged."""
-    votes_to_verdict: int | None = None
-    """About how many more votes until a verdict (pending); None when decided."""
-
-    @property
-    def verdict(self) -> str:
-        """Flag reasons with their adjusted p-values (``position_bias p<.001``), or the
-        votes still needed (pending); the evidence is in ``reason`` and ``flags``."""
-        if self.flags:
-            return ", ".join(f.short for f in self.flags)
-        if self.status == "pending" and self.votes_to_verdict is not None:
-            return f"~{self.votes_to_verdict} more votes"
-        return ""
-
-
-@dataclass(frozen=True)
-class FlagEvidence:
-    """One reason an annotator is flagged (:class:`ranking.arena.FlagReason`), for display."""
-
-    reason: str
-    """``adversarial``, ``random``, ``position_bias``, ``too_fast`` or ``low_agreement``."""
-    statistic: float | None
-    threshold: float | None
-    p_value: float | None
-    """Adjusted across annotators (Benjamini-Hochberg); None for a certainty."""
-
-    @property
-    def short(self) -> str:
-        """``position_bias p<.001``: the reason and its adjusted p-value."""
-        p = self.p_value
-        if p is None:
-            return self.reason
-        return f"{self.reason} " + ("p<.001" if p < 0.001 else f"p={p:.3f}".replace("0.", "."))
-
-    @property
-    def text(self) -> str:
-        """The reason with its evidence (``too_fast: 100% fast votes (threshold 20%, ...)``)."""
-        return describe_reason(
-            {
-                "reason": self.reason,
-                "statistic": self.statistic,
-                "threshold": self.threshold,
-                "p_value": self.p_value,
-            }
-        )
-
-
-@dataclass(frozen=True)
-class ItemRating:
-    """One row of the leaderboard: a model (arena) or a question (difficulty)."""
-
-    rank: int
-    name: str
-    detail: str
-    """The question's subject (difficulty); empty for a model."""
-    rating: float
-    """Elo scale, mean 1000; higher = better model or harder question."""
-    lower: float
-    upper: float
-    comparisons: int
-
-
-@dataclass(frozen=True)
-class RefreshTimings:
-    """Milliseconds spent in one refresh."""
-
-    query_ms: float
-    """Reading the new vote rows and building the arrays."""
-    fit_ms: float
-    """Stable Arena (am-ELO) fits, one per connected group of items."""
-    signals_ms: float
-    """Reliability signals (computed in a second thread while the fit runs)."""
-    total_ms: float = 0.0
-    """Wall time of the whole refresh."""
-
-
-@dataclass(frozen=True)
-class MonitorSnapshot:
-    """Everything the monitor shows for one study at one moment."""
-
-    study: str
-    kind: str
-    """``arena`` or ``difficulty``."""
-    title: str
-    last_vote_id: int
-    """Newest vote row seen (the change marker)."""
-    n_votes: int
-    """Current votes, skips included."""
-    n_compared: int
-    """Votes used in the fit (skips left out)."""
-    annotators: tuple[AnnotatorStatus, ...]
-    """Flagged first, then pending, then reliable; by name within a status."""
-    leaderboard: tuple[ItemRating, ...]
-    """Best model (or hardest question) first; empty without a fit."""
-    problem: str | None = None
-    """Why there is no fit (or no status) yet, for the screen; None when all is well."""
-    notes: tuple[str, ...] = ()
-    """Thresholds used and other remarks."""
-    delta: int | None = None
-    """Vote count above which an annotator is rated (dynamic rule, capped)."""
-    delta_uncapped: int | None = None
-    """The dynamic rule's value before the cap at the median vote count minus one."""
-    n_fitted: int = 0
-    """Annotators whose ability was estimated."""
-    timings: RefreshTimings = field(default_factory=lambda: RefreshTimings(0.0, 0.0, 0.0, 0.0))
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """Annotators per status."""
-        out = dict.fromkeys(STATUS_ORDER, 0)
-        for a in self.annotators:
-            out[a.status] = out.get(a.status, 0) + 1
-        return out
-
-    @property
-    def item_noun(self) -> str:
-        return "question" if self.kind == "difficulty" else "model"
-
-
-@dataclass(frozen=True)
-class StudyChoice:
-    """A study in the monitor's study picker."""
-
-    name: str
-    kind: str
-    title: str
-    votes: int
-    annotators: int
-
-
 def reader_engine(engine: Engine) -> Engine:
     """An engine on the same SQLite file whose transactions never take the write lock.
 
@@ -247,16 +85,13 @@ def reader_engine(engine: Engine) -> Engine:
     return make_engine(path, immediate=False)
 
 
-def list_studies(engine: Engine) -> list[StudyChoice]:
-    """Every study with its current votes and annotators."""
+def list_studies(engine: Engine) -> list[StudyListing]:
+    """Every study with its current votes and annotators (titles on one line)."""
     with Session(engine) as s:
-        return [
-            StudyChoice(r.name, r.kind, one_line(r.title), r.votes, r.annotators)
-            for r in repo.list_studies(s)
-        ]
+        return [replace(r, title=one_line(r.title)) for r in repo.list_studies(s)]
 
 
-def default_study(studies: list[StudyChoice]) -> str | None:
+def default_study(studies: list[StudyListing]) -> str | None:
     """The study to open without ``--study``: the first with votes, else the first."""
     for st in studies:
         if st.votes:
@@ -878,7 +713,7 @@ class _Signals:
 
 
 def _filled(x: Any) -> npt.NDArray[np.float64]:
-    masked = np.ma.MaskedArray(x, dtype=np.float64)  # type: ignore[no-untyped-call]
+    masked = np.ma.MaskedArray(x, dtype=np.float64)
     return np.asarray(np.ma.filled(masked, np.nan), dtype=np.float64)
 
 
@@ -1008,7 +843,7 @@ class MonitorSource:
     def __init__(self, engine: Engine) -> None:
         self.engine = reader_engine(engine)
 
-    def studies(self) -> list[StudyChoice]:
+    def studies(self) -> list[StudyListing]:
         return list_studies(self.engine)
 
     def default_study(self) -> str | None:

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from annotate.names import one_line
 from annotate.services.paths import inside, output_folder
-
-if TYPE_CHECKING:
-    from annotate.services.report import HumanAlignmentReport
+from annotate.services.report_model import HumanAlignmentReport
 
 COLORS = ("#1b6ca8", "#d1495b", "#66a182", "#edae49", "#8d6cab", "#00798c", "#6b4f3f")
 """Colour-blind-friendly enough, distinguishable in greyscale by marker."""

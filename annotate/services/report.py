@@ -25,10 +25,11 @@ Pipeline (store -> arrays -> :mod:`ranking` -> frozen dataclasses):
 
 The statistics come from :mod:`ranking`: this module loads arrays, calls those
 functions, pools per-group results by n-weighted means (correlations, annotator
-reliability) and assembles the frozen dataclasses below (and the JSON of ``--json``). The
-text tables are built in :mod:`annotate.services.report_view` and the files
-(Markdown, CSVs, plots) written by :mod:`annotate.services.report_files`; their
-public names are re-exported here.
+reliability) and assembles the frozen dataclasses of
+:mod:`annotate.services.report_model` (which also gives the JSON of ``--json``). The text
+tables are built in :mod:`annotate.services.report_view` and the files (Markdown, CSVs,
+plots) written by :mod:`annotate.services.report_files`; their public functions are
+re-exported here.
 
 Undefined statistics carry ``None`` and a reason, never NaN or 0. An estimator
 that cannot be computed, or a human scale that cannot be fitted, is reported
@@ -49,7 +50,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -62,13 +63,26 @@ from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
 from annotate.services.arena_analysis import fit_problem
 from annotate.services.arrays import response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
-from annotate.services.monitoring import AnnotatorStatus, StudyMonitor
+from annotate.services.monitoring import StudyMonitor
 from annotate.services.notes import report_lines
 from annotate.services.report_files import WrittenReport, md_escape, write_report
+from annotate.services.report_model import (
+    RESAMPLE_LABELS,
+    Agreement,
+    AnnotatorAgreement,
+    AnnotatorAlignment,
+    Correlation,
+    HumanAlignmentReport,
+    HumanScale,
+    MethodAlignment,
+    NearTies,
+    PairRow,
+    QuestionScale,
+    ScaleGroup,
+    Subgroup,
+)
 from annotate.services.report_view import (
     EXACT_P_MAX_N,
-    ReportTable,
-    ReportView,
     build_view,
     ci_text,
     num,
@@ -76,6 +90,7 @@ from annotate.services.report_view import (
     value_text,
 )
 from annotate.store import repo
+from annotate.views import ReportView
 from ranking.agreement import (
     RESAMPLE_SCHEMES,
     AgreementBootstrapResult,
@@ -106,20 +121,6 @@ __all__ = [
     "PRED_WORDS",
     "SUBGROUP_METHODS",
     "WHOLE",
-    "Agreement",
-    "AnnotatorAgreement",
-    "AnnotatorAlignment",
-    "Correlation",
-    "HumanAlignmentReport",
-    "HumanScale",
-    "MethodAlignment",
-    "NearTies",
-    "PairRow",
-    "QuestionScale",
-    "ReportTable",
-    "ReportView",
-    "ScaleGroup",
-    "Subgroup",
     "WrittenReport",
     "blas_threads",
     "build_view",
@@ -134,9 +135,9 @@ __all__ = [
     "value_text",
     "write_report",
 ]
-"""Public names; ReportTable, ReportView and the text helpers live in
-:mod:`annotate.services.report_view`, WrittenReport, md_escape and write_report in
-:mod:`annotate.services.report_files`, and are re-exported here."""
+"""Public names; the text helpers live in :mod:`annotate.services.report_view`,
+WrittenReport, md_escape and write_report in :mod:`annotate.services.report_files`, and
+are re-exported here. The report's data types are in :mod:`annotate.services.report_model`."""
 
 _T = TypeVar("_T")
 FloatArray = npt.NDArray[np.float64]
@@ -160,245 +161,6 @@ PRED_WORDS = {FIRST_HARDER: "first", SECOND_HARDER: "second", 0: "tie"}
 
 
 # ---------------------------------------------------------------------------
-# result types
-
-
-@dataclass(frozen=True)
-class AnnotatorAlignment:
-    """One annotator's individual alignment with one method (a Table 2 cell)."""
-
-    annotator: str
-    value: float | None
-    """Share of the annotator's non-skipped votes equal to the prediction; None without any."""
-    low: float | None
-    """Bootstrap (over pairs) lower bound."""
-    high: float | None
-    judged: int
-    """Non-skipped votes of the annotator on the pairs this method predicts."""
-
-
-@dataclass(frozen=True)
-class MethodAlignment:
-    """Alignment of one difficulty column with the votes."""
-
-    method: str
-    """Identifier: ``eip``, ``simple``, ``irt-1pl``, ``irt-2pl``, ``mirt`` or a file column."""
-    label: str
-    source: str
-    """``response matrix`` or the difficulty file's name."""
-    consensus: Estimate
-    """Eq. 9: share of the consensus pairs whose consensus equals the prediction."""
-    kappa: Estimate
-    """Cohen's kappa between predictions (first, second, tie) and the consensus."""
-    mean_individual: Estimate
-    pairs: int
-    """Consensus pairs counted (the set Q of eq. 9)."""
-    pairs_predicted: int
-    """Pairs for which the method gives both questions a difficulty."""
-    tied_predictions: int
-    """Pairs whose two questions have the same difficulty (reported as a tie, a miss)."""
-    individual: tuple[AnnotatorAlignment, ...]
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class NearTies:
-    """What the consensus near-tie rule did (see :func:`ranking.alignment.vote_consensus`)."""
-
-    margin: float
-    rule: str
-    consensus_pairs: int
-    near_ties: int
-    resolved: int
-    excluded: int
-    without_votes: int
-    pairs: tuple[str, ...]
-    """Keys of the pairs the rule touched."""
-
-
-@dataclass(frozen=True)
-class PairRow:
-    """One pair: votes, consensus and every method's prediction."""
-
-    key: str
-    first: str
-    second: str
-    subject: str
-    n_first: int
-    n_second: int
-    n_skip: int
-    consensus: str
-    """``first``, ``second`` or ``none``."""
-    near_tie: bool
-    resolved: bool
-    predictions: tuple[str, ...]
-    """Per method (report order): ``first``, ``second``, ``tie`` or ``n/a``."""
-
-
-@dataclass(frozen=True)
-class Subgroup:
-    """A method recomputed on one model pool (Figure 7)."""
-
-    pool: str
-    models: tuple[str, ...]
-    method: str
-    label: str
-    consensus: Estimate
-    kappa: Estimate
-    pairs: int
-    tied_predictions: int
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class AnnotatorAgreement:
-    """One annotator's agreement with the leave-one-out consensus of the others."""
-
-    annotator: str
-    judged: int
-    skipped: int
-    kappa: float | None
-    kappa_reason: str | None
-    agreement: float | None
-    """Raw share of compared pairs where the annotator matches the others' plurality."""
-    pairs: int
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """Agreement among the annotators."""
-
-    fleiss_kappa: Estimate
-    """On the pairs judged (not skipped) by every annotator; categories first/second."""
-    fleiss_pairs: int
-    fleiss_raters: int
-    fleiss_kappa_with_skips: Estimate
-    """On the pairs every annotator voted on, skip counted as a third category."""
-    fleiss_with_skips_pairs: int
-    krippendorff_alpha: Estimate
-    """Nominal alpha over all pairs, skips (and pairs not voted) as missing."""
-    alpha_pairs: int
-    annotators: tuple[str, ...]
-    pairwise_kappa: tuple[tuple[float | None, ...], ...]
-    """Cohen's kappa of annotator i with j on the pairs both judged (None: undefined)."""
-    pairwise_overlap: tuple[tuple[int, ...], ...]
-    mean_pairwise_kappa: float | None
-    mean_pairwise_reason: str | None
-    leave_one_out: tuple[AnnotatorAgreement, ...]
-
-
-@dataclass(frozen=True)
-class QuestionScale:
-    key: str
-    subject: str
-    difficulty: float | None
-    """Human difficulty in Elo points (higher = harder); None when not fitted."""
-    lower: float | None
-    upper: float | None
-    excluded: str | None
-    """``always harder`` / ``always easier`` when excluded as an extreme."""
-    group: int | None = None
-    """The group of linked questions whose scale holds this question (1 = largest)."""
-
-
-@dataclass(frozen=True)
-class Correlation:
-    method: str
-    label: str
-    spearman: float | None
-    spearman_p: float | None
-    kendall: float | None
-    kendall_p: float | None
-    n: int
-    reason: str | None
-    groups: int = 1
-    """Groups pooled: the coefficient is the n-weighted mean of the within-group ones
-    (the p-value is given only for a single group)."""
-
-
-@dataclass(frozen=True)
-class ScaleGroup:
-    """One group of questions linked by judged pairs, with its own human scale."""
-
-    index: int
-    questions: int
-    pairs: int
-    fitted: bool
-    reason: str | None
-    n_votes: int
-
-
-@dataclass(frozen=True)
-class HumanScale:
-    """Human difficulty scale (am-ELO fit of the votes), or why it could not be fitted."""
-
-    fitted: bool
-    reason: str | None
-    questions: tuple[QuestionScale, ...]
-    reliability: tuple[tuple[str, float | None, float | None], ...]
-    """(annotator, discrimination relative to the mean annotator, standard error); with
-    several groups, the mean over groups weighted by the annotator's votes in each."""
-    correlations: tuple[Correlation, ...]
-    n_votes: int
-    iterations: int
-    groups: tuple[ScaleGroup, ...] = ()
-    prior_groups: tuple[int, ...] = ()
-    """Groups fitted with the weak priors of :func:`_prior_scale` (small pilots: without
-    them some questions or annotators have no finite estimate)."""
-
-
-@dataclass(frozen=True)
-class HumanAlignmentReport:
-    """Everything in the human-alignment report of one difficulty study."""
-
-    study: str
-    title: str
-    n_questions: int
-    n_pairs: int
-    n_votes: int
-    n_skips: int
-    annotators: tuple[str, ...]
-    methods: tuple[str, ...]
-    """Method ids in report order (estimators, then file columns)."""
-    labels: tuple[str, ...]
-    question_keys: tuple[str, ...]
-    question_subjects: tuple[str, ...]
-    difficulty: tuple[tuple[float | None, ...], ...]
-    """Per method, per question (``question_keys`` order); None where unavailable."""
-    alignment: tuple[MethodAlignment, ...]
-    near_ties: NearTies
-    pairs: tuple[PairRow, ...]
-    subgroups: tuple[Subgroup, ...]
-    agreement: Agreement
-    human_scale: HumanScale
-    n_boot: int
-    seed: int
-    confidence: float
-    notes: tuple[str, ...]
-    timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
-    """(stage, seconds) of the computation, for the benchmark."""
-    verdicts: tuple[AnnotatorStatus, ...] = ()
-    """Each annotator's status, flag reasons with evidence and votes to verdict, as the
-    monitor shows them (:class:`annotate.services.monitoring.StudyMonitor`)."""
-    verdict_notes: tuple[str, ...] = ()
-    """Thresholds and rules of the verdicts (delta, the flag adjustment, fast votes)."""
-    resample: str = "both"
-    """The bootstrap scheme the report stands on (``--resample``): ``"both"`` (two-way,
-    pairs and annotators together; the one-way intervals are shown alongside), ``"units"``
-    (over pairs) or ``"annotators"``; see :data:`RESAMPLE_LABELS`."""
-    item_notes: tuple[str, ...] = ()
-    """Annotators' comments and flags on pairs: a count, then each (issue 12)."""
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON document of ``annotate report --json``."""
-        return _report_dict(self)
-
-    def view(self) -> ReportView:
-        """Text tables for the terminal, the Markdown file and the report screen."""
-        return build_view(self)
-
-
-# ---------------------------------------------------------------------------
 # helpers
 
 
@@ -419,7 +181,7 @@ def blas_threads(n: int | None) -> Iterator[None]:
 
 def _mask(x: Any) -> npt.NDArray[np.bool_]:
     """The full boolean mask of a masked array (numpy.ma is untyped)."""
-    m: npt.NDArray[np.bool_] = np.asarray(np.ma.getmaskarray(x), dtype=np.bool_)  # type: ignore[no-untyped-call]
+    m: npt.NDArray[np.bool_] = np.asarray(np.ma.getmaskarray(x), dtype=np.bool_)
     return m
 
 
@@ -753,7 +515,11 @@ def _align(
             results[j] = _failed(why, n_p, data.annotators)
             continue
         d = c.values
-        ok = ~np.isnan(d[data.pairs[:, 0]]) & ~np.isnan(d[data.pairs[:, 1]]) if n_p else []
+        ok = (
+            ~np.isnan(d[data.pairs[:, 0]]) & ~np.isnan(d[data.pairs[:, 1]])
+            if n_p
+            else np.zeros(0, dtype=np.bool_)
+        )
         key = tuple(np.flatnonzero(ok).tolist())
         if not key:
             results[j] = _failed(
@@ -922,15 +688,6 @@ def _resample_note(resample: str, n_boot: int) -> str:
             "narrow then. Each annotator's own alignment is resampled over pairs."
         )
     return f"Interval scheme: {RESAMPLE_LABELS[resample]} only (--resample {resample})."
-
-
-RESAMPLE_LABELS: dict[str, str] = {
-    "units": "over pairs (annotators fixed)",
-    "annotators": "over annotators (pairs fixed)",
-    "both": "two-way, pairs and annotators resampled together (Owen 2007, the pigeonhole "
-    "bootstrap)",
-}
-"""How the report names each bootstrap scheme (``--resample``)."""
 
 
 def _agreement(
@@ -1171,7 +928,7 @@ def _prior_scale(
         out[used] = np.asarray(values, dtype=np.float64) * scale
         mask = np.ones(n, dtype=bool)
         mask[used] = False
-        return np.ma.MaskedArray(out, mask=mask)  # type: ignore[no-untyped-call]
+        return np.ma.MaskedArray(out, mask=mask)
 
     human = np.asarray(fit.ratings, dtype=np.float64)
     d = np.zeros((0, n_questions)) if difficulty is None else np.atleast_2d(difficulty)
@@ -1603,207 +1360,9 @@ def human_alignment_report(
     )
 
 
-# ---------------------------------------------------------------------------
-# JSON
-
-
-def _ci(i: Interval | None) -> list[float] | None:
-    return None if i is None else [i.low, i.high]
-
-
-def _est(name: str, e: Estimate) -> dict[str, Any]:
-    return {
-        name: e.value,
-        f"{name}_reason": e.reason,
-        f"{name}_ci": {
-            "pairs": _ci(e.pairs_interval),
-            "annotators": _ci(e.annotators_interval),
-            "both": _ci(e.both_interval),
-        },
-    }
-
-
-def _report_dict(r: HumanAlignmentReport) -> dict[str, Any]:
-    alignment = []
-    for m in r.alignment:
-        d: dict[str, Any] = {"method": m.method, "label": m.label, "source": m.source}
-        d |= _est("consensus", m.consensus)
-        d |= _est("kappa", m.kappa)
-        d |= _est("mean_individual", m.mean_individual)
-        d["pairs"] = m.pairs
-        d["pairs_predicted"] = m.pairs_predicted
-        d["tied_predictions"] = m.tied_predictions
-        d["individual"] = {a.annotator: a.value for a in m.individual if a.value is not None}
-        d["individual_ci"] = {
-            a.annotator: [a.low, a.high] for a in m.individual if a.low is not None
-        }
-        d["individual_judged"] = {a.annotator: a.judged for a in m.individual}
-        d["notes"] = list(m.notes)
-        alignment.append(d)
-    g = r.agreement
-    agreement: dict[str, Any] = {}
-    agreement |= _est("fleiss_kappa", g.fleiss_kappa)
-    agreement["fleiss_kappa_pairs"] = g.fleiss_pairs
-    agreement["fleiss_kappa_annotators"] = g.fleiss_raters
-    agreement |= _est("fleiss_kappa_with_skips", g.fleiss_kappa_with_skips)
-    agreement["fleiss_kappa_with_skips_pairs"] = g.fleiss_with_skips_pairs
-    agreement |= _est("krippendorff_alpha", g.krippendorff_alpha)
-    agreement["krippendorff_alpha_pairs"] = g.alpha_pairs
-    agreement["pairwise_cohen"] = {
-        "annotators": list(g.annotators),
-        "kappa": [list(row) for row in g.pairwise_kappa],
-        "overlap": [list(row) for row in g.pairwise_overlap],
-        "mean": g.mean_pairwise_kappa,
-        "mean_reason": g.mean_pairwise_reason,
-    }
-    agreement["leave_one_out"] = [
-        {
-            "annotator": x.annotator,
-            "judged": x.judged,
-            "skipped": x.skipped,
-            "kappa": x.kappa,
-            "kappa_reason": x.kappa_reason,
-            "agreement": x.agreement,
-            "pairs": x.pairs,
-        }
-        for x in g.leave_one_out
-    ]
-    hs = r.human_scale
-    scale = {
-        "fitted": hs.fitted,
-        "reason": hs.reason,
-        "n_votes": hs.n_votes,
-        "iterations": hs.iterations,
-        "questions": [
-            {
-                "question": q.key,
-                "subject": q.subject,
-                "difficulty": q.difficulty,
-                "lower": q.lower,
-                "upper": q.upper,
-                "excluded": q.excluded,
-                "group": q.group,
-            }
-            for q in hs.questions
-        ],
-        "groups": [
-            {
-                "group": g.index,
-                "questions": g.questions,
-                "pairs": g.pairs,
-                "fitted": g.fitted,
-                "reason": g.reason,
-                "votes": g.n_votes,
-            }
-            for g in hs.groups
-        ],
-        "reliability": [
-            {"annotator": a, "reliability": v, "standard_error": se} for a, v, se in hs.reliability
-        ],
-        "correlations": [
-            {
-                "method": c.method,
-                "spearman": c.spearman,
-                "spearman_p": c.spearman_p,
-                "kendall": c.kendall,
-                "kendall_p": c.kendall_p,
-                "questions": c.n,
-                "groups": c.groups,
-                "reason": c.reason,
-            }
-            for c in hs.correlations
-        ],
-    }
-    subgroups = []
-    for s in r.subgroups:
-        d = {"pool": s.pool, "models": list(s.models), "method": s.method}
-        d |= _est("consensus", s.consensus)
-        d |= _est("kappa", s.kappa)
-        d["pairs"] = s.pairs
-        d["tied_predictions"] = s.tied_predictions
-        d["notes"] = list(s.notes)
-        subgroups.append(d)
-    nt = r.near_ties
-    return {
-        "study": r.study,
-        "title": r.title,
-        "questions": r.n_questions,
-        "n_pairs": r.n_pairs,
-        "votes": r.n_votes,
-        "skips": r.n_skips,
-        "annotators": list(r.annotators),
-        "n_boot": r.n_boot,
-        "seed": r.seed,
-        "confidence": r.confidence,
-        "resample": r.resample,
-        "resample_label": RESAMPLE_LABELS[r.resample],
-        "ci_schemes": {
-            "pairs": RESAMPLE_LABELS["units"],
-            "annotators": RESAMPLE_LABELS["annotators"],
-            "both": RESAMPLE_LABELS["both"],
-        },
-        "alignment": alignment,
-        "near_ties": {
-            "margin": nt.margin,
-            "rule": nt.rule,
-            "consensus_pairs": nt.consensus_pairs,
-            "near_ties": nt.near_ties,
-            "resolved": nt.resolved,
-            "excluded": nt.excluded,
-            "pairs_without_votes": nt.without_votes,
-            "pairs": list(nt.pairs),
-        },
-        "subgroups": subgroups,
-        "agreement": agreement,
-        "human_scale": scale,
-        "verdicts": {
-            "notes": list(r.verdict_notes),
-            "annotators": [
-                {
-                    "annotator": v.annotator,
-                    "votes": v.votes,
-                    "status": v.status,
-                    "reasons": [
-                        {
-                            "reason": f.reason,
-                            "statistic": f.statistic,
-                            "threshold": f.threshold,
-                            "p_value": f.p_value,
-                        }
-                        for f in v.flags
-                    ],
-                    "votes_to_verdict": v.votes_to_verdict,
-                    "ability": v.ability,
-                    "left_share": v.left_share,
-                    "left_p_value": v.left_p_value,
-                    "fast_share": v.fast_share,
-                }
-                for v in r.verdicts
-            ],
-        },
-        "predictions": [
-            {
-                "pair": p.key,
-                "first": p.first,
-                "second": p.second,
-                "subject": p.subject,
-                "votes_first": p.n_first,
-                "votes_second": p.n_second,
-                "skips": p.n_skip,
-                "consensus": p.consensus,
-                "near_tie": p.near_tie,
-                "resolved": p.resolved,
-                "predicted": dict(zip(r.methods, p.predictions, strict=True)),
-            }
-            for p in r.pairs
-        ],
-        "notes": list(r.notes),
-    }
-
-
 def report_view(engine: Engine, study: str, **options: Any) -> ReportView:
     """The report of ``study`` as text tables (what the report screen shows).
 
     ``options`` go to :func:`human_alignment_report`.
     """
-    return human_alignment_report(engine, study, **options).view()
+    return build_view(human_alignment_report(engine, study, **options))

@@ -1,6 +1,6 @@
 """The human-alignment report as files: ``report.md``, CSVs and PNG plots.
 
-:func:`write_report` writes a :class:`annotate.services.report.HumanAlignmentReport`
+:func:`write_report` writes a :class:`annotate.services.report_model.HumanAlignmentReport`
 under a folder. The Markdown uses the same text tables as the screen
 (:mod:`annotate.services.report_view`), escaped so that study text stays
 literal; the plots come from :mod:`annotate.services.plots`.
@@ -12,15 +12,13 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from annotate.names import one_line
 from annotate.services.paths import inside, output_folder
-from annotate.services.report_view import EXACT_P_MAX_N, ReportTable, printed_view
+from annotate.services.report_model import RESAMPLE_LABELS, HumanAlignmentReport
+from annotate.services.report_view import EXACT_P_MAX_N, printed_view
+from annotate.views import ReportTable
 from ranking.alignment import Estimate, Interval
-
-if TYPE_CHECKING:
-    from annotate.services.report import HumanAlignmentReport
 
 
 @dataclass(frozen=True)
@@ -115,8 +113,6 @@ def versions() -> str:
 
 def methods_paragraph(r: HumanAlignmentReport) -> str:
     """A paragraph a lead can paste into a paper: what was computed, settings, versions."""
-    from annotate.services.report import RESAMPLE_LABELS
-
     nt = r.near_ties
     labels = [m.label for m in r.alignment]
     listed = ", ".join(labels[:-1]) + (" and " if len(labels) > 1 else "") + labels[-1]

@@ -1,6 +1,6 @@
 """The human-alignment report as text: what the terminal, the report screen and the Markdown show.
 
-:func:`build_view` turns a :class:`annotate.services.report.HumanAlignmentReport`
+:func:`build_view` turns a :class:`annotate.services.report_model.HumanAlignmentReport`
 into a :class:`ReportView`: a heading, summary lines and :class:`ReportTable`
 objects whose cells are already text. No statistics and no I/O here.
 """
@@ -9,33 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from annotate.services.report_model import AnnotatorAlignment, Correlation, HumanAlignmentReport
+from annotate.views import ReportTable, ReportView
 from ranking.alignment import Estimate, Interval
-
-if TYPE_CHECKING:
-    from annotate.services.report import AnnotatorAlignment, Correlation, HumanAlignmentReport
-
-
-@dataclass(frozen=True)
-class ReportTable:
-    """A table ready to show: every cell is already text."""
-
-    key: str
-    title: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class ReportView:
-    """What the report screen and the Markdown show: a heading, lines and tables."""
-
-    title: str
-    summary: tuple[str, ...]
-    tables: tuple[ReportTable, ...]
 
 
 def pct(x: float | None) -> str:

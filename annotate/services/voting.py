@@ -9,8 +9,6 @@ from __future__ import annotations
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,8 +23,17 @@ from annotate.services.notes import FLAG_REASONS
 from annotate.services.studies import render_markdown, study_instructions
 from annotate.store import repo
 from annotate.store.engine import make_engine
-from annotate.store.repo import ItemLoad, QuestionView, StudyRow, VoteRow
+from annotate.store.repo import ItemLoad, StudyRow, VoteRow
 from annotate.store.writelock import database_faults, write_session
+from annotate.views import (
+    HistoryEntry,
+    Progress,
+    ShownBattle,
+    ShownPair,
+    StudyProgress,
+    Summary,
+    VoteReceipt,
+)
 
 T = TypeVar("T")
 
@@ -36,34 +43,6 @@ UNDO_REFUSED_AFTER_REVEAL = (
 )
 """Why undo is refused in an arena study that reveals the model names after each vote."""
 ARENA_KEYS = ("a", "b", "tie", "both_bad")
-
-
-@dataclass(frozen=True)
-class ShownPair:
-    """A question pair as displayed: ``left`` is shown first (left or top)."""
-
-    item_id: int
-    key: str
-    left: QuestionView
-    right: QuestionView
-    swapped: bool
-    previous: str | None = None
-    """What this annotator chose on this pair before undoing it, in words (display terms)."""
-
-
-@dataclass(frozen=True)
-class ShownBattle:
-    """A battle as displayed: responses "A" (left) and "B" (right), no model names."""
-
-    item_id: int
-    key: str
-    prompt: str
-    category: str
-    response_left: str
-    response_right: str
-    swapped: bool
-    previous: str | None = None
-    """What this annotator chose on this battle before undoing it, in words (display terms)."""
 
 
 CHOICE_PHRASES = {
@@ -80,73 +59,6 @@ CHOICE_PHRASES = {
 REVISE_REFUSED_AFTER_REVEAL = (
     "Votes in this study are final once the model names are revealed: they cannot be changed."
 )
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    """One of the annotator's own current votes, as the history screen lists it.
-
-    ``first_line`` and ``second_line`` are the first lines of the two questions in the
-    order the annotator saw them (a battle: the prompt's first line, and ""). ``choice``
-    is the display key, ``chosen`` its words. No model name is part of it.
-    """
-
-    item_id: int
-    key: str
-    first_line: str
-    second_line: str
-    choice: str
-    chosen: str
-    when: datetime
-
-
-@dataclass(frozen=True)
-class VoteReceipt:
-    """What the screen may show once a vote is committed."""
-
-    vote_uuid: str
-    item_id: int
-    choice: str
-    fast: bool
-    revealed: tuple[str, str] | None
-    """Model names (A, B) as displayed, when the study reveals them after the vote."""
-
-
-@dataclass(frozen=True)
-class Progress:
-    """How far the annotator is: ``done`` of ``total`` items they will see."""
-
-    done: int
-    total: int
-
-
-@dataclass(frozen=True)
-class Summary:
-    """The annotator's own current votes in the study, in display terms.
-
-    ``counts`` maps a display key (``left``/``right``/``skip`` or
-    ``a``/``b``/``tie``/``both_bad``) to how many current votes used it.
-    Nothing here comes from other annotators.
-    """
-
-    study: str
-    title: str
-    kind: str
-    done: int
-    counts: dict[str, int]
-    fast: int
-
-
-@dataclass(frozen=True)
-class StudyProgress:
-    """A study as listed on the welcome screen, with one annotator's progress."""
-
-    name: str
-    kind: str
-    title: str
-    description: str
-    done: int
-    total: int
 
 
 class VotingSession:

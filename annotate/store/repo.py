@@ -30,6 +30,7 @@ from annotate.store.models import (
     Vote,
     utc_now,
 )
+from annotate.views import QuestionView, StudyListing
 
 DIFFICULTY_CHOICES = ("first", "second", "skip")
 ARENA_CHOICES = ("model_a", "model_b", "tie", "both_bad")
@@ -48,16 +49,6 @@ class StudyRow:
 
 
 @dataclass(frozen=True)
-class StudySummary:
-    name: str
-    kind: str
-    title: str
-    items: int
-    votes: int
-    annotators: int
-
-
-@dataclass(frozen=True)
 class VoteRow:
     id: int
     uuid: str
@@ -70,14 +61,6 @@ class VoteRow:
     fast: bool
     created_at: datetime
     supersedes: str | None
-
-
-@dataclass(frozen=True)
-class QuestionView:
-    key: str
-    subject: str
-    text: str
-    choices: tuple[str, ...] | None
 
 
 @dataclass(frozen=True)
@@ -128,7 +111,7 @@ def study_names(session: Session) -> list[str]:
     return list(session.exec(select(Study.name).order_by(Study.name)))
 
 
-def list_studies(session: Session) -> list[StudySummary]:
+def list_studies(session: Session) -> list[StudyListing]:
     """Every study with its item, current-vote and annotator counts."""
     rows = session.execute(
         text(
@@ -142,7 +125,7 @@ def list_studies(session: Session) -> list[StudySummary]:
             """
         )
     ).all()
-    return [StudySummary(*r) for r in rows]
+    return [StudyListing(*r) for r in rows]
 
 
 def annotator_id(session: Session, name: str, *, create: bool = True) -> int | None:

@@ -1,80 +1,19 @@
 """The monitor's tables: annotators with their status and signals, and the leaderboard.
 
 They display what :mod:`annotate.services.monitoring` computed; the only
-arithmetic here is formatting. The row types are structural (the widgets never
-import the services, which talk to the database).
+arithmetic here is formatting. The rows are :class:`annotate.views.AnnotatorStatus`
+and :class:`annotate.views.ItemRating`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 from rich.text import Text
 from textual.widgets import DataTable
 
+from annotate.views import AnnotatorStatus, ItemRating
 from annotate.widgets.literal import literal_line
-
-
-class AnnotatorRowLike(Protocol):
-    """One annotator (an ``AnnotatorStatus``)."""
-
-    @property
-    def annotator(self) -> str: ...
-    @property
-    def votes(self) -> int: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def ability(self) -> float | None: ...
-    @property
-    def ability_lower(self) -> float | None: ...
-    @property
-    def ability_upper(self) -> float | None: ...
-    @property
-    def fast_share(self) -> float | None: ...
-    @property
-    def left_share(self) -> float | None: ...
-    @property
-    def left_p_value(self) -> float | None: ...
-    @property
-    def tie_rate(self) -> float | None: ...
-    @property
-    def both_bad_rate(self) -> float | None: ...
-    @property
-    def skip_rate(self) -> float | None: ...
-    @property
-    def majority_agreement(self) -> float | None: ...
-    @property
-    def majority_chance(self) -> float | None: ...
-    @property
-    def alerts(self) -> tuple[str, ...]: ...
-    @property
-    def verdict(self) -> str:
-        """Flag reasons with adjusted p-values, or the votes still needed (pending)."""
-        ...
-
-
-class ItemRowLike(Protocol):
-    """One leaderboard row (an ``ItemRating``)."""
-
-    @property
-    def rank(self) -> int: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def detail(self) -> str: ...
-    @property
-    def rating(self) -> float: ...
-    @property
-    def lower(self) -> float: ...
-    @property
-    def upper(self) -> float: ...
-    @property
-    def comparisons(self) -> int: ...
-
 
 DASH = "–"
 
@@ -84,7 +23,7 @@ def pct(x: float | None) -> str:
     return DASH if x is None else f"{100 * x:.0f}%"
 
 
-def ability_text(row: AnnotatorRowLike) -> str:
+def ability_text(row: AnnotatorStatus) -> str:
     """``"1.90 [1.25, 2.55]"``, the ability with its 95% interval."""
     if row.ability is None:
         return DASH
@@ -93,7 +32,7 @@ def ability_text(row: AnnotatorRowLike) -> str:
     return f"{row.ability:.2f} [{row.ability_lower:.2f}, {row.ability_upper:.2f}]"
 
 
-def left_text(row: AnnotatorRowLike) -> str:
+def left_text(row: AnnotatorStatus) -> str:
     """``"62% p=0.003"``: share of decisive votes for the side shown first."""
     if row.left_share is None:
         return DASH
@@ -102,7 +41,7 @@ def left_text(row: AnnotatorRowLike) -> str:
     return f"{pct(row.left_share)}{ptxt}"
 
 
-def majority_text(row: AnnotatorRowLike) -> str:
+def majority_text(row: AnnotatorStatus) -> str:
     """``"68% (45%)"``: agreement with the others' majority (chance level)."""
     if row.majority_agreement is None:
         return DASH
@@ -149,7 +88,7 @@ class AnnotatorTable(DataTable[Text]):
         color = self.app.theme_variables.get(STATUS_COLOR.get(status, ""), "")
         return Text(status, style=f"bold {color}" if status == "flagged" else color)
 
-    def show(self, kind: str, rows: Sequence[AnnotatorRowLike]) -> None:
+    def show(self, kind: str, rows: Sequence[AnnotatorStatus]) -> None:
         """Replace the rows, keeping the cursor on the same annotator."""
         self.set_kind(kind)
         current = self.highlighted_name
@@ -191,7 +130,7 @@ class Leaderboard(DataTable[Text]):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.kind = ""
 
-    def show(self, kind: str, rows: Sequence[ItemRowLike]) -> None:
+    def show(self, kind: str, rows: Sequence[ItemRating]) -> None:
         """Replace the rows (columns follow the study kind)."""
         if kind != self.kind:
             self.kind = kind

@@ -1,8 +1,8 @@
 """Tables of a report, shown as DataTables with literal text.
 
 The widget knows nothing about statistics: it shows what a service computed,
-given as objects with ``title``, ``columns``, ``rows`` and ``note`` (see
-:class:`ReportTableLike`; :class:`annotate.services.report.ReportTable` is one).
+given as :class:`annotate.views.ReportTable` values (``title``, ``columns``, ``rows``
+and ``note``, every cell already text).
 Every cell is shown literally: annotator names and question ids come from
 people and study files, so no markup in them is interpreted.
 """
@@ -11,41 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Protocol
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from annotate import views
 from annotate.widgets.literal import literal, literal_line
-
-
-class ReportTableLike(Protocol):
-    """A table whose cells are already text."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def columns(self) -> Sequence[str]: ...
-    @property
-    def rows(self) -> Sequence[Sequence[str]]: ...
-    @property
-    def note(self) -> str: ...
-
-
-class ReportViewLike(Protocol):
-    """A report: a title, summary lines and tables."""
-
-    @property
-    def title(self) -> str: ...
-    @property
-    def summary(self) -> Sequence[str]: ...
-    @property
-    def tables(self) -> Sequence[ReportTableLike]: ...
-
 
 _NUMERIC = re.compile(r"^[\[\]\d.,\s%+\-—]*\d[\[\]\d.,\s%+\-—]*$")
 
@@ -68,7 +41,7 @@ class ReportTable(Vertical):
 
     Parameters
     ----------
-    table : ReportTableLike
+    table : views.ReportTable
         The table to show.
     """
 
@@ -79,7 +52,7 @@ class ReportTable(Vertical):
     ReportTable > .report-table-note { color: $text-muted; }
     """
 
-    def __init__(self, table: ReportTableLike, *, id: str | None = None) -> None:
+    def __init__(self, table: views.ReportTable, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.table = table
 
@@ -99,7 +72,7 @@ class ReportTable(Vertical):
         dt.add_rows([[cell(c) for c in row] for row in self.table.rows])
 
 
-def table_widgets(tables: Sequence[ReportTableLike], keys: Sequence[str]) -> list[ReportTable]:
+def table_widgets(tables: Sequence[views.ReportTable], keys: Sequence[str]) -> list[ReportTable]:
     """The tables named in ``keys`` (in that order), as widgets; missing keys are skipped."""
     by_key = {t.key: t for t in tables}
     return [ReportTable(by_key[k], id=f"report-{k}") for k in keys if k in by_key]

@@ -12,7 +12,7 @@ from annotate.app import make_app
 from annotate.screens.battle import BattleScreen
 from annotate.screens.pair import PairScreen
 from annotate.screens.summary import SummaryScreen
-from annotate.services.voting import ShownBattle
+from annotate.views import ShownBattle
 from annotate.widgets.literal import bounded_markdown
 from annotate.widgets.panes import TextPane
 from tests.annotate.conftest import press, record_notifications, rows, settle, votes

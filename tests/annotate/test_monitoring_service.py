@@ -22,14 +22,10 @@ from sqlmodel import Session
 from annotate.errors import StudyNotFoundError
 from annotate.services.arrays import vote_arrays
 from annotate.services.importing import import_paths
-from annotate.services.monitoring import (
-    MonitorSnapshot,
-    MonitorSource,
-    StudyMonitor,
-    monitor_snapshot,
-)
+from annotate.services.monitoring import MonitorSource, StudyMonitor, monitor_snapshot
 from annotate.services.voting import VotingSession
 from annotate.store import repo
+from annotate.views import MonitorSnapshot
 from ranking.reliability import position_bias, vote_rates
 
 STRENGTH = {"Aurora-13B": 1.5, "Drift-70B": 0.7, "Basalt-2": 0.0, "Cinder-Lite": -1.0}
