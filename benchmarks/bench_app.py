@@ -189,7 +189,7 @@ def cold_start(db: Path, runs: int) -> list[float]:
 
 HEADLESS = """
 import asyncio, sys
-from annotate.__main__ import main  # the same imports as the command
+from annotate.cli import main  # the same imports as the command
 from annotate.app import make_app
 from annotate.screens.pair import PairScreen
 

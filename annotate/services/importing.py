@@ -10,7 +10,7 @@ import itertools
 import re
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -192,8 +192,13 @@ def import_paths(
     model: str | None = None,
     metric: str | None = None,
     filter_name: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
-    """Parse every path, then write everything in one transaction."""
+    """Parse every path, then write everything in one transaction.
+
+    ``progress``, when given, is called as ``progress(done, total)`` after each parsed
+    file is written (the command line draws a progress bar with it).
+    """
     jobs: list[_Job] = []
     for p in paths:
         jobs.extend(
@@ -204,7 +209,7 @@ def import_paths(
     from annotate.store.writelock import write_session  # queues with the voters
 
     with write_session(engine) as s:
-        for job in jobs:
+        for done, job in enumerate(jobs, 1):
             if job.kind == "study":
                 _apply_study(s, job.payload, job.path, report)
             elif job.kind == "votes":
@@ -220,6 +225,8 @@ def import_paths(
                 _apply_notes(s, job, report)
             elif job.kind == "harness":
                 touched.add(_apply_harness(s, study, job.payload, job.path, report))
+            if progress is not None:
+                progress(done, len(jobs))
         for name in touched:
             _refresh_fingerprint(s, name)
     from annotate.services.identity import import_notes  # responses naming a model (issue 9)

@@ -1161,6 +1161,7 @@ def human_alignment_report(
     threads: int | None = 1,
     parallel: bool = True,
     resample: Resample = "both",
+    progress: Callable[[int, int], None] | None = None,
 ) -> HumanAlignmentReport:
     """Build the human-alignment report of a difficulty study.
 
@@ -1195,6 +1196,10 @@ def human_alignment_report(
         and annotators together (Owen, 2007), right when both are samples; the one-way
         intervals are then computed too and shown alongside. ``"units"`` (pairs) or
         ``"annotators"`` run that scheme alone.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each of the seven stages (load,
+        estimators, pool estimators, alignment, agreement, human scale, verdicts), possibly
+        from a worker thread; the command line draws a progress bar with it.
 
     Raises
     ------
@@ -1218,6 +1223,8 @@ def human_alignment_report(
         t = time.perf_counter()
         out = fn()
         timings.append((stage, time.perf_counter() - t))
+        if progress is not None:
+            progress(len(timings), 7)  # "load" and the six timed stages below
         return out
 
     workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1

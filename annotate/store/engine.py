@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,10 @@ from typing import Any
 from sqlalchemy import Engine, event
 from sqlmodel import create_engine
 
+from annotate.store.quick import default_db_path
 from annotate.store.writelock import enter_queue, leave_queue
+
+__all__ = ["BUSY_TIMEOUT_MS", "CACHE_KIB", "SYNCHRONOUS", "default_db_path", "make_engine"]
 
 BUSY_TIMEOUT_MS = 5000
 """How long a writer waits for another process's lock before failing."""
@@ -27,21 +29,6 @@ syncs only at checkpoints and may lose the last commits on power loss. Issue 9 o
 the style guide: votes arrive at human speed and a few milliseconds per vote buy their
 durability (``benchmarks/bench_store.py`` prints the cost per vote of both settings).
 """
-
-
-def default_db_path() -> Path:
-    """The default database: ``votes.db`` in the per-user data directory.
-
-    ``ANNOTATE_DATA_DIR`` overrides the directory (tests and portable setups);
-    otherwise it is platformdirs' user data dir for ``annotate`` (on Linux
-    ``~/.local/share/annotate``).
-    """
-    env = os.environ.get("ANNOTATE_DATA_DIR")
-    if env:
-        return Path(env) / "votes.db"
-    from platformdirs import user_data_path
-
-    return user_data_path("annotate", appauthor=False) / "votes.db"
 
 
 def _pragmas(synchronous: str) -> Callable[[Any, Any], None]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from annotate.__main__ import main
+from annotate.cli import main
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -146,17 +146,25 @@ def _cli(
     )
 
 
-def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
-    """``annotate studies | head -1``: no BrokenPipeError, no traceback."""
+@pytest.mark.parametrize("reader", ["head -c 1 > /dev/null", "true"])
+def test_a_closed_pipe_ends_quietly(tmp_path: Path, reader: str) -> None:
+    """``annotate report | head``: no BrokenPipeError, no traceback.
+
+    ``true`` exits before the command writes anything, so the write always meets a
+    closed pipe; ``head -c 1`` closes it after the first byte.
+    """
     db = tmp_path / "v.db"
     assert main(["import", "--db", str(db), "--demo", "--json"]) == 0
+    report = ["report", "--db", str(db), "--boot", "0", "--no-plots", "--out", "r"]
     for args in (
         ["studies", "--db", str(db)],
         ["rank", "simple", str(DATA / "formats" / "llmfao_sample.csv")],
+        [*report, "--study", "demo-difficulty"],
+        [*report, "--study", "demo-difficulty", "--json"],
     ):
         cmd = " ".join(f"'{a}'" for a in [sys.executable, "-m", "annotate", *args])
         res = subprocess.run(
-            ["sh", "-c", f"{cmd} | head -c 1 > /dev/null"],
+            ["sh", "-c", f"{cmd} | {reader}"],
             capture_output=True,
             text=True,
             cwd=tmp_path,
@@ -214,14 +222,15 @@ def test_read_only_database_is_one_line(tmp_path: Path, capsys) -> None:
 def test_unexpected_errors_are_one_line_and_debug_shows_the_traceback(
     tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import annotate.__main__ as cli
+    import annotate.cli.app
+    from annotate.cli.output import EXIT_INTERNAL
 
     def boom(args: object) -> int:
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setitem(cli.COMMANDS, "studies", boom)
+    monkeypatch.setattr(annotate.cli.app, "cmd_studies", boom)
     code, _, err = run(capsys, "studies", "--db", str(tmp_path / "v.db"))
-    assert code == cli.EXIT_INTERNAL
+    assert code == EXIT_INTERNAL
     assert err.count("\n") == 1
     assert "ANNOTATE_DEBUG=1" in err
     monkeypatch.setenv("ANNOTATE_DEBUG", "1")
@@ -242,12 +251,12 @@ def test_unexpected_errors_are_one_line_and_debug_shows_the_traceback(
 def test_expected_failures_are_one_line(
     tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch, exc: BaseException, needle: str
 ) -> None:
-    import annotate.__main__ as cli
+    import annotate.cli.app
 
     def fail(args: object) -> int:
         raise exc
 
-    monkeypatch.setitem(cli.COMMANDS, "studies", fail)
+    monkeypatch.setattr(annotate.cli.app, "cmd_studies", fail)
     code, _, err = run(capsys, "studies", "--db", str(tmp_path / "v.db"))
     assert code == (130 if isinstance(exc, KeyboardInterrupt) else 1)
     assert err.count("\n") == 1
@@ -259,7 +268,7 @@ def test_database_errors_name_the_problem() -> None:
 
     from sqlalchemy.exc import OperationalError
 
-    from annotate.__main__ import describe_error
+    from annotate.cli.output import describe_error
 
     locked = OperationalError("INSERT", {}, sqlite3.OperationalError("database is locked"))
     msg, code = describe_error(locked, Path("v.db"))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from annotate.__main__ import main
+from annotate.cli import main
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 DEMO = Path(__file__).resolve().parent.parent.parent / "question_pairs" / "demo"

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from sqlmodel import Session
 
-from annotate.__main__ import main
+from annotate.cli import main
 from annotate.errors import InputFileError
 from annotate.services import formats
 from annotate.services.db import open_store

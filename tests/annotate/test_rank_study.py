@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from annotate.__main__ import main
+from annotate.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEMO = ROOT / "question_pairs" / "demo" / "difficulty"

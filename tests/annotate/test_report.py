@@ -17,7 +17,7 @@ from sqlalchemy import Engine, text
 from sqlmodel import Session
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from annotate.__main__ import main
+from annotate.cli import main
 from annotate.errors import AnnotateError, InputFileError
 from annotate.services.db import open_store
 from annotate.services.estimators import Matrix, estimate

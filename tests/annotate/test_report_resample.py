@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from annotate.__main__ import main
+from annotate.cli import main
 from annotate.services.report import human_alignment_report, write_report
 from tests.annotate.test_report import hand_engine  # noqa: F401  (fixture)
 

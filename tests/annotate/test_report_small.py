@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import spearmanr
 from sqlalchemy import Engine
 
-from annotate.__main__ import main
+from annotate.cli import main
 from annotate.services.db import open_store
 from annotate.services.importing import import_paths
 from annotate.services.report import _rank_correlation, human_alignment_report

@@ -27,7 +27,8 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 
-from annotate.__main__ import describe_error, json_text, main
+from annotate.cli import main
+from annotate.cli.output import describe_error, json_text
 from annotate.errors import AnnotateError
 from annotate.names import sanitize
 from annotate.services.db import open_store
@@ -380,9 +381,9 @@ def test_json_output_escapes_every_control_and_decodes_exactly() -> None:
 
 
 def test_say_and_error_lines_are_sanitised(capsys: pytest.CaptureFixture[str]) -> None:
-    from annotate.__main__ import _table, say
+    from annotate.cli.output import say, table
 
-    say(_table([[EVIL, 1]], ["name", "n"]))
+    say(table([[EVIL, 1]], ["name", "n"]))
     out = capsys.readouterr().out
     assert_clean(out, "table")
     assert out.count("\n") == 3

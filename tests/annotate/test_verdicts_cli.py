@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from annotate.__main__ import main
+from annotate.cli import main
 from annotate.services.db import open_store
 from annotate.services.importing import import_paths
 from annotate.services.monitoring import monitor_snapshot

@@ -1,0 +1,70 @@
+"""``annotate [app]`` (the annotation app) and ``annotate studies`` (the study listing)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from annotate.cli.options import Parents, db_path
+from annotate.cli.output import print_json, say, table
+
+
+def add_parser(subparsers: Any, parents: Parents) -> None:
+    """Add ``app`` and ``studies`` to ``subparsers``."""
+    a = subparsers.add_parser(
+        "app",
+        parents=[parents.db],
+        help="open the annotation app (the default)",
+        description="Open the annotation app.",
+    )
+    a.add_argument("--annotator", metavar="NAME", default=argparse.SUPPRESS)
+    a.add_argument("--study", metavar="NAME", default=argparse.SUPPRESS)
+    a.set_defaults(func=cmd_app)
+
+    s = subparsers.add_parser(
+        "studies",
+        parents=[parents.db, parents.json],
+        help="list studies and their progress",
+        description="List the studies with items, current votes and annotators.",
+    )
+    s.set_defaults(func=cmd_studies)
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    """Open the annotation app; also what ``annotate`` without a command does."""
+    from annotate.app import make_app
+    from annotate.services.db import open_store
+
+    db = db_path(args)
+    # The demo loads only on the first launch on the default database, never into a
+    # database the user named (use ``annotate import --demo`` for that).
+    engine = open_store(db, seed_demo=db is None)
+    app = make_app(engine=engine, annotator=args.annotator, study=args.study)
+    app.run()
+    return int(app.return_code or 0)
+
+
+def cmd_studies(args: argparse.Namespace) -> int:
+    """List the studies: read-only through sqlite3 when the database is up to date."""
+    from annotate.store.quick import default_db_path, list_studies
+
+    db = db_path(args)
+    rows: list[Any] | None = list_studies(db if db is not None else default_db_path())
+    if rows is None:  # new, older, newer or damaged: the full store creates, migrates or refuses
+        from annotate.services.catalog import studies
+        from annotate.services.db import open_store
+
+        rows = list(studies(open_store(db)))
+    if args.json:
+        print_json([r.as_dict() for r in rows])
+        return 0
+    if not rows:
+        say("no studies; add one with: annotate import STUDY_FOLDER (or annotate import --demo)")
+        return 0
+    say(
+        table(
+            [(r.name, r.kind, r.items, r.votes, r.annotators, r.title) for r in rows],
+            ["name", "kind", "items", "votes", "annotators", "title"],
+        )
+    )
+    return 0

@@ -1,0 +1,138 @@
+"""``annotate report``: the human-alignment report of a difficulty study."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from annotate.cli.options import Parents, db_path
+from annotate.cli.output import print_json, progress_bar, say, table
+from annotate.errors import AnnotateError
+from annotate.names import one_line
+
+MAX_PRINTED_ROWS = 30
+"""Longer tables are cut in the terminal (the CSVs and Markdown hold every row)."""
+
+
+def add_parser(subparsers: Any, parents: Parents) -> None:
+    """Add ``report`` to ``subparsers``."""
+    r = subparsers.add_parser(
+        "report",
+        parents=[parents.db, parents.json],
+        help="human-alignment report of a difficulty study",
+        description="How well do difficulty estimators (EIP, Simple Rank, 1PL, 2PL, MIRT and "
+        "columns of --difficulty) agree with the annotators' 'which is harder' votes: "
+        "individual and consensus alignment, Cohen's kappa, model pools, agreement among "
+        "annotators and a human difficulty scale, with bootstrap intervals. Prints the "
+        "tables and writes report.md, CSVs and PNG plots.",
+    )
+    r.add_argument(
+        "--study",
+        metavar="NAME",
+        default=argparse.SUPPRESS,
+        help="difficulty study (default: the only difficulty study with votes)",
+    )
+    r.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="write the files here (default: exports/report-<study>/)",
+    )
+    r.add_argument(
+        "--difficulty",
+        metavar="FILE",
+        default=None,
+        help="CSV question_id,<name>,... of extra difficulty columns (higher = harder)",
+    )
+    r.add_argument(
+        "--boot",
+        metavar="N",
+        type=int,
+        default=1000,
+        help="bootstrap replicates per resampling scheme (default 1000; 0 = none)",
+    )
+    r.add_argument(
+        "--resample",
+        choices=["units", "annotators", "both"],
+        default="both",
+        help="bootstrap scheme of the intervals: both = pairs and annotators resampled "
+        "together (two-way, Owen 2007; default, shown with the one-way intervals beside it), "
+        "units = over pairs only, annotators = over annotators only",
+    )
+    r.add_argument("--seed", metavar="S", type=int, default=0, help="bootstrap seed (default 0)")
+    r.add_argument(
+        "--near-tie-margin",
+        metavar="M",
+        type=float,
+        default=0.0,
+        help="a pair whose majority margin |n1-n2|/(n1+n2) is at most M is a near-tie "
+        "(default 0: exact ties only)",
+    )
+    r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    r.add_argument(
+        "--latex",
+        action="store_true",
+        help="also write report.tex: the alignment and agreement tables as booktabs "
+        "tabulars, with the Methods paragraph and the references",
+    )
+    r.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Compute the report, write its files and print its tables."""
+    from annotate.services.db import open_store
+    from annotate.services.paths import inside, output_folder
+    from annotate.services.report import human_alignment_report, write_report
+
+    if not 0.0 <= args.near_tie_margin < 1.0:
+        raise AnnotateError(f"--near-tie-margin must be in [0, 1), got {args.near_tie_margin}")
+    engine = open_store(db_path(args))
+    with progress_bar("computing the report") as progress:
+        rep = human_alignment_report(
+            engine,
+            getattr(args, "study", None),
+            difficulty_file=Path(args.difficulty) if args.difficulty else None,
+            n_boot=args.boot,
+            seed=args.seed,
+            resample=args.resample,
+            near_tie_margin=args.near_tie_margin,
+            progress=progress,
+        )
+    if args.out:
+        folder = output_folder(Path(args.out))
+    else:
+        # The study name becomes a folder name: checked to stay under exports/.
+        folder = inside(output_folder(Path("exports")), f"report-{rep.study}")
+    written = write_report(rep, folder, plots=not args.no_plots, latex=args.latex)
+    if args.json:
+        doc = rep.as_dict()
+        doc["files"] = [str(f) for f in written.files]
+        from annotate.services.json_ready import check_json
+
+        print_json(check_json(doc))
+        return 0
+    from annotate.services.report_view import printed_view
+
+    view = printed_view(rep)
+    say(one_line(view.title))
+    say()
+    for line in view.summary:
+        say(one_line(line))
+    for t in view.tables:
+        say()
+        say(one_line(t.title))
+        rows = list(t.rows)
+        if t.key == "pairwise" and len(t.columns) > 13:
+            say(f"  ({len(rows)} annotators: see pairwise_kappa.csv)")
+            continue
+        say(table(rows[:MAX_PRINTED_ROWS], t.columns))
+        if len(rows) > MAX_PRINTED_ROWS:
+            say(f"  ... {len(rows) - MAX_PRINTED_ROWS} more rows in the CSV files")
+        if t.note:
+            say(f"  {one_line(t.note)}")
+    say()
+    say(f"wrote {len(written.files)} files to {one_line(written.folder)}/")
+    for note in written.notes:
+        say(f"  {one_line(note)}")
+    return 0
