@@ -107,9 +107,10 @@ def simple_rank(A: npt.ArrayLike) -> FloatArray:
     n_obs = np.sum(~np.isnan(x), axis=1)
     if np.any(n_obs == 0):
         i = int(np.flatnonzero(n_obs == 0)[0])
-        raise DegenerateDataError(
-            f"question {i} has no observed answer; its failure rate is undefined "
-            "(drop the all-NaN rows first)"
+        raise DegenerateDataError.about(
+            "{question} has no observed answer; its failure rate is undefined "
+            "(drop the all-NaN rows first)",
+            questions=[i],
         )
     return np.asarray(np.nansum(1.0 - x, axis=1) / n_obs, dtype=np.float64)
 
@@ -150,7 +151,9 @@ def accuracy(A: npt.ArrayLike) -> FloatArray:
     n_obs = np.sum(~np.isnan(x), axis=0)
     if np.any(n_obs == 0):
         j = int(np.flatnonzero(n_obs == 0)[0])
-        raise DegenerateDataError(f"model {j} has no observed answer; accuracy is undefined")
+        raise DegenerateDataError.about(
+            "{model} has no observed answer; accuracy is undefined", models=[j]
+        )
     return np.asarray(np.nansum(x, axis=0) / n_obs, dtype=np.float64)
 
 
@@ -213,9 +216,11 @@ def weighted_accuracy(A: npt.ArrayLike, groups: npt.ArrayLike) -> FloatArray:
         n_obs = np.sum(~np.isnan(rows), axis=0)
         if np.any(n_obs == 0):
             j = int(np.flatnonzero(n_obs == 0)[0])
-            raise DegenerateDataError(
-                f"model {j} has no observed answer in dataset {labels[k]!r}; "
-                "its accuracy there is undefined"
+            raise DegenerateDataError.about(
+                "{model} has no observed answer in dataset {dataset!r}; "
+                "its accuracy there is undefined",
+                models=[j],
+                dataset=labels[k],
             )
         acc[k] = np.nansum(rows, axis=0) / n_obs
         weights[k] = 1.0 - float(np.nanmean(rows))

@@ -330,14 +330,15 @@ def eip(
         obs = sums.succ + sums.fail
         if np.any(obs <= 0):
             i = int(np.flatnonzero(obs <= 0)[0])
-            raise DegenerateDataError(
-                f"question {i} has no observed answer (its row is all NaN); "
-                "drop it before calling eip"
+            raise DegenerateDataError.about(
+                "{question} has no observed answer (its row is all NaN); "
+                "drop it before calling eip",
+                questions=[i],
             )
         if np.any(sums.col_obs <= 0):
             j = int(np.flatnonzero(sums.col_obs <= 0)[0])
-            raise DegenerateDataError(
-                f"model {j} has no observed answer (its column is all NaN); drop it"
+            raise DegenerateDataError.about(
+                "{model} has no observed answer (its column is all NaN); drop it", models=[j]
             )
 
         solved_by_none = sums.succ <= 0
@@ -353,9 +354,11 @@ def eip(
         F[np.abs(F) < 1e-12 * n_keep] = 0.0
         if np.any(F <= 0):
             j = int(np.flatnonzero(F <= 0)[0])
-            raise DegenerateDataError(
-                f"model {j} fails none of the {n_keep} retained questions (F(m) = 0), so its "
-                "difficulty transition P_M->Q is undefined; add questions it fails or drop it"
+            raise DegenerateDataError.about(
+                "{model} fails none of the {n_keep} retained questions (F(m) = 0), so its "
+                "difficulty transition P_M->Q is undefined; add questions it fails or drop it",
+                models=[j],
+                n_keep=n_keep,
             )
         inv_succ = np.divide(1.0, sums.succ, out=np.zeros(n_q), where=keep)
         pi_q, pi_m, deltas = data.propagate(

@@ -264,7 +264,7 @@ def estimate(
         raise AnnotateError(f"{method} did not converge: {err}", title="No convergence") from err
     except RankingInputError as err:
         raise AnnotateError(
-            f"{method} cannot rank this matrix: {_named(str(err), matrix)}", title="Cannot rank"
+            f"{method} cannot rank this matrix: {_named(err, matrix)}", title="Cannot rank"
         ) from err
     models = sorted(zip(matrix.models, map(float, model_score), strict=True), key=lambda t: -t[1])
     ext = extreme_rank if extreme_rank is not None else np.zeros(len(matrix.questions), np.int64)
@@ -282,16 +282,15 @@ def estimate(
     return Ranking(method, models, questions, iters, notes, ses, se_status)
 
 
-def _named(message: str, matrix: Matrix) -> str:
-    """``message`` with ``model 3`` / ``question 7`` (indices from :mod:`ranking`) named."""
-    import re
+def _named(err: Exception, matrix: Matrix) -> str:
+    """Why ``err`` happened, with the question or model it is about named (``model 'gpt-4o'``).
 
-    def name(m: re.Match[str]) -> str:
-        kind, i = m.group(1), int(m.group(2))
-        names = matrix.models if kind == "model" else matrix.questions
-        return f"{kind} {names[i]!r}" if i < len(names) else m.group(0)
-
-    return re.sub(r"\b(model|question) (\d+)\b", name, message)
+    The names come from the error's index fields (:meth:`ranking.errors.RankingInputError.named`),
+    never from parsing its text; other errors give their message as it is.
+    """
+    if isinstance(err, RankingInputError):
+        return err.named(questions=matrix.questions, models=matrix.models)
+    return str(err)
 
 
 def write_ranking(r: Ranking, folder: Path) -> list[Path]:

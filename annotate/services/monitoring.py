@@ -2,7 +2,8 @@
 
 ``annotate monitor`` shows, for one study, every annotator's status (pending,
 reliable or flagged, with the reason) and ability from the Stable Arena loop
-(:func:`ranking.arena.stable_arena`), the model-free reliability signals of
+(:func:`ranking.arena.stable_arena`, fitted on each connected group of items by
+:func:`ranking.components.stable_arena_components`), the model-free reliability signals of
 :mod:`ranking.reliability`, and the leaderboard of the compared items. It
 refreshes while annotators vote from other processes.
 
@@ -32,8 +33,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
-from scipy.sparse import csgraph
 from sqlalchemy import Engine
 from sqlmodel import Session
 
@@ -52,7 +51,7 @@ from annotate.views import (
     RefreshTimings,
     StudyListing,
 )
-from ranking.arena import dynamic_delta, stable_arena
+from ranking.components import ComponentFit, DeltaCache, stable_arena_components
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import m_elo
 from ranking.reliability import majority_agreement, position_bias, vote_rates
@@ -329,46 +328,6 @@ class StudyMonitor:
         )
 
 
-class DeltaCache:
-    """The dynamic ``delta`` of :func:`ranking.arena.dynamic_delta`, recomputed only when needed.
-
-    ``delta`` (the vote count above which an annotator is rated) changes slowly
-    with the data, and computing it costs a preliminary am-ELO fit as large as
-    the main one. It is recomputed when the annotators change, below
-    ``always_below`` compared votes, or once the compared votes have grown or
-    shrunk by ``tolerance`` since it was last computed.
-    """
-
-    def __init__(self, *, tolerance: float = 0.02, always_below: int = 5000) -> None:
-        self.tolerance = tolerance
-        self.always_below = always_below
-        self.value: int | None = None
-        self.at_votes = 0
-        self.at_annotators = 0
-
-    def delta(
-        self,
-        a: npt.NDArray[np.int64],
-        b: npt.NDArray[np.int64],
-        k: npt.NDArray[np.int64],
-        outcome: npt.NDArray[np.float64],
-        n_items: int,
-        n_annotators: int,
-    ) -> int:
-        n = int(a.size)
-        stale = (
-            self.value is None
-            or n < self.always_below
-            or n_annotators != self.at_annotators
-            or abs(n - self.at_votes) > self.tolerance * self.at_votes
-        )
-        if stale:
-            self.value = dynamic_delta(a, b, outcome, annotator=k, n_models=n_items)
-            self.at_votes, self.at_annotators = n, n_annotators
-        assert self.value is not None
-        return self.value
-
-
 @dataclass(frozen=True)
 class _Votes:
     item: npt.NDArray[np.int64]
@@ -418,55 +377,15 @@ class _GroupFit:
     to_verdict: list[int | None]
 
 
-def _fit_group(
-    a_glob: npt.NDArray[np.int64],
-    b_glob: npt.NDArray[np.int64],
-    k: npt.NDArray[np.int64],
-    outcome: npt.NDArray[np.float64],
-    both_bad: npt.NDArray[np.bool_],
-    m: int,
-    entities: list[str],
-    kind: str,
-    cache: DeltaCache,
-    left_chosen: npt.NDArray[np.bool_],
-    fast: npt.NDArray[np.bool_],
-    item: npt.NDArray[np.int64],
-) -> _GroupFit:
-    """Stable Arena on one connected group of items; raises RankingInputError.
-
-    The dynamic delta comes from ``cache`` (its preliminary fit is the costly part)
-    and is capped, as :func:`ranking.arena.stable_arena` caps it, at the median
-    vote count minus one, so at least half the annotators are always judged.
-    """
-    n_ent = len(entities)
-    hit = np.bincount(a_glob, minlength=n_ent) + np.bincount(b_glob, minlength=n_ent)
-    used = np.flatnonzero(hit)
-    local = np.cumsum(hit > 0) - 1
-    a, b = local[a_glob], local[b_glob]
-    cnt_k = np.bincount(k, minlength=m)
-    seen = cnt_k[cnt_k > 0]
-    cap = max(0, int(np.floor(np.median(seen))) - 1) if seen.size else 0
-    try:
-        raw = cache.delta(a, b, k, outcome, int(used.size), m)
-    except (RankingInputError, ConvergenceError):  # no preliminary fit yet: the cap alone
-        raw = cap
-    dlt = min(raw, cap)
-    res = stable_arena(
-        a,
-        b,
-        k,
-        outcome,
-        n_models=int(used.size),
-        n_annotators=m,
-        both_bad=both_bad,
-        delta=dlt,
-        left_chosen=left_chosen,
-        fast=fast,
-        item=item,
-    )
+def _group_view(cf: ComponentFit, kind: str) -> _GroupFit:
+    """One fitted component (:class:`ranking.components.ComponentFit`) as the monitor
+    shows it: the leaderboard rows, the note on the thresholds, the flags."""
+    res = cf.result
+    assert res is not None
+    assert cf.delta_rule is not None
+    used, cnt, m = cf.members, cf.comparisons, int(cf.votes.size)
+    raw, dlt = cf.delta_rule, int(res.delta)
     se = [_f(x) for x in res.ability_standard_errors]
-    fitted = np.flatnonzero(res.in_ratings & np.isfinite(res.ability_standard_errors))
-    cnt = np.bincount(np.concatenate([a, b]), minlength=used.size)
     if kind == "difficulty":  # hardest first, ranked in order
         order = sorted(range(used.size), key=lambda i: -float(res.ratings[i]))
         ranks = {i: r for r, i in enumerate(order, start=1)}
@@ -483,10 +402,10 @@ def _fit_group(
     )
     corr = "Benjamini-Hochberg" if res.correction == "bh" else "Holm"
     note = (
-        f"delta = {dlt} votes (dynamic, set at {cache.at_votes:,} votes{capped}): annotators "
-        f"with at most this many are pending. Reliable: ability above a random voter's "
-        f"(one-sided test at {res.alpha:.0%}); flags adjusted across annotators ({corr} at "
-        f"{res.alpha:.0%}). Intervals are Wald: too narrow when annotators have few votes "
+        f"delta = {dlt} votes (dynamic, set at {cf.delta_at_votes or 0:,} votes{capped}): "
+        f"annotators with at most this many are pending. Reliable: ability above a random "
+        f"voter's (one-sided test at {res.alpha:.0%}); flags adjusted across annotators ({corr} "
+        f"at {res.alpha:.0%}). Intervals are Wald: too narrow when annotators have few votes "
         "(annotate rate gives bootstrap intervals). Fast: " + FAST_VOTE_RULE + "."
     )
     flags = [
@@ -497,27 +416,19 @@ def _fit_group(
         for j in range(m)
     ]
     return _GroupFit(
-        list(res.status), list(res.reasons), [_f(x) for x in res.abilities], se,
-        [_f(x) for x in res.epsilon], fitted, board, int(res.delta), int(raw), note,
-        flags, list(res.votes_to_verdict),
-    )  # fmt: skip
-
-
-def _groups(a: npt.NDArray[np.int64], b: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.int64]:
-    """Connected group of each item in the comparison graph (-1 for items never compared)."""
-    graph = sparse.coo_matrix((np.ones(a.size), (a, b)), shape=(n, n))
-    _, labels = csgraph.connected_components(graph, directed=False)
-    seen = np.zeros(n, dtype=bool)
-    seen[a] = True
-    seen[b] = True
-    out = np.where(seen, labels, -1).astype(np.int64)
-    # relabel so that group 0 is the one with the most items, then by first item
-    ids, sizes = np.unique(out[out >= 0], return_counts=True)
-    first = [int(np.flatnonzero(out == g)[0]) for g in ids]
-    order = sorted(range(ids.size), key=lambda i: (-sizes[i], first[i]))
-    remap = np.full(int(ids.max()) + 1 if ids.size else 1, -1, dtype=np.int64)
-    remap[ids[order]] = np.arange(ids.size)
-    return np.where(out >= 0, remap[np.maximum(out, 0)], -1)
+        status=list(res.status),
+        reason=list(res.reasons),
+        theta=[_f(x) for x in res.abilities],
+        theta_se=se,
+        epsilon=[_f(x) for x in res.epsilon],
+        fitted=cf.fitted,
+        board=board,
+        delta=dlt,
+        delta_uncapped=int(raw),
+        note=note,
+        flags=flags,
+        to_verdict=list(res.votes_to_verdict),
+    )
 
 
 def _fit(
@@ -568,41 +479,35 @@ def _fit(
             "are relative to the other annotators, so they wait for a second annotator."
         )
         return empty(alone, why, one)
-    voted = np.flatnonzero(np.bincount(it, minlength=ent_a.size))  # edges: items, not votes
-    group = _groups(ent_a[voted], ent_b[voted], len(entities))
-    n_groups = int(group.max()) + 1
-    vote_group = group[a_glob]
+    comp = stable_arena_components(
+        a_glob,
+        b_glob,
+        k,
+        outcome,
+        n_items=len(entities),
+        n_annotators=m,
+        both_bad=both_bad,
+        left_chosen=left_chosen,
+        fast=fast,
+        item=it,
+        delta_caches=caches,
+    )
+    group = comp.component
+    n_groups = comp.n_components
     unseen = int((group < 0).sum())
     if unseen:
         notes.append(f"{unseen} {noun}(s) have no decided vote yet and are not rated")
     labels = [_group_label(group, g, entities, details, noun) for g in range(n_groups)]
     fits: list[_GroupFit | None] = []
     failures: list[str] = []
-    for g in range(n_groups):
-        sel = vote_group == g
-        members = np.flatnonzero(group == g)
-        cache = caches.setdefault(int(members[0]), DeltaCache())
-        try:
-            fits.append(
-                _fit_group(
-                    a_glob[sel],
-                    b_glob[sel],
-                    k[sel],
-                    outcome[sel],
-                    both_bad[sel],
-                    m,
-                    entities,
-                    kind,
-                    cache,
-                    left_chosen[sel],
-                    fast[sel],
-                    it[sel],
-                )
-            )
-        except FIT_ERRORS as err:
-            fits.append(None)
-            text = fit_problem(err, [entities[int(i)] for i in members], votes.names, noun=noun)
-            failures.append(text if n_groups == 1 else f"{labels[g]}: {text}")
+    for g, cf in enumerate(comp.fits):
+        if cf.error is None:
+            fits.append(_group_view(cf, kind))
+            continue
+        fits.append(None)
+        names = [entities[int(i)] for i in cf.members]
+        text = fit_problem(cf.error, names, votes.names, noun=noun)
+        failures.append(text if n_groups == 1 else f"{labels[g]}: {text}")
     if n_groups == 1:
         only_fit = fits[0]
         if only_fit is None:
@@ -628,21 +533,14 @@ def _fit(
     theta, se, eps, scale = list(none), list(none), list(none), list(zeros)
     flags: list[tuple[FlagEvidence, ...]] = [()] * m
     to_verdict: list[int | None] = [None] * m
-    per_group = np.bincount(vote_group * m + k, minlength=n_groups * m).reshape(n_groups, m)
     for j in range(m):
         if n_dec[j] == 0:
             continue
-        cands = [g for g in range(n_groups) if fits[g] is not None and per_group[g, j] > 0]
-        if not cands:
+        g = int(comp.home[j])
+        gf = fits[g] if g >= 0 else None
+        if gf is None:
             reason[j] = "not rated: no group they voted on can be fitted yet (see the notes)"
             continue
-        for wanted in ("flagged", "reliable", "pending"):
-            pick = [g for g in cands if fits[g].status[j] == wanted]  # type: ignore[union-attr]
-            if pick:
-                g = max(pick, key=lambda g: (per_group[g, j], -g))
-                break
-        gf = fits[g]
-        assert gf is not None
         status[j] = gf.status[j]
         reason[j] = gf.reason[j] if n_groups == 1 else f"{labels[g]}: {gf.reason[j]}"
         theta[j], se[j], eps[j] = gf.theta[j], gf.theta_se[j], gf.epsilon[j]

@@ -113,6 +113,7 @@ from ranking.alignment import (
     vote_consensus,
 )
 from ranking.errors import ConvergenceError, RankingInputError
+from ranking.graph import component_members, connected_components
 
 __all__ = [
     "ESTIMATORS",
@@ -383,7 +384,7 @@ def _estimate_column(matrix: Matrix, method: str, models: Sequence[str] | None =
     except (RankingInputError, ConvergenceError, ValueError, FloatingPointError) as err:
         from annotate.services.estimators import _named  # "model 3" -> "model 'gpt-4o'"
 
-        why = _named(str(err), sub)
+        why = _named(err, sub)
         return _Column(method, label, "response matrix", values, f"{label} failed: {why}")
     pos = {q: i for i, q in enumerate(matrix.questions)}
     missing = 0
@@ -781,19 +782,9 @@ def _agreement(
 
 def _question_groups(data: _StudyData) -> list[IntArray]:
     """Groups of questions linked by pairs with a non-skipped vote, largest first."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     judged = np.unique(data.vote_pair[data.vote_code != SKIP])
-    if judged.size == 0:
-        return []
     a, b = data.pairs[judged, 0], data.pairs[judged, 1]
-    n_q = len(data.question_keys)
-    g = coo_matrix((np.ones(a.size), (a, b)), shape=(n_q, n_q))
-    _, label = connected_components(g, directed=False)
-    used = np.unique(np.concatenate([a, b]))
-    groups = [used[label[used] == c] for c in np.unique(label[used])]
-    return sorted(groups, key=lambda q: (-q.size, int(q[0])))
+    return component_members(connected_components(a, b, len(data.question_keys)))
 
 
 def _pooled(items: list[tuple[float, float | None, int]]) -> tuple[float | None, float | None, int]:
