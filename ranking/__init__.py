@@ -44,6 +44,12 @@ from ranking.arena import (
 )
 from ranking.baselines import accuracy, simple_rank, weighted_accuracy
 from ranking.compare import kendall_tau, rank_displacement, spearman_rho
+from ranking.components import (
+    ComponentFit,
+    DeltaCache,
+    StableArenaComponentsResult,
+    stable_arena_components,
+)
 from ranking.eip import EIPResult, eip
 from ranking.errors import (
     ConvergenceError,
@@ -53,6 +59,7 @@ from ranking.errors import (
     RankingInputError,
     ShapeError,
 )
+from ranking.graph import component_members, connected_components
 from ranking.irt import (
     IRTResult,
     MMLResult,
@@ -159,11 +166,13 @@ __all__ = [
     "AnnotatorSignals",
     "BootstrapDistribution",
     "ConsensusResult",
+    "ComponentFit",
     # ReasonerRank and rank-agreement metrics
     "ConsistencyParts",
     "ConvergenceError",
     "DegenerateDataError",
     "EIPResult",
+    "DeltaCache",
     "EloBootstrapResult",
     "EloResult",
     "FlagReason",
@@ -190,6 +199,7 @@ __all__ = [
     "ShapeError",
     "SimulatedArena",
     "StableArenaResult",
+    "StableArenaComponentsResult",
     "SubsetRankingResult",
     "TooFastVotes",
     "VoteRates",
@@ -211,6 +221,8 @@ __all__ = [
     "cohen_kappa_table",
     "consensus_answers",
     "consistency_from_similarity",
+    "component_members",
+    "connected_components",
     "default_k",
     "detection_scores",
     "dynamic_delta",
@@ -261,6 +273,7 @@ __all__ = [
     "stable_arena",
     "structure_penalty",
     "too_fast_votes",
+    "stable_arena_components",
     "topk_rerank",
     "vote_consensus",
     "vote_rates",
