@@ -73,6 +73,7 @@ __all__ = [
     "SubsetRankingResult",
     "agreement_matrix",
     "batch_consistency",
+    "batch_consistency_from_similarity",
     "consensus_answers",
     "consistency_from_similarity",
     "default_k",
@@ -306,25 +307,75 @@ def batch_consistency(
         raise InvalidParameterError("step_mask must be left-aligned (real steps first)")
     su = _unit_rows(s)
     eu = _unit_rows(e)
+    return batch_consistency_from_similarity(
+        np.einsum("nid,njd->nij", su, su), np.einsum("nid,njd->nij", su, eu), sm, em
+    )
+
+
+def batch_consistency_from_similarity(
+    step_similarity: npt.ArrayLike,
+    evidence_similarity: npt.ArrayLike,
+    step_mask: npt.ArrayLike,
+    evidence_mask: npt.ArrayLike,
+) -> tuple[FloatArray, FloatArray]:
+    """Consistency terms of many responses at once, from padded similarity blocks.
+
+    Parameters
+    ----------
+    step_similarity : array-like of shape (n_responses, max_steps, max_steps)
+        ``sim(r_i, r_j)`` within each response; only ``[i, i + 1]`` is used.
+    evidence_similarity : array-like of shape (n_responses, max_steps, max_evidence)
+        ``sim(r_i, e_j)`` within each response.
+    step_mask : array-like of bool, shape (n_responses, max_steps)
+        True for a real step, left-aligned (real steps first).
+    evidence_mask : array-like of bool, shape (n_responses, max_evidence)
+        True for a real evidence item.
+
+    Returns
+    -------
+    c_reason, c_evid : ndarray of shape (n_responses,)
+        As :func:`consistency_from_similarity` response by response (0 with
+        fewer than 2 steps, 0 without step or evidence).
+
+    Examples
+    --------
+    >>> cr, ce = batch_consistency_from_similarity(
+    ...     [[[1, .5], [.5, 1]]], [[[.2, .9], [.4, .1]]], [[True, True]], [[True, True]])
+    >>> float(cr[0]), round(float(ce[0]), 4)
+    (0.5, 0.65)
+    """
+    ss = np.asarray(step_similarity, dtype=np.float64)
+    es = np.asarray(evidence_similarity, dtype=np.float64)
+    sm = np.asarray(step_mask, dtype=bool)
+    em = np.asarray(evidence_mask, dtype=bool)
+    if ss.ndim != 3 or ss.shape[1] != ss.shape[2] or sm.shape != ss.shape[:2]:
+        raise ShapeError(
+            f"step_similarity must be (n, max_steps, max_steps) with a mask (n, max_steps), "
+            f"got {ss.shape} and {sm.shape}"
+        )
+    if es.ndim != 3 or es.shape[:2] != ss.shape[:2] or em.shape != (es.shape[0], es.shape[2]):
+        raise ShapeError(
+            f"evidence_similarity must be (n, max_steps, max_evidence) with a mask "
+            f"(n, max_evidence), got {es.shape} and {em.shape}"
+        )
+    if sm.shape[1] > 1 and np.any(~sm[:, :-1] & sm[:, 1:]):
+        raise InvalidParameterError("step_mask must be left-aligned (real steps first)")
+    n = ss.shape[0]
     n_steps = sm.sum(axis=1)
-    if s.shape[1] >= 2:
-        consecutive = np.einsum("nid,nid->ni", su[:, :-1], su[:, 1:])
+    if ss.shape[1] >= 2:
+        consecutive = np.diagonal(ss, offset=1, axis1=1, axis2=2)
         pair_ok = sm[:, :-1] & sm[:, 1:]
         total = np.where(pair_ok, consecutive, 0.0).sum(axis=1)
-        c_reason = np.divide(total, n_steps - 1, out=np.zeros(s.shape[0]), where=n_steps >= 2)
+        c_reason = np.divide(total, n_steps - 1, out=np.zeros(n), where=n_steps >= 2)
     else:
-        c_reason = np.zeros(s.shape[0])
-    if e.shape[1] >= 1 and s.shape[1] >= 1:
-        sim = np.einsum("nid,njd->nij", su, eu)
-        sim = np.where(em[:, None, :], sim, -np.inf)
-        best = sim.max(axis=2)
+        c_reason = np.zeros(n)
+    if es.shape[2] >= 1 and es.shape[1] >= 1:
+        best = np.where(em[:, None, :], es, -np.inf).max(axis=2)
         has_e: npt.NDArray[np.bool_] = np.asarray(em.any(axis=1), dtype=bool)
         best = np.where(sm & has_e[:, None], best, 0.0)
-        c_evid = np.divide(
-            best.sum(axis=1), n_steps, out=np.zeros(s.shape[0]), where=(n_steps >= 1) & has_e
-        )
+        c_evid = np.divide(best.sum(axis=1), n_steps, out=np.zeros(n), where=(n_steps >= 1) & has_e)
     else:
-        c_evid = np.zeros(s.shape[0])
+        c_evid = np.zeros(n)
     return c_reason.astype(np.float64), c_evid.astype(np.float64)
 
 
