@@ -658,7 +658,9 @@ def _check_compact_values(raw: npt.NDArray[Any], start: int) -> None:
         i, j = int(bad[0]) + start, int(bad[1])
         raise InvalidParameterError(
             f"A[{i}, {j}] is {raw[bad[0], bad[1]]!r}; an integer response matrix must hold "
-            "only 0 (failed) and 1 (solved). Pass floats in [0, 1] for partial credit."
+            "only 0 (failed) and 1 (solved). Pass floats in [0, 1] for partial credit.",
+            questions=[i],
+            models=[j],
         )
 
 
@@ -669,5 +671,7 @@ def _check_float_values(x: FloatArray, start: int) -> None:
         what = "infinite" if np.isinf(x[i, j]) else "outside [0, 1]"
         raise InvalidParameterError(
             f"A[{int(i) + start}, {int(j)}] is {what} ({x[i, j]!r}); responses must be "
-            "scores in [0, 1], with NaN for a missing answer"
+            "scores in [0, 1], with NaN for a missing answer",
+            questions=[int(i) + start],
+            models=[int(j)],
         )

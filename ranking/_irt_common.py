@@ -72,7 +72,9 @@ def _as_responses(
         i, j = np.argwhere(bad)[0]
         raise InvalidParameterError(
             f"A[{i}, {j}] is {arr[i, j]!r}; responses must be 0 (wrong), 1 (correct) or NaN "
-            "(not administered)"
+            "(not administered)",
+            questions=[i],
+            models=[j],
         )
     if n_m < min_models:
         raise DegenerateDataError(
@@ -88,13 +90,15 @@ def _as_responses(
     if empty_rows.size:
         raise DegenerateDataError(
             f"{empty_rows.size} {item}(s) have no observed response (first: row "
-            f"{int(empty_rows[0])}); drop the all-NaN rows before fitting"
+            f"{int(empty_rows[0])}); drop the all-NaN rows before fitting",
+            questions=empty_rows,
         )
     empty_cols = np.flatnonzero(~observed.any(axis=0))
     if empty_cols.size:
         raise DegenerateDataError(
             f"{empty_cols.size} {person}(s) have no observed response (first: column "
-            f"{int(empty_cols[0])}); drop the all-NaN columns before fitting"
+            f"{int(empty_cols[0])}); drop the all-NaN columns before fitting",
+            models=empty_cols,
         )
     y = np.where(observed, arr, 0.0)
     return y, observed
