@@ -149,7 +149,6 @@ class VoteScreen(Screen[None]):
         raise NotImplementedError
 
     def on_mount(self) -> None:
-        freeze_startup_objects()
         self.progress_bar.set_title(self.session.study.title or self.session.study.name)
         self.post_message(StudyOpened(self.session.study.name, self.session.annotator))
         self.set_interval(KEEP_RESERVATION_S, self._keep_reservation)
@@ -223,6 +222,9 @@ class VoteScreen(Screen[None]):
             return  # another screen is on top; the retry timer asks again
         if self.gate.item_painted(generation, self.shown.item_id):
             self.refresh_bindings()
+            # Once per process, after the first item is on screen (not before: it
+            # costs tens of milliseconds of the app's start-up).
+            freeze_startup_objects()
 
     def _show_summary(self) -> None:
         from annotate.screens.summary import SummaryScreen

@@ -20,19 +20,29 @@ like the plain text it replaces.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 from rich.style import Style
 from rich.text import Text
 
 from annotate.names import sanitize
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
 __all__ = ["markdown_text", "warm"]
 
-_PARSER = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(
-    ["table", "strikethrough"]
-)
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    """The parser, built on first use: a study without Markdown never imports markdown-it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(
+        ["table", "strikethrough"]
+    )
+
 
 CODE = Style(color="bright_cyan", bgcolor="grey15")
 LINK = Style(underline=True)
@@ -195,7 +205,7 @@ def _blocks(tokens: list[Token]) -> Text:
 
 @lru_cache(maxsize=16)
 def _cached(text: str) -> Text:
-    return _blocks(_PARSER.parse(sanitize(text)))
+    return _blocks(_parser().parse(sanitize(text)))
 
 
 def markdown_text(text: str) -> Text:

@@ -321,3 +321,13 @@ def test_forced_terminal_check_yields_a_callback(monkeypatch: pytest.MonkeyPatch
         assert progress is not None
         progress(1, 2)
         progress(2, 2)
+
+
+def test_output_doctests() -> None:
+    import doctest
+
+    from annotate.cli import output
+
+    result = doctest.testmod(output)
+    assert result.attempted > 0
+    assert result.failed == 0
