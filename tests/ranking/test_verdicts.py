@@ -369,3 +369,22 @@ def test_random_threshold_is_justified_by_false_and_true_flag_rates():
             caught += int((np.asarray(res.status)[elig] == "flagged").sum())
     assert eligible >= 60
     assert caught / eligible >= 0.8
+
+
+def test_fit_that_needs_a_thousand_iterations_does_not_crash():
+    """bench_flags (3 annotators, 25 votes, sd 1.0, one too-fast annotator, seed
+    crc32("3-25-10-too_fast-25") = 3698562137, study 2): the fit of two annotators, one
+    of them nearly random, needs 1,330 Fisher-scoring iterations to reach a decrement of
+    1e-8. Expected: a verdict for everyone, and the too-fast annotator flagged too_fast."""
+    gen = np.random.default_rng([3698562137, 2])
+    s = simulate_arena(
+        n_models=5, n_annotators=3, records_per_annotator=25, discrimination_sd=1.0, rng=gen
+    )
+    ids = gen.choice(3, size=1, replace=False)
+    pv = perturb_votes(s, ids, strategy="too_fast", rng=gen)
+    res = stable_arena(
+        s.model_a, s.model_b, s.annotator, pv.outcome, n_models=5, n_annotators=3,
+        left_chosen=pv.left_chosen, fast=pv.fast,
+    )  # fmt: skip
+    assert len(res.status) == 3
+    assert "too_fast" in [f.reason for f in res.flags[int(ids[0])]]
