@@ -76,6 +76,7 @@ from ranking.pairwise import (
     EloBootstrapResult,
     EloResult,
     MEloResult,
+    RankTestResult,
     am_elo,
     am_elo_gradient,
     am_elo_log_likelihood,
@@ -83,6 +84,7 @@ from ranking.pairwise import (
     elo_bootstrap,
     m_elo,
     ranks_from_intervals,
+    ranks_from_pairwise_tests,
 )
 from ranking.rank_metrics import (
     RankingAgreement,
@@ -192,6 +194,7 @@ __all__ = [
     "PerturbationTrial",
     "PerturbedVotes",
     "PositionBias",
+    "RankTestResult",
     "RankingAgreement",
     "RankingInputError",
     "RaterConsensusResult",
@@ -261,6 +264,7 @@ __all__ = [
     "ranking_agreement",
     "ranking_consistency",
     "ranks_from_intervals",
+    "ranks_from_pairwise_tests",
     "rating_counts",
     "rbo_extrapolated",
     "rbo_weighted",
