@@ -501,11 +501,8 @@ _FIELDS_OPTIONAL = ("gold", "choices")
 
 def _id_field(path: Path, line: int, rec: dict[str, Any], name: str) -> str:
     v = rec.get(name)
-    if (
-        isinstance(v, bool)
-        or not isinstance(v, str | int)
-        or (isinstance(v, str) and not v.strip())
-    ):
+    allowed = str | int if name == "question_id" else str
+    if isinstance(v, bool) or not isinstance(v, allowed) or (isinstance(v, str) and not v.strip()):
         raise InputFileError(
             path,
             describe(v) if name in rec else "missing",

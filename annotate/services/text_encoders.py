@@ -163,21 +163,24 @@ class HashedNgramEncoder:
         keys: list[npt.NDArray[np.int64]] = []
         lo, hi = self.ngram_range
         with np.errstate(over="ignore"):
-            for n in range(lo, hi + 1):
+            # FNV-1a over each n-gram, extended one byte at a time: the hash of the n-gram
+            # at i is the (n-1)-gram's hash at i folded with byte i + n - 1.
+            h = np.full(buf.size, np.uint64(14695981039346656037), dtype=np.uint64)
+            for n in range(1, hi + 1):
                 m = buf.size - n + 1
                 if m <= 0:
+                    break
+                h = (h[:m] ^ buf[n - 1 :]) * _FNV_PRIME
+                if n < lo:
                     continue
-                h = np.full(m, np.uint64(14695981039346656037), dtype=np.uint64)
-                for j in range(n):
-                    h = (h ^ buf[j : j + m]) * _FNV_PRIME
-                h ^= np.uint64((_GOLDEN * n) & 0xFFFFFFFFFFFFFFFF)
-                h ^= h >> np.uint64(33)
-                h *= _MIX1
-                h ^= h >> np.uint64(33)
-                h *= _MIX2
-                h ^= h >> np.uint64(33)
+                g = h ^ np.uint64((_GOLDEN * n) & 0xFFFFFFFFFFFFFFFF)
+                g ^= g >> np.uint64(33)
+                g *= _MIX1
+                g ^= g >> np.uint64(33)
+                g *= _MIX2
+                g ^= g >> np.uint64(33)
                 same = row_of[:m] == row_of[n - 1 :]
-                bucket = (h & mask).astype(np.int64)
+                bucket = (g & mask).astype(np.int64)
                 keys.append(row_of[:m][same] * self.n_features + bucket[same])
         return np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64), len(encoded)
 
@@ -249,11 +252,18 @@ class HashedNgramEncoder:
         key, b, sl, w = key[order], b[order], sl[order], w[order]
         base = b * (n_slots * n_slots)
         out += np.bincount(base + sl * (n_slots + 1), weights=w * w, minlength=out.size)
+        # only n-grams that two texts of one block share contribute off the diagonal
+        shared = np.zeros(key.size, dtype=bool)
+        dup = key[1:] == key[:-1]
+        shared[1:] |= dup
+        shared[:-1] |= dup
+        key, sl, w, base = key[shared], sl[shared], w[shared], base[shared]
         for d in range(1, n_slots):
             same = key[:-d] == key[d:]
-            if not same.any():
+            i = np.flatnonzero(same)
+            if i.size == 0:
                 break
-            i, j = np.flatnonzero(same), np.flatnonzero(same) + d
+            j = i + d
             prod = w[i] * w[j]
             out += np.bincount(base[i] + sl[i] * n_slots + sl[j], weights=prod, minlength=out.size)
             out += np.bincount(base[i] + sl[j] * n_slots + sl[i], weights=prod, minlength=out.size)
