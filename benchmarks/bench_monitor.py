@@ -48,6 +48,7 @@ def build(db: Path, n_votes: int, seed: int = 0) -> None:
 
     from annotate.services.db import open_store
     from annotate.store import repo
+    from annotate.study_settings import StudySettings
 
     rng = np.random.default_rng(seed)
     engine = open_store(db)
@@ -56,7 +57,7 @@ def build(db: Path, n_votes: int, seed: int = 0) -> None:
     with Session(engine) as s, s.begin():
         sid = repo.insert_study(
             s, name="bench", kind="arena", title="bench arena", description="",
-            settings={}, fingerprint="bench",
+            settings=StudySettings.for_kind("arena"), fingerprint="bench",
         )  # fmt: skip
         pairs = []
         for i in range(N_ITEMS):

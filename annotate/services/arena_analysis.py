@@ -9,13 +9,14 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Engine
 from sqlmodel import Session
 
+from annotate.choices import OUTCOME, Choice, Outcome
 from annotate.errors import AnnotateError, StudyNotFoundError
 from annotate.names import one_line
 from annotate.services import formats
@@ -80,14 +81,14 @@ def _arrays(
     mi = {m: i for i, m in enumerate(models)}
     a_of = np.array([mi[a] for a, _ in pairs], dtype=np.int64).reshape(-1)
     b_of = np.array([mi[b] for _, b in pairs], dtype=np.int64).reshape(-1)
-    outcome = np.select([choice == 1, choice == 2], [1.0, 0.0], default=0.5)
+    outcome = np.select([choice == Outcome.FIRST, choice == Outcome.SECOND], [1.0, 0.0], 0.5)
     left = np.where(swapped, 1.0 - outcome, outcome)
     return BattleArrays(
         model_a=a_of[item] if len(item) else np.zeros(0, np.int64),
         model_b=b_of[item] if len(item) else np.zeros(0, np.int64),
         annotator=annotator,
         outcome=outcome.astype(np.float64),
-        both_bad=choice == 4,
+        both_bad=choice == Outcome.BOTH_BAD,
         left_outcome=left.astype(np.float64),
         left_chosen=np.asarray(left == 1.0, dtype=bool),
         item=item,
@@ -160,13 +161,12 @@ def battles_from_file(path: Path) -> BattleArrays:
     kidx = {k: i for i, k in enumerate(keys)}
     names = sorted({v.annotator for v in rec.votes})
     aidx = {a: i for i, a in enumerate(names)}
-    code = {"model_a": 1, "model_b": 2, "tie": 3, "both_bad": 4}
     n = len(rec.votes)
     return _arrays(
         [rec.battles[k][:2] for k in keys],
         np.array([kidx[v.item_key] for v in rec.votes], dtype=np.int64),
         np.array([aidx[v.annotator] for v in rec.votes], dtype=np.int64),
-        np.array([code[v.choice] for v in rec.votes], dtype=np.int8),
+        np.array([OUTCOME[Choice(v.choice)] for v in rec.votes], dtype=np.int8),
         np.array([bool(v.swapped) for v in rec.votes], dtype=bool),
         np.full(n, np.nan),
         np.zeros(n),
@@ -377,6 +377,10 @@ def judge_agreement(b: BattleArrays) -> dict[str, Any]:
     return out
 
 
+BOTH_BAD_AS: dict[str, Literal["tie", "drop"]] = {"tie": "tie", "drop": "drop"}
+"""How ``rate`` may count a "both bad" vote: as a tie, or left out (``--both-bad``)."""
+
+
 def rate(
     b: BattleArrays,
     method: str = "am-elo",
@@ -402,6 +406,9 @@ def rate(
     """
     if method not in METHODS:
         raise AnnotateError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    bb_as = BOTH_BAD_AS.get(both_bad_as)
+    if bb_as is None:
+        raise AnnotateError(f"unknown both_bad_as {both_bad_as!r}; expected tie or drop")
     if len(b) == 0:
         raise AnnotateError("there are no votes to rate yet", title="No votes")
     n_m = len(b.models)
@@ -420,7 +427,7 @@ def rate(
                 n_models=n_m,
                 n_rounds=bootstrap_rounds,
                 both_bad=b.both_bad,
-                both_bad_as=both_bad_as,
+                both_bad_as=bb_as,
                 rng=seed,
             )
             ratings, lower, upper, ranks, iters = r.ratings, r.lower, r.upper, r.ranks, r.iterations
@@ -432,7 +439,7 @@ def rate(
                 b.outcome,
                 n_models=n_m,
                 both_bad=b.both_bad,
-                both_bad_as=both_bad_as,
+                both_bad_as=bb_as,
             )
             ratings, lower, upper, ranks, iters = (
                 r2.ratings,
@@ -454,7 +461,7 @@ def rate(
                 epsilon=epsilon,
                 action=action,  # type: ignore[arg-type]
                 both_bad=b.both_bad,
-                both_bad_as=both_bad_as,  # type: ignore[arg-type]
+                both_bad_as=bb_as,
                 left_chosen=b.left_chosen,
                 fast=b.fast,
                 item=b.item,

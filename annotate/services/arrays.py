@@ -10,22 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 from sqlmodel import Session
 
 from annotate.errors import StudyNotFoundError
 from annotate.store import repo
-
-CHOICE_CODES = {
-    "first": 1,
-    "second": 2,
-    "skip": 0,
-    "model_a": 1,
-    "model_b": 2,
-    "tie": 3,
-    "both_bad": 4,
-}
-"""Integer code of each choice in :attr:`VoteArrays.choice`."""
 
 
 @dataclass(frozen=True)
@@ -33,8 +22,8 @@ class VoteArrays:
     """Current votes of one study as parallel arrays (one entry per vote).
 
     ``item`` and ``annotator`` index into ``item_keys`` and ``annotators``.
-    ``choice`` uses :data:`CHOICE_CODES`: 1 = first / model_a, 2 = second /
-    model_b, 0 = skip, 3 = tie, 4 = both bad. ``swapped`` is True when the
+    ``choice`` holds the codes of :data:`annotate.choices.OUTCOME`: 1 = first / model_a,
+    2 = second / model_b, 0 = skip, 3 = tie, 4 = both bad. ``swapped`` is True when the
     second half was shown first; ``response_ms`` is -1 when unknown.
     """
 
@@ -59,24 +48,8 @@ def vote_arrays(engine: Engine, study: str) -> VoteArrays:
         st = repo.get_study(s, study)
         if st is None:
             raise StudyNotFoundError(study, repo.study_names(s))
-        items = s.execute(
-            text("SELECT id, key FROM item WHERE study_id = :s ORDER BY position, id"),
-            {"s": st.id},
-        ).all()
-        conn = s.connection().connection.dbapi_connection
-        assert conn is not None
-        cur = conn.cursor()
-        cur.execute(
-            """SELECT item_id, annotator_id,
-                      CASE choice WHEN 'first' THEN 1 WHEN 'model_a' THEN 1
-                                  WHEN 'second' THEN 2 WHEN 'model_b' THEN 2
-                                  WHEN 'skip' THEN 0 WHEN 'tie' THEN 3 ELSE 4 END,
-                      swapped, coalesce(response_ms, -1), fast
-               FROM current_vote WHERE study_id = ? ORDER BY id""",
-            (st.id,),
-        )
-        rows = cur.fetchall()
-        cur.close()
+        items = repo.item_keys(s, st.id)
+        rows = repo.current_vote_codes(s, st.id)
         raw = np.array(rows, dtype=np.int64).reshape(-1, 6)
         ann_ids = np.unique(raw[:, 1])
         names = repo.annotator_names(s, ann_ids.tolist())
@@ -117,10 +90,7 @@ def response_matrix(engine: Engine, study: str) -> ResponseMatrix:
         st = repo.get_study(s, study)
         if st is None:
             raise StudyNotFoundError(study, repo.study_names(s))
-        qs = s.execute(
-            text("SELECT key, subject FROM question WHERE study_id = :s ORDER BY id"),
-            {"s": st.id},
-        ).all()
+        qs = repo.question_subjects(s, st.id)
         rows = repo.score_rows(s, st.id)
     models = sorted({m for _, m, _ in rows})
     qi = {k: i for i, (k, _) in enumerate(qs)}

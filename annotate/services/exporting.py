@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 from sqlmodel import Session
 
 from annotate.errors import StudyNotFoundError
@@ -131,15 +132,6 @@ def _write_votes(
 
 def _items(s: Session, st: repo.StudyRow) -> list[dict[str, object]]:
     if st.kind == "difficulty":
-        rows = s.execute(
-            text(
-                """SELECT i.key, i.position, q1.key, q2.key, q1.subject FROM item i
-                   JOIN questionpair p ON p.item_id = i.id
-                   JOIN question q1 ON q1.id = p.first_id JOIN question q2 ON q2.id = p.second_id
-                   WHERE i.study_id = :s ORDER BY i.position"""
-            ),
-            {"s": st.id},
-        ).all()
         return [
             {
                 "study": st.name,
@@ -153,16 +145,8 @@ def _items(s: Session, st: repo.StudyRow) -> list[dict[str, object]]:
                 "model_a": None,
                 "model_b": None,
             }
-            for k, pos, a, b, subj in rows
+            for k, pos, a, b, subj in repo.pair_items(s, st.id)
         ]
-    rows = s.execute(
-        text(
-            """SELECT i.key, i.position, p.key, b.model_a, b.model_b FROM item i
-               JOIN battle b ON b.item_id = i.id LEFT JOIN prompt p ON p.id = b.prompt_id
-               WHERE i.study_id = :s ORDER BY i.position"""
-        ),
-        {"s": st.id},
-    ).all()
     return [
         {
             "study": st.name,
@@ -176,7 +160,7 @@ def _items(s: Session, st: repo.StudyRow) -> list[dict[str, object]]:
             "model_a": a,
             "model_b": b,
         }
-        for k, pos, p, a, b in rows
+        for k, pos, p, a, b in repo.battle_items(s, st.id)
     ]
 
 
@@ -202,7 +186,9 @@ def write_study_folder(s: Session, st: repo.StudyRow, folder: Path) -> list[Path
     """Write a stored study back in its own file format; it re-imports as the same study."""
     spec = stored_spec(s, st)
     folder.mkdir(parents=True, exist_ok=True)
-    settings = "\n".join(f"{k} = {_toml_value(v)}" for k, v in sorted(spec.settings.items()))
+    settings = "\n".join(
+        f"{k} = {_toml_value(v)}" for k, v in sorted(spec.settings.as_dict().items())
+    )
     toml = (
         f"name = {_toml_value(spec.name)}\nkind = {_toml_value(spec.kind)}\n"
         f"title = {_toml_value(spec.title)}\ndescription = {_toml_value(spec.description)}\n\n"
@@ -211,7 +197,7 @@ def write_study_folder(s: Session, st: repo.StudyRow, folder: Path) -> list[Path
     files = [folder / "study.toml"]
     files[0].write_text(toml, encoding="utf-8")
 
-    def jsonl(name: str, recs: list[dict[str, object]]) -> None:
+    def jsonl(name: str, recs: Sequence[Mapping[str, object]]) -> None:
         with (folder / name).open("w", encoding="utf-8") as fh:
             for rec in recs:
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")

@@ -259,16 +259,6 @@ class IdentityScan:
         return len(self.hits)
 
 
-def study_phrases(settings: dict[str, object]) -> tuple[str, ...]:
-    """The study setting ``identity_phrases`` as a tuple (empty when absent)."""
-    raw = settings.get("identity_phrases")
-    if isinstance(raw, str):
-        return (raw,)
-    if isinstance(raw, list | tuple):
-        return tuple(str(p) for p in raw if str(p).strip())
-    return ()
-
-
 def self_identifying_battles(
     engine: Engine, study: str, *, extra_phrases: Iterable[str] = ()
 ) -> IdentityScan:
@@ -299,7 +289,9 @@ def self_identifying_battles(
             return IdentityScan(st.name, ())
         battles = repo.arena_battle_prompts(s, st.id)
     models = {m for _, _, a, b in battles for m in (a, b)}
-    detector = IdentityDetector(models, extra_phrases=(*study_phrases(st.settings), *extra_phrases))
+    detector = IdentityDetector(
+        models, extra_phrases=(*st.settings.identity_phrases, *extra_phrases)
+    )
     found: dict[tuple[int, str], str] = {}
     for prompt, model, body in responses:
         match = detector.find(body)

@@ -16,13 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 from sqlmodel import Session
 
+from annotate.choices import LEFT_CHOICES, Choice, choices_for
 from annotate.errors import AnnotateError, InputFileError
 from annotate.names import STUDY_NAME_RULE, InvalidNameError, check_study_name, one_line
 from annotate.services import formats
-from annotate.services.studies import DEFAULT_SETTINGS, StudySpec, is_study_dir, parse_study
+from annotate.services.studies import StudySpec, is_study_dir, parse_study
 from annotate.services.votes_io import (
     VoteRecord,
     VoteTable,
@@ -32,8 +33,7 @@ from annotate.services.votes_io import (
     read_votes,
 )
 from annotate.store import repo
-
-IMPORT_FORMATS = ("auto", "study", "votes", "chatbot-arena", "llmfao", "lm-eval")
+from annotate.study_settings import StudySettings
 
 
 @dataclass
@@ -327,6 +327,10 @@ _VOTE_FILE_FIELDS = {
 }
 
 
+_SECOND_HALVES = frozenset(second for _, second in LEFT_CHOICES.values())
+"""The ``left`` values that say the item's second half was shown first (``swapped``)."""
+
+
 class _VoteWriter:
     """Inserts imported votes of one study, enforcing the rules of the vote history.
 
@@ -347,14 +351,7 @@ class _VoteWriter:
         self.study_id = study_id
         self.study = study
         self.fields = fields or _VOTE_FILE_FIELDS
-        rows = s.execute(
-            text(
-                """SELECT uuid, annotator_id, item_id, choice, swapped, response_ms, fast,
-                          created_at, supersedes
-                   FROM vote WHERE study_id = :s ORDER BY id"""
-            ),
-            {"s": study_id},
-        ).all()
+        rows = repo.study_vote_chain(s, study_id)
         self.votes: dict[str, _Known] = {}
         self.superseded: dict[str, str] = {}
         for u, a, i, choice, swapped, ms, fast, created, sup in rows:
@@ -376,20 +373,7 @@ class _VoteWriter:
     def look_elsewhere(self, uuids: set[str]) -> None:
         """Find which of ``uuids`` (not of this study) are stored in another study."""
         todo = sorted(u for u in uuids if u not in self.votes)
-        conn = self.s.connection().connection.dbapi_connection
-        assert conn is not None
-        cur = conn.cursor()
-        try:
-            for start in range(0, len(todo), 500):
-                chunk = todo[start : start + 500]
-                cur.execute(
-                    f"""SELECT v.uuid, s.name FROM vote v JOIN study s ON s.id = v.study_id
-                        WHERE v.uuid IN ({", ".join("?" for _ in chunk)})""",
-                    chunk,
-                )
-                self.elsewhere.update({u: n for u, n in cur.fetchall()})
-        finally:
-            cur.close()
+        self.elsewhere.update(repo.vote_studies(self.s, todo))
 
     def annotator(self, name: str) -> int:
         if name not in self.annotators:
@@ -484,7 +468,7 @@ class _VoteWriter:
             )
         key = (aid, item_id)
         if supersedes is None:
-            if choice == repo.RETRACT:
+            if choice == Choice.RETRACT:
                 raise InputFileError(
                     path,
                     "a retraction that names no vote",
@@ -575,7 +559,7 @@ class _VoteWriter:
                 expected="one history per annotator and item (this file conflicts with the "
                 "database; the database was left unchanged)",
             )
-        if new.choice == repo.RETRACT and target.choice == repo.RETRACT:
+        if new.choice == Choice.RETRACT and target.choice == Choice.RETRACT:
             raise InputFileError(
                 path,
                 f"retraction {vote_uuid} withdraws {sup}, which is itself a retraction",
@@ -624,9 +608,7 @@ def _apply_votes(s: Session, records: list[VoteRecord], report: ImportReport) ->
             )
         _check_study_identity(s, st, recs, report)
         items = repo.item_ids(s, st.id)
-        allowed = (repo.DIFFICULTY_CHOICES if st.kind == "difficulty" else repo.ARENA_CHOICES) + (
-            repo.RETRACT,
-        )
+        allowed = (*choices_for(st.kind), Choice.RETRACT)
         writer = _VoteWriter(s, st.id, name)
         writer.look_elsewhere({r.uuid for r in recs} | {r.supersedes for r in recs if r.supersedes})
         ordered = _parents_first(recs)
@@ -656,7 +638,7 @@ def _apply_votes(s: Session, records: list[VoteRecord], report: ImportReport) ->
                 annotator=r.annotator,
                 item_id=items[r.item_key],
                 choice=r.choice,
-                swapped=None if r.left is None else r.left in ("second", "model_b"),
+                swapped=None if r.left is None else r.left in _SECOND_HALVES,
                 response_ms=r.response_ms,
                 fast=r.fast,
                 created_at=r.created_at,
@@ -744,7 +726,7 @@ def _apply_arena(
             kind="arena",
             title=f"Imported from {records.path.name}",
             description=f"{records.layout} records",
-            settings=dict(DEFAULT_SETTINGS["arena"]),
+            settings=StudySettings.for_kind("arena"),
             fingerprint="",
         )
         report.studies_created.append(name)
@@ -812,20 +794,8 @@ def _apply_arena(
 
 def _arena_texts(s: Session, sid: int, records: formats.ArenaRecords) -> dict[str, int]:
     """Store the prompts and responses of ``records`` the study lacks; prompt key -> id."""
-    ids = {
-        str(k): int(i)
-        for k, i in s.execute(
-            text("SELECT key, id FROM prompt WHERE study_id = :s"), {"s": sid}
-        ).all()
-    }
-    have = {
-        (str(k), str(m))
-        for k, m in s.execute(
-            text("""SELECT p.key, r.model FROM modelresponse r
-                    JOIN prompt p ON p.id = r.prompt_id WHERE p.study_id = :s"""),
-            {"s": sid},
-        ).all()
-    }
+    ids = repo.prompt_ids(s, sid)
+    have = repo.response_keys(s, sid)
     for key, (body, _) in records.prompts.items():
         if key not in ids:
             ids[key] = repo.insert_prompt(s, sid, key, body, "")
@@ -852,7 +822,7 @@ def _apply_harness(
             kind="difficulty",
             title=f"lm-evaluation-harness: {', '.join(tasks)}",
             description="response matrix imported from --log_samples output",
-            settings=dict(DEFAULT_SETTINGS["difficulty"]),
+            settings=StudySettings.for_kind("difficulty"),
             fingerprint="",
         )
         report.studies_created.append(name)
@@ -873,14 +843,7 @@ def _apply_harness(
     qids.update(
         repo.insert_questions(s, sid, [(k, x.task, x.text, x.choices) for k, x in new_q.items()])
     )
-    stored = {
-        (q, m): v
-        for q, m, v in s.execute(
-            text("""SELECT r.question_id, r.model, r.score FROM responsescore r
-                    JOIN question q ON q.id = r.question_id WHERE q.study_id = :s"""),
-            {"s": sid},
-        ).all()
-    }
+    stored = repo.question_scores(s, sid)
     rows = []
     for x in samples:
         qid = qids[f"{x.task}/{x.doc_id}"]
@@ -1003,7 +966,7 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
     _, ann_code = codes(t.annotator)
     _, item_code = codes(t.item_key)
     choice = t.choice
-    retract = pc.equal(choice, repo.RETRACT).to_numpy(zero_copy_only=False)
+    retract = pc.equal(choice, Choice.RETRACT.value).to_numpy(zero_copy_only=False)
     # chains: every supersedes names an earlier row of the same annotator, item and study
     has_sup = pc.is_valid(t.supersedes).to_numpy(zero_copy_only=False)
     child = np.flatnonzero(has_sup)
@@ -1029,7 +992,7 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
     root_key = (study_code[roots] * n_ann + ann_code[roots]) * n_item + item_code[roots]
     if pd.Series(root_key).duplicated().any():
         raise _SlowPathError  # a second chain for one annotator and item
-    total = s.execute(text("SELECT COUNT(*) FROM vote")).scalar_one()
+    total = repo.vote_count(s)
     if total and _any_stored(s, t.uuid, total):
         raise _SlowPathError  # a vote id stored already (here or in another study)
     plans: list[_TablePlan] = []
@@ -1040,9 +1003,7 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
         if st is None:
             raise _SlowPathError
         sel = pa.array(rows)
-        allowed = (repo.DIFFICULTY_CHOICES if st.kind == "difficulty" else repo.ARENA_CHOICES) + (
-            repo.RETRACT,
-        )
+        allowed = [c.value for c in (*choices_for(st.kind), Choice.RETRACT)]
         if not pc.all(pc.is_in(choice.take(sel), value_set=pa.array(allowed))).as_py():
             raise _SlowPathError
         from annotate.services.exporting import study_fingerprint
@@ -1056,7 +1017,7 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
                 f"{one_line(t.path)}: {fps.null_count} vote(s) for study {st.name!r} carry no "
                 "study_fingerprint: their items were matched by key only"
             )
-        if s.execute(text("SELECT 1 FROM vote WHERE study_id = :s LIMIT 1"), {"s": st.id}).first():
+        if repo.study_has_votes(s, st.id):
             raise _SlowPathError
         items = repo.item_ids(s, st.id)
         keys, key_code = codes(t.item_key.take(sel))
@@ -1073,25 +1034,10 @@ def _any_stored(s: Session, uuids: Any, total: int) -> bool:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    conn = s.connection().connection.dbapi_connection
-    assert conn is not None
-    cur = conn.cursor()
-    try:
-        if total <= 4 * len(uuids):
-            stored = pa.array([u for (u,) in cur.execute("SELECT uuid FROM vote")], pa.string())
-            return bool(pc.any(pc.is_in(uuids, value_set=stored)).as_py())
-        values = uuids.to_pylist()
-        for start in range(0, len(values), 500):
-            chunk = values[start : start + 500]
-            cur.execute(
-                f"SELECT 1 FROM vote WHERE uuid IN ({', '.join('?' for _ in chunk)}) LIMIT 1",
-                chunk,
-            )
-            if cur.fetchone():
-                return True
-        return False
-    finally:
-        cur.close()
+    if total <= 4 * len(uuids):
+        stored = pa.array(repo.all_vote_uuids(s), pa.string())
+        return bool(pc.any(pc.is_in(uuids, value_set=stored)).as_py())
+    return repo.any_vote_stored(s, uuids.to_pylist())
 
 
 # --- comments and flags in an export folder (issue 12) -------------------------------

@@ -36,6 +36,7 @@ import numpy.typing as npt
 from sqlalchemy import Engine
 from sqlmodel import Session
 
+from annotate.choices import Outcome
 from annotate.errors import StudyNotFoundError
 from annotate.names import one_line, sanitize
 from annotate.services.arena_analysis import FAST_VOTE_RULE, fit_problem
@@ -237,7 +238,7 @@ class StudyMonitor:
         if new[:, 1].max() >= self._item_pos.size or (self._item_pos[new[:, 1]] < 0).any():
             self._load_items()  # items imported after the monitor started
         cols = np.concatenate([self._cols, new])
-        alive = np.concatenate([self._alive, new[:, 3] >= 0])
+        alive = np.concatenate([self._alive, new[:, 3] != Outcome.RETRACTED])
         sup = new[:, 7]
         sup = sup[sup > 0]
         if sup.size:
@@ -618,9 +619,9 @@ def _filled(x: Any) -> npt.NDArray[np.float64]:
 def _signals(votes: _Votes, text_len: npt.NDArray[np.float64]) -> _Signals:
     m = len(votes.names)
     ch = votes.choice
-    skipped = ch == 0
-    both_bad = ch == 4
-    outcome = np.select([ch == 1, ch == 2], [1.0, 0.0], default=0.5)
+    skipped = ch == Outcome.SKIP
+    both_bad = ch == Outcome.BOTH_BAD
+    outcome = np.select([ch == Outcome.FIRST, ch == Outcome.SECOND], [1.0, 0.0], default=0.5)
     left = np.where(votes.swapped, 1.0 - outcome, outcome)
     k = votes.annotator
     rates = vote_rates(k, outcome, both_bad=both_bad, skipped=skipped, n_annotators=m)
@@ -631,7 +632,9 @@ def _signals(votes: _Votes, text_len: npt.NDArray[np.float64]) -> _Signals:
     fast_share = np.where(n_timed > 0, n_fast / np.maximum(n_timed, 1), np.nan)
     # Majority labels in the item's own orientation (not the side shown), so that
     # annotators who saw the item swapped are compared on the same terms.
-    label = np.where(both_bad, 3, np.select([ch == 1, ch == 2], [2, 0], default=1))
+    label = np.where(
+        both_bad, 3, np.select([ch == Outcome.FIRST, ch == Outcome.SECOND], [2, 0], default=1)
+    )
     keep = ~skipped
     maj = majority_agreement(votes.item[keep], k[keep], label[keep], n_annotators=m)
     return _Signals(

@@ -15,6 +15,7 @@ import random
 from collections.abc import Sequence
 
 from annotate.store.repo import ItemLoad
+from annotate.study_settings import takes_votes
 
 
 def _seed(*parts: object) -> int:
@@ -52,8 +53,9 @@ def queue(
 ) -> list[ItemLoad]:
     """The annotator's remaining items, in the order they will be shown.
 
-    Items already voted on (``done``), in an excluded subject, or already judged
-    by ``overlap`` annotators (when ``overlap`` > 0) are left out. With a cap,
+    Items already voted on (``done``), in an excluded subject, or no longer taking
+    votes (:func:`~annotate.study_settings.takes_votes`: judged ``overlap`` times, when
+    ``overlap`` > 0) are left out. With a cap,
     items with fewer judgments come first; ties keep the annotator's own order.
     """
     perm = base_order(study, annotator, seed, [it.key for it in items])
@@ -63,7 +65,7 @@ def queue(
         for it in items
         if it.item_id not in done
         and it.subject not in excluded_subjects
-        and (overlap <= 0 or it.votes < overlap)
+        and takes_votes(overlap, it.votes)
     ]
     if overlap > 0:
         todo.sort(key=lambda it: (it.votes, rank[it.item_id]))

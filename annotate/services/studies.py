@@ -20,65 +20,7 @@ from typing import Any
 from annotate.errors import InputFileError
 from annotate.names import STUDY_NAME_RULE, InvalidNameError, check_study_name, one_line
 from annotate.services.textfiles import describe, read_csv, read_jsonl, read_text, require_fields
-
-KINDS = ("difficulty", "arena")
-
-DEFAULT_SETTINGS: dict[str, dict[str, Any]] = {
-    "difficulty": {
-        "overlap": 0,
-        "seed": 0,
-        "min_response_ms": 1500,
-        "reveal_models": False,
-        "render_markdown": False,
-        "instructions": "",
-    },
-    "arena": {
-        "overlap": 5,
-        "seed": 0,
-        "min_response_ms": 2000,
-        "reveal_models": True,
-        "identity_phrases": [],
-        "render_markdown": True,
-        "instructions": "",
-    },
-}
-"""Settings a study file may give, with their defaults per kind.
-
-``overlap``: how many annotators judge each item (0 = all of them);
-``seed``: the schedule seed; ``min_response_ms``: votes faster than this are
-marked ``fast`` for the monitor (they still count); ``reveal_models``: show the
-model names of a battle after the vote is committed; ``identity_phrases``
-(arena): phrases that, besides the model names and the defaults of
-:mod:`annotate.services.identity`, mark a response as naming its model;
-``render_markdown``: show the texts as (safely) rendered Markdown instead of plain
-text (default on for arena prompts and responses, which LLMs write in Markdown; off
-for difficulty questions, whose ``*``, ``_`` and ``#`` are often maths or code);
-``instructions``: Markdown shown to each annotator before the first item and on
-``?`` (also accepted as a top-level ``instructions`` key of ``study.toml``).
-"""
-
-MAX_INSTRUCTIONS_CHARS = 20_000
-"""The longest ``instructions`` text a study may give."""
-
-
-def render_markdown(kind: str, settings: dict[str, Any]) -> bool:
-    """Whether a study's texts are shown as rendered Markdown (its setting, or the kind's default).
-
-    Examples
-    --------
-    >>> render_markdown("arena", {}), render_markdown("difficulty", {})
-    (True, False)
-    >>> render_markdown("arena", {"render_markdown": False})
-    False
-    """
-    default = DEFAULT_SETTINGS.get(kind, {}).get("render_markdown", False)
-    return bool(settings.get("render_markdown", default))
-
-
-def study_instructions(settings: dict[str, Any]) -> str:
-    """A study's instructions (Markdown), or ``""`` when it gives none."""
-    value = settings.get("instructions", "")
-    return value.strip() if isinstance(value, str) else ""
+from annotate.study_settings import KINDS, SettingError, StudySettings
 
 
 @dataclass(frozen=True)
@@ -126,7 +68,8 @@ class StudySpec:
     kind: str
     title: str = ""
     description: str = ""
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: StudySettings = field(default_factory=StudySettings)
+    """Validated settings (a difficulty study's defaults unless given)."""
     questions: tuple[QuestionSpec, ...] = ()
     pairs: tuple[PairSpec, ...] = ()
     scores: tuple[tuple[str, str, float], ...] = ()
@@ -156,7 +99,7 @@ class StudySpec:
 
 
 def spec_from_contents(
-    name: str, kind: str, title: str, description: str, settings: dict[str, Any], c: Any
+    name: str, kind: str, title: str, description: str, settings: StudySettings, c: Any
 ) -> StudySpec:
     """Rebuild a :class:`StudySpec` from :class:`~annotate.store.repo.StudyContents`."""
     return StudySpec(
@@ -238,43 +181,27 @@ def parse_score(path: Path, line: int, raw: str, fieldname: str) -> float | None
     return v
 
 
-def parse_settings(path: Path, kind: str, raw: Any) -> dict[str, Any]:
-    """Validate a ``[settings]`` table against :data:`DEFAULT_SETTINGS`."""
-    settings = dict(DEFAULT_SETTINGS[kind])
+def parse_settings(path: Path, kind: str, raw: Any) -> StudySettings:
+    """Validate a ``[settings]`` table into the kind's :class:`StudySettings`."""
     if raw is None:
-        return settings
+        return StudySettings.for_kind(kind)
     if not isinstance(raw, dict):
         raise InputFileError(path, "not a table", field="settings", expected="[settings]")
-    for k, v in raw.items():
-        if k not in settings:
+    try:
+        return StudySettings.from_dict(kind, raw)
+    except SettingError as err:
+        if err.unknown:
             raise InputFileError(
                 path,
                 "unknown setting",
-                field=f"settings.{one_line(k)[:60]}",
-                expected=f"one of {', '.join(settings)}",
-            )
-        want = type(settings[k])
-        if want is bool and not isinstance(v, bool):
-            raise InputFileError(path, f"{v!r}", field=f"settings.{k}", expected="true or false")
-        if want is list and (
-            not isinstance(v, list) or not all(isinstance(x, str) and x.strip() for x in v)
-        ):
-            raise InputFileError(
-                path, f"{v!r}", field=f"settings.{k}", expected="a list of non-empty strings"
-            )
-        if want is int and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-            raise InputFileError(
-                path, f"{v!r}", field=f"settings.{k}", expected="a whole number >= 0"
-            )
-        if want is str and (not isinstance(v, str) or len(v) > MAX_INSTRUCTIONS_CHARS):
-            raise InputFileError(
-                path,
-                describe(v),
-                field=f"settings.{k}",
-                expected=f"a string of at most {MAX_INSTRUCTIONS_CHARS:,} characters",
-            )
-        settings[k] = v
-    return settings
+                field=f"settings.{one_line(err.key)[:60]}",
+                expected=err.expected,
+            ) from None
+        textual = isinstance(getattr(StudySettings.for_kind(kind), err.key), str)
+        value = describe(err.value) if textual else f"{err.value!r}"
+        raise InputFileError(
+            path, value, field=f"settings.{err.key}", expected=err.expected
+        ) from None
 
 
 def parse_response_matrix(path: Path) -> list[tuple[int, str, str, float]]:

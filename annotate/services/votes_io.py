@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from annotate.choices import LEFT_CHOICES, Choice
 from annotate.errors import InputFileError
 from annotate.names import (
     STUDY_NAME_RULE,
@@ -32,7 +33,7 @@ from annotate.names import (
     one_line,
 )
 from annotate.services.textfiles import MAX_LINE_BYTES, describe, read_csv, read_jsonl
-from annotate.store.repo import ARENA_CHOICES, DIFFICULTY_CHOICES, RETRACT, VOTE_COLUMNS
+from annotate.store.repo import VOTE_COLUMNS
 
 FORMATS = ("csv", "jsonl", "parquet")
 REQUIRED = ("vote_id", "study", "annotator", "item_id", "choice")
@@ -147,8 +148,8 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
 UUID_RE = re.compile(
     r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 )
-VALID_CHOICES = frozenset((*DIFFICULTY_CHOICES, *ARENA_CHOICES, RETRACT))
-VALID_LEFT = frozenset(("first", "second", "model_a", "model_b"))
+VALID_CHOICES = frozenset(c.value for c in Choice)
+VALID_LEFT = frozenset(half.value for halves in LEFT_CHOICES.values() for half in halves)
 KNOWN_FIELDS = frozenset(REQUIRED + OPTIONAL)
 
 

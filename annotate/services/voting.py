@@ -16,11 +16,11 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session
 
+from annotate.choices import LEFT_CHOICES, Choice
 from annotate.errors import AnnotateError, StudyNotFoundError, VoteConflictError
 from annotate.names import normalize_annotator
 from annotate.services import schedule
 from annotate.services.notes import FLAG_REASONS
-from annotate.services.studies import render_markdown, study_instructions
 from annotate.store import repo
 from annotate.store.engine import make_engine
 from annotate.store.repo import ItemLoad, StudyRow, VoteRow
@@ -37,12 +37,10 @@ from annotate.views import (
 
 T = TypeVar("T")
 
-DIFFICULTY_KEYS = {"left": None, "right": None, "skip": "skip"}
 UNDO_REFUSED_AFTER_REVEAL = (
     "Votes in this study are final once the model names are revealed: undo is not available."
 )
 """Why undo is refused in an arena study that reveals the model names after each vote."""
-ARENA_KEYS = ("a", "b", "tie", "both_bad")
 
 
 CHOICE_PHRASES = {
@@ -92,13 +90,15 @@ class VotingSession:
         self.annotator = normalize_annotator(annotator)
         """The name as stored (normalised): schedules and sides derive from it."""
         self.annotator_id = aid
-        self.seed = int(st.settings.get("seed", 0))
-        self.overlap = int(st.settings.get("overlap", 0))
-        self.min_ms = int(st.settings.get("min_response_ms", 0))
-        self.reveal = bool(st.settings.get("reveal_models", False))
-        self.render_markdown = render_markdown(st.kind, st.settings)
+        self.settings = st.settings
+        """The study's typed settings (parsed when the study was read)."""
+        self.seed = st.settings.seed
+        self.overlap = st.settings.overlap
+        self.min_ms = st.settings.min_response_ms
+        self.reveal = st.settings.reveal_models
+        self.render_markdown = st.settings.render_markdown
         """Show the study's texts as safely rendered Markdown (else as plain text)."""
-        self.instructions = study_instructions(st.settings)
+        self.instructions = st.settings.instructions.strip()
         """The study's instructions (Markdown; ``""`` when it has none)."""
         self._queue: list[ItemLoad] = []
         self._items: dict[int, ItemLoad] = {}
@@ -207,10 +207,10 @@ class VotingSession:
         Only the annotator's own chain is read: another annotator's vote never shows.
         """
         head = repo.chain_head(s, self.annotator_id, item_id)
-        if head is None or head.choice != repo.RETRACT or head.supersedes is None:
+        if head is None or head.choice != Choice.RETRACT or head.supersedes is None:
             return None
         before = repo.vote_by_uuid(s, head.supersedes)
-        if before is None or before.choice == repo.RETRACT:
+        if before is None or before.choice == Choice.RETRACT:
             return None
         key = _display_key(self.study.kind, before.choice, swapped)
         return CHOICE_PHRASES.get(key, key)
@@ -259,9 +259,11 @@ class VotingSession:
             best: tuple[int, int] | None = None
             for pos, it in enumerate(window):
                 votes, held = slots.get(it.item_id, (0, 0))
-                if votes >= self.overlap:
+                if not self.settings.takes_votes(votes):
                     full.add(it.item_id)
-                elif votes + held < self.overlap and (best is None or votes + held < best[0]):
+                elif self.settings.takes_votes(votes + held) and (
+                    best is None or votes + held < best[0]
+                ):
                     best = (votes + held, pos)
             if best is not None:
                 chosen = window[best[1]].item_id
@@ -299,7 +301,7 @@ class VotingSession:
         votes, held = repo.item_slots(s, self.study.id, self.annotator_id, [item_id], now).get(
             item_id, (0, 0)
         )
-        if votes + held >= self.overlap:
+        if not self.settings.takes_votes(votes + held):
             raise VoteConflictError(
                 f"this item was given to other annotators while you were away (a shown item is "
                 f"kept for you {RESERVATION_S / 60:.0f} minutes); your vote was not recorded, "
@@ -393,22 +395,19 @@ class VotingSession:
         self._done += 1
         return VoteReceipt(vote_uuid, shown.item_id, choice, fast, revealed)
 
-    def _choice(self, key: str, swapped: bool) -> str:
+    def _choice(self, key: str, swapped: bool) -> Choice:
         if self.study.kind == "difficulty":
             if key == "skip":
-                return "skip"
+                return Choice.SKIP
             if key not in ("left", "right"):
                 raise ValueError(f"unknown key {key!r} for a question pair")
-            first_shown = "second" if swapped else "first"
-            other = "first" if swapped else "second"
-            return first_shown if key == "left" else other
-        if key in ("tie", "both_bad"):
-            return key
-        if key not in ("a", "b"):
+        elif key in ("tie", "both_bad"):
+            return Choice(key)
+        elif key not in ("a", "b"):
             raise ValueError(f"unknown key {key!r} for a battle")
-        a_is = "model_b" if swapped else "model_a"
-        b_is = "model_a" if swapped else "model_b"
-        return a_is if key == "a" else b_is
+        first, second = LEFT_CHOICES[self.study.kind]
+        shown_first, shown_second = (second, first) if swapped else (first, second)
+        return shown_first if key in ("left", "a") else shown_second
 
     def undo(self) -> bool:
         """Withdraw the annotator's latest current vote; its item comes back first.
@@ -434,7 +433,7 @@ class VotingSession:
                     study_id=self.study.id,
                     annotator=self.annotator_id,
                     item_id=last.item_id,
-                    choice=repo.RETRACT,
+                    choice=Choice.RETRACT,
                     swapped=last.swapped,
                     response_ms=None,
                     fast=False,
@@ -519,7 +518,7 @@ class VotingSession:
 
         def supersede(s: Session) -> bool:
             head = repo.chain_head(s, self.annotator_id, item_id)
-            if head is None or head.choice == repo.RETRACT or head.study_id != self.study.id:
+            if head is None or head.choice == Choice.RETRACT or head.study_id != self.study.id:
                 return False
             choice = self._choice(key, head.swapped)
             if choice != head.choice:
@@ -556,7 +555,7 @@ class VotingSession:
 
         def insert(s: Session) -> str:
             head = repo.chain_head(s, self.annotator_id, item_id)
-            vote = head.uuid if head is not None and head.choice != repo.RETRACT else None
+            vote = head.uuid if head is not None and head.choice != Choice.RETRACT else None
             return repo.insert_item_note(
                 s,
                 study_id=self.study.id,
@@ -643,13 +642,12 @@ def reader_engine(engine: Engine) -> Engine:
 
 def _display_key(kind: str, choice: str, swapped: bool) -> str:
     """The key the annotator pressed for a stored ``choice``."""
-    if choice in ("skip", "tie", "both_bad"):
-        return choice
-    if kind == "difficulty":
-        shown_first = "second" if swapped else "first"
-        return "left" if choice == shown_first else "right"
-    shown_a = "model_b" if swapped else "model_a"
-    return "a" if choice == shown_a else "b"
+    if choice in (Choice.SKIP, Choice.TIE, Choice.BOTH_BAD):
+        return str(choice)
+    first, second = LEFT_CHOICES["difficulty" if kind == "difficulty" else "arena"]
+    shown_first = second if swapped else first
+    left, right = ("left", "right") if kind == "difficulty" else ("a", "b")
+    return left if choice == shown_first else right
 
 
 def study_progress(engine: Engine, annotator: str | None) -> list[StudyProgress]:
@@ -665,16 +663,13 @@ def study_progress(engine: Engine, annotator: str | None) -> list[StudyProgress]
         for name in repo.study_names(s):
             st = repo.get_study(s, name)
             assert st is not None
-            overlap = int(st.settings.get("overlap", 0))
-            items = repo.item_loads(s, st.id, st.kind, counts=overlap > 0)
+            items = repo.item_loads(s, st.id, st.kind, counts=st.settings.capped)
             done = repo.voted_item_ids(s, st.id, aid) if aid is not None else set()
             excluded = repo.excluded_subjects(s, st.id, aid) if aid is not None else set()
             eligible = [it for it in items if it.subject not in excluded]
             n_done = sum(1 for it in eligible if it.item_id in done)
             todo = sum(
-                1
-                for it in eligible
-                if it.item_id not in done and (overlap <= 0 or it.votes < overlap)
+                1 for it in eligible if it.item_id not in done and st.settings.takes_votes(it.votes)
             )
             out.append(
                 StudyProgress(st.name, st.kind, st.title, st.description, n_done, n_done + todo)

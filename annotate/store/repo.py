@@ -13,8 +13,9 @@ from typing import Any
 from sqlalchemy import text
 from sqlmodel import Session, col, select
 
+from annotate.choices import LEFT_CHOICES, outcome_sql
 from annotate.errors import AnnotateError
-from annotate.names import InvalidNameError, normalize_annotator
+from annotate.names import InvalidNameError, normalize_annotator, one_line
 from annotate.store.models import (
     Annotator,
     Battle,
@@ -30,11 +31,8 @@ from annotate.store.models import (
     Vote,
     utc_now,
 )
+from annotate.study_settings import SettingError, StudySettings
 from annotate.views import QuestionView, StudyListing
-
-DIFFICULTY_CHOICES = ("first", "second", "skip")
-ARENA_CHOICES = ("model_a", "model_b", "tie", "both_bad")
-RETRACT = "retract"
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,8 @@ class StudyRow:
     kind: str
     title: str
     description: str
-    settings: dict[str, Any]
+    settings: StudySettings
+    """Parsed and validated when the row is read (see :func:`get_study`)."""
     fingerprint: str
 
 
@@ -96,13 +95,33 @@ class ItemLoad:
 
 def _study_row(s: Study) -> StudyRow:
     assert s.id is not None
-    return StudyRow(
-        s.id, s.name, s.kind, s.title, s.description, json.loads(s.settings_json), s.fingerprint
-    )
+    return StudyRow(s.id, s.name, s.kind, s.title, s.description, stored_settings(s), s.fingerprint)
+
+
+def stored_settings(s: Study) -> StudySettings:
+    """A stored study's settings, validated; a key the JSON lacks takes the kind's default.
+
+    Raises
+    ------
+    AnnotateError
+        One line naming the study, the setting and what it should be, when the stored
+        JSON is not an object or holds a bad value (a database edited by hand).
+    """
+    try:
+        raw = json.loads(s.settings_json or "{}")
+        if not isinstance(raw, dict):
+            raise SettingError("settings_json", raw, "a JSON object")
+        return StudySettings.from_dict(s.kind, raw, ignore_unknown=True)
+    except (ValueError, SettingError) as err:  # json.JSONDecodeError is a ValueError
+        raise AnnotateError(
+            f"study {one_line(s.name)!r} has bad stored settings ({one_line(err)[:200]}); "
+            "fix settings_json in the database or import the study into a new one",
+            title="Bad study settings",
+        ) from None
 
 
 def get_study(session: Session, name: str) -> StudyRow | None:
-    """The study called ``name``, or None."""
+    """The study called ``name``, or None (its settings parsed: see :func:`stored_settings`)."""
     s = session.exec(select(Study).where(Study.name == name)).first()
     return _study_row(s) if s else None
 
@@ -236,7 +255,7 @@ def insert_study(
     kind: str,
     title: str,
     description: str,
-    settings: dict[str, Any],
+    settings: StudySettings,
     fingerprint: str,
 ) -> int:
     s = Study(
@@ -244,7 +263,7 @@ def insert_study(
         kind=kind,
         title=title,
         description=description,
-        settings_json=json.dumps(settings, sort_keys=True),
+        settings_json=json.dumps(settings.as_dict(), sort_keys=True),
         fingerprint=fingerprint,
     )
     session.add(s)
@@ -601,11 +620,8 @@ def vote_records(
     ).all()
     out = []
     for uuid, study, kind, ann, item, choice, swapped, ms, fast, created, sup in rows:
-        if kind == "difficulty":
-            left = "second" if swapped else "first"
-        else:
-            left = "model_b" if swapped else "model_a"
-        out.append((uuid, study, kind, ann, item, choice, left, ms, bool(fast), created, sup))
+        left = LEFT_CHOICES["difficulty" if kind == "difficulty" else "arena"][bool(swapped)]
+        out.append((uuid, study, kind, ann, item, choice, str(left), ms, bool(fast), created, sup))
     return out
 
 
@@ -893,20 +909,16 @@ def vote_rows_after(session: Session, study_id: int, after_id: int) -> list[tupl
 
     Each tuple is ``(id, item_id, annotator_id, choice code, swapped,
     response_ms or -1, fast, id of the superseded row or 0)`` with the choice
-    codes of :data:`annotate.services.arrays.CHOICE_CODES` and -1 for a
-    retraction. Appending these rows to the earlier ones and dropping every
-    superseded row and every retraction gives the ``current_vote`` view.
+    codes of :data:`annotate.choices.OUTCOME` (-1 for a retraction). Appending these
+    rows to the earlier ones and dropping every superseded row and every retraction
+    gives the ``current_vote`` view.
     """
     conn = session.connection().connection.dbapi_connection
     assert conn is not None
     cur = conn.cursor()
     try:
         cur.execute(
-            """SELECT v.id, v.item_id, v.annotator_id,
-                      CASE v.choice WHEN 'first' THEN 1 WHEN 'model_a' THEN 1
-                                    WHEN 'second' THEN 2 WHEN 'model_b' THEN 2
-                                    WHEN 'skip' THEN 0 WHEN 'tie' THEN 3
-                                    WHEN 'both_bad' THEN 4 ELSE -1 END,
+            f"""SELECT v.id, v.item_id, v.annotator_id, {outcome_sql("v.choice")},
                       v.swapped, coalesce(v.response_ms, -1), v.fast,
                       coalesce((SELECT w.id FROM vote w WHERE w.uuid = v.supersedes), 0)
                FROM vote v WHERE v.study_id = ? AND v.id > ? ORDER BY v.id""",
@@ -1180,3 +1192,185 @@ def stored_note_uuids(session: Session, uuids: Iterable[str]) -> set[str]:
         chunk = wanted[start : start + 500]
         found |= set(session.exec(select(ItemNote.uuid).where(col(ItemNote.uuid).in_(chunk))))
     return found
+
+
+# --- reads for the arrays, exports and imports (all SQL lives in this module) ---------
+
+
+def item_keys(session: Session, study_id: int) -> list[tuple[int, str]]:
+    """``(item id, key)`` of every item of a study, in file order."""
+    rows = session.execute(
+        text("SELECT id, key FROM item WHERE study_id = :s ORDER BY position, id"), {"s": study_id}
+    ).all()
+    return [(int(i), str(k)) for i, k in rows]
+
+
+def current_vote_codes(session: Session, study_id: int) -> list[tuple[int, ...]]:
+    """The study's current votes, oldest first, as integer tuples.
+
+    Each tuple is ``(item_id, annotator_id, choice code, swapped, response_ms or -1,
+    fast)`` with the choice codes of :data:`annotate.choices.OUTCOME`. Read through the
+    DB-API cursor (no row objects): this is the arrays' hot path.
+    """
+    conn = session.connection().connection.dbapi_connection
+    assert conn is not None
+    cur = conn.cursor()
+    try:
+        cur.execute(
+            f"""SELECT item_id, annotator_id, {outcome_sql("choice")},
+                       swapped, coalesce(response_ms, -1), fast
+                FROM current_vote WHERE study_id = ? ORDER BY id""",
+            (study_id,),
+        )
+        return list(cur.fetchall())
+    finally:
+        cur.close()
+
+
+def question_subjects(session: Session, study_id: int) -> list[tuple[str, str]]:
+    """``(question key, subject)`` of every question of a study, in file order."""
+    rows = session.execute(
+        text("SELECT key, subject FROM question WHERE study_id = :s ORDER BY id"),
+        {"s": study_id},
+    ).all()
+    return [(str(k), str(subj)) for k, subj in rows]
+
+
+def pair_items(session: Session, study_id: int) -> list[tuple[str, int, str, str, str]]:
+    """``(pair key, position, first question key, second question key, subject)``, in order."""
+    rows = session.execute(
+        text(
+            """SELECT i.key, i.position, q1.key, q2.key, q1.subject FROM item i
+               JOIN questionpair p ON p.item_id = i.id
+               JOIN question q1 ON q1.id = p.first_id JOIN question q2 ON q2.id = p.second_id
+               WHERE i.study_id = :s ORDER BY i.position"""
+        ),
+        {"s": study_id},
+    ).all()
+    return [tuple(r) for r in rows]
+
+
+def battle_items(session: Session, study_id: int) -> list[tuple[str, int, str | None, str, str]]:
+    """``(battle key, position, prompt key or None, model_a, model_b)``, in order."""
+    rows = session.execute(
+        text(
+            """SELECT i.key, i.position, p.key, b.model_a, b.model_b FROM item i
+               JOIN battle b ON b.item_id = i.id LEFT JOIN prompt p ON p.id = b.prompt_id
+               WHERE i.study_id = :s ORDER BY i.position"""
+        ),
+        {"s": study_id},
+    ).all()
+    return [tuple(r) for r in rows]
+
+
+def study_vote_chain(session: Session, study_id: int) -> list[tuple[Any, ...]]:
+    """Every vote row of a study (retractions and superseded rows too), oldest first.
+
+    Each tuple is ``(uuid, annotator_id, item_id, choice, swapped, response_ms, fast,
+    created_at, supersedes)`` as stored.
+    """
+    rows = session.execute(
+        text(
+            """SELECT uuid, annotator_id, item_id, choice, swapped, response_ms, fast,
+                      created_at, supersedes
+               FROM vote WHERE study_id = :s ORDER BY id"""
+        ),
+        {"s": study_id},
+    ).all()
+    return [tuple(r) for r in rows]
+
+
+def vote_studies(session: Session, uuids: Iterable[str]) -> dict[str, str]:
+    """Vote uuid -> name of the study that stores it, for those of ``uuids`` stored."""
+    todo = list(uuids)
+    out: dict[str, str] = {}
+    conn = session.connection().connection.dbapi_connection
+    assert conn is not None
+    cur = conn.cursor()
+    try:
+        for start in range(0, len(todo), 500):
+            chunk = todo[start : start + 500]
+            cur.execute(
+                f"""SELECT v.uuid, s.name FROM vote v JOIN study s ON s.id = v.study_id
+                    WHERE v.uuid IN ({", ".join("?" for _ in chunk)})""",
+                chunk,
+            )
+            out.update({u: n for u, n in cur.fetchall()})
+    finally:
+        cur.close()
+    return out
+
+
+def vote_count(session: Session) -> int:
+    """How many vote rows the store holds (every study, retractions included)."""
+    return int(session.execute(text("SELECT COUNT(*) FROM vote")).scalar_one())
+
+
+def study_has_votes(session: Session, study_id: int) -> bool:
+    """Whether any vote row (current or not) belongs to the study."""
+    row = session.execute(
+        text("SELECT 1 FROM vote WHERE study_id = :s LIMIT 1"), {"s": study_id}
+    ).first()
+    return row is not None
+
+
+def all_vote_uuids(session: Session) -> list[str]:
+    """The uuid of every stored vote row (for a set comparison against a large import)."""
+    conn = session.connection().connection.dbapi_connection
+    assert conn is not None
+    cur = conn.cursor()
+    try:
+        return [u for (u,) in cur.execute("SELECT uuid FROM vote")]
+    finally:
+        cur.close()
+
+
+def any_vote_stored(session: Session, uuids: Sequence[str]) -> bool:
+    """Whether any of ``uuids`` is a stored vote id (looked up 500 at a time)."""
+    conn = session.connection().connection.dbapi_connection
+    assert conn is not None
+    cur = conn.cursor()
+    try:
+        for start in range(0, len(uuids), 500):
+            chunk = list(uuids[start : start + 500])
+            cur.execute(
+                f"SELECT 1 FROM vote WHERE uuid IN ({', '.join('?' for _ in chunk)}) LIMIT 1",
+                chunk,
+            )
+            if cur.fetchone():
+                return True
+        return False
+    finally:
+        cur.close()
+
+
+def prompt_ids(session: Session, study_id: int) -> dict[str, int]:
+    """Prompt key -> row id of an arena study's prompts."""
+    rows = session.execute(
+        text("SELECT key, id FROM prompt WHERE study_id = :s"), {"s": study_id}
+    ).all()
+    return {str(k): int(i) for k, i in rows}
+
+
+def response_keys(session: Session, study_id: int) -> set[tuple[str, str]]:
+    """``(prompt key, model)`` of every stored response of an arena study."""
+    rows = session.execute(
+        text(
+            """SELECT p.key, r.model FROM modelresponse r
+               JOIN prompt p ON p.id = r.prompt_id WHERE p.study_id = :s"""
+        ),
+        {"s": study_id},
+    ).all()
+    return {(str(k), str(m)) for k, m in rows}
+
+
+def question_scores(session: Session, study_id: int) -> dict[tuple[int, str], float]:
+    """``(question row id, model)`` -> stored score of a difficulty study's matrix."""
+    rows = session.execute(
+        text(
+            """SELECT r.question_id, r.model, r.score FROM responsescore r
+               JOIN question q ON q.id = r.question_id WHERE q.study_id = :s"""
+        ),
+        {"s": study_id},
+    ).all()
+    return {(int(q), str(m)): float(v) for q, m, v in rows}

@@ -13,7 +13,14 @@ import pytest
 
 
 @pytest.mark.parametrize(
-    "module", ["annotate.names", "annotate.services.paths", "annotate.services.identity"]
+    "module",
+    [
+        "annotate.names",
+        "annotate.services.paths",
+        "annotate.services.identity",
+        "annotate.choices",
+        "annotate.study_settings",
+    ],
 )
 def test_module_doctests(module: str) -> None:
     mod = importlib.import_module(module)

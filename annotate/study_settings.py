@@ -1,0 +1,179 @@
+"""A study's settings, typed once: :class:`StudySettings` with per-kind defaults.
+
+The ``[settings]`` table of ``study.toml`` is parsed into a :class:`StudySettings` when
+the study folder is read (:func:`annotate.services.studies.parse_study`), stored as JSON
+in ``study.settings_json``, and parsed again, with the same checks, when the study is
+read from the store (:func:`annotate.store.repo.get_study`): every other module reads
+attributes, never a dict with its own default. :meth:`StudySettings.takes_votes` is
+the one rule for "this item still takes votes" (the overlap cap).
+
+Dependency-free (no store, no services), like :mod:`annotate.choices`.
+
+Examples
+--------
+>>> StudySettings.for_kind("arena").overlap, StudySettings.for_kind("difficulty").overlap
+(5, 0)
+>>> s = StudySettings.from_dict("arena", {"overlap": 2, "reveal_models": False})
+>>> s.overlap, s.reveal_models, s.min_response_ms, s.takes_votes(1), s.takes_votes(2)
+(2, False, 2000, True, False)
+>>> StudySettings.from_dict("difficulty", {"overlap": -1})
+Traceback (most recent call last):
+...
+annotate.study_settings.SettingError: setting overlap = -1: expected a whole number >= 0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+KINDS = ("difficulty", "arena")
+"""The study kinds."""
+
+MAX_INSTRUCTIONS_CHARS = 20_000
+"""The longest ``instructions`` text a study may give."""
+
+
+class SettingError(ValueError):
+    """A study setting that is unknown or has a value of the wrong type or range.
+
+    ``key`` is the setting's name, ``value`` what was given, ``expected`` what is
+    allowed; the message is one line: ``setting KEY = VALUE: expected ...``.
+    """
+
+    def __init__(self, key: str, value: Any, expected: str, *, unknown: bool = False) -> None:
+        self.key = key
+        self.value = value
+        self.expected = expected
+        self.unknown = unknown
+        what = f"unknown setting {key}" if unknown else f"setting {key} = {_short(value)}"
+        super().__init__(f"{what}: expected {expected}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value).replace("\n", " ")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def takes_votes(overlap: int, judged: int) -> bool:
+    """Whether an item judged ``judged`` times still takes votes under ``overlap``.
+
+    The one overlap rule: ``overlap`` 0 means every annotator judges every item (no
+    cap); otherwise an item leaves the queues once it holds ``overlap`` judgments (or
+    slots taken: current votes plus live reservations).
+
+    Examples
+    --------
+    >>> takes_votes(0, 10**6), takes_votes(3, 2), takes_votes(3, 3)
+    (True, True, False)
+    """
+    return overlap <= 0 or judged < overlap
+
+
+@dataclass(frozen=True)
+class StudySettings:
+    """Settings of one study; construct with :meth:`for_kind` or :meth:`from_dict`.
+
+    The defaults below are a difficulty study's; an arena study's differ where noted
+    (:data:`ARENA_DEFAULTS`).
+    """
+
+    kind: str = "difficulty"
+    """``difficulty`` or ``arena`` (not a setting of the file: the study's kind)."""
+    overlap: int = 0
+    """How many annotators judge each item; 0 = all of them (arena default 5)."""
+    seed: int = 0
+    """The schedule seed: order and sides are deterministic from (study, annotator, seed)."""
+    min_response_ms: int = 1500
+    """Votes faster than this are stored as ``fast`` (they still count; arena default 2000)."""
+    reveal_models: bool = False
+    """Arena: show the model names after the vote, which makes it final (arena default true)."""
+    identity_phrases: tuple[str, ...] = ()
+    """Arena only: phrases that mark a response as naming its model."""
+    render_markdown: bool = False
+    """Show the study's texts as safely rendered Markdown (arena default true)."""
+    instructions: str = ""
+    """Markdown shown before the first item and on ``?`` (stored as given)."""
+
+    @classmethod
+    def for_kind(cls, kind: str) -> StudySettings:
+        """The defaults of a study of ``kind``."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown study kind {kind!r}: expected difficulty or arena")
+        return ARENA_DEFAULTS if kind == "arena" else DIFFICULTY_DEFAULTS
+
+    @classmethod
+    def from_dict(
+        cls, kind: str, raw: Mapping[str, Any], *, ignore_unknown: bool = False
+    ) -> StudySettings:
+        """Validate ``raw`` (a ``[settings]`` table or the stored JSON) over the kind's defaults.
+
+        Raises
+        ------
+        SettingError
+            On the first unknown key (unless ``ignore_unknown``) or bad value.
+        """
+        base = cls.for_kind(kind)
+        allowed = setting_names(kind)
+        changes: dict[str, Any] = {}
+        for key, value in raw.items():
+            if key not in allowed:
+                if ignore_unknown:
+                    continue
+                raise SettingError(str(key), value, f"one of {', '.join(allowed)}", unknown=True)
+            changes[key] = _checked(key, value, type(getattr(base, key)))
+        return replace(base, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings as stored (JSON) and exported (``study.toml``): the kind's keys."""
+        out: dict[str, Any] = {}
+        for name in setting_names(self.kind):
+            value = getattr(self, name)
+            out[name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    def takes_votes(self, judged: int) -> bool:
+        """Whether an item judged ``judged`` times still takes votes (see :func:`takes_votes`)."""
+        return takes_votes(self.overlap, judged)
+
+    @property
+    def capped(self) -> bool:
+        """Whether the study caps how many annotators judge each item (``overlap`` > 0)."""
+        return self.overlap > 0
+
+
+def setting_names(kind: str) -> tuple[str, ...]:
+    """The settings a study of ``kind`` may give, in file order."""
+    names = tuple(f.name for f in fields(StudySettings) if f.name != "kind")
+    return names if kind == "arena" else tuple(n for n in names if n != "identity_phrases")
+
+
+def _checked(key: str, value: Any, want: type) -> Any:
+    if want is bool:
+        if not isinstance(value, bool):
+            raise SettingError(key, value, "true or false")
+        return value
+    if want is int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SettingError(key, value, "a whole number >= 0")
+        return value
+    if want is str:
+        if not isinstance(value, str) or len(value) > MAX_INSTRUCTIONS_CHARS:
+            raise SettingError(
+                key, value, f"a string of at most {MAX_INSTRUCTIONS_CHARS:,} characters"
+            )
+        return value
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(x, str) and x.strip() for x in value
+    ):
+        raise SettingError(key, value, "a list of non-empty strings")
+    return tuple(value)
+
+
+DIFFICULTY_DEFAULTS = StudySettings()
+"""A difficulty study's defaults."""
+ARENA_DEFAULTS = StudySettings(
+    kind="arena", overlap=5, min_response_ms=2000, reveal_models=True, render_markdown=True
+)
+"""An arena study's defaults."""
