@@ -58,6 +58,7 @@ __all__ = [
     "read_ranking_file",
     "response_penalty",
     "score_outputs",
+    "study_outputs",
     "write_rank_outputs",
 ]
 
@@ -726,6 +727,57 @@ def read_outputs(paths: Sequence[Path], *, model: str | None = None) -> ModelOut
             expected="responses of at least 2 models to the same questions",
         )
     out.source = ", ".join(p.name for p in paths)
+    return out
+
+
+def study_outputs(engine: Any, study: str) -> ModelOutputs:
+    """The model responses of an arena study in the database, as ReasonerRank outputs.
+
+    Every prompt is a question (``prompt-<row id>``) and the study is one subset; there
+    are no gold answers. The ranking is meaningful when the responses were written to
+    the structured prompt (:data:`PROMPTS`); free-form arena answers score the full
+    structure penalty.
+
+    Raises
+    ------
+    StudyNotFoundError
+        If there is no such study.
+    AnnotateError
+        If the study is not an arena study, or holds no response texts.
+    """
+    from sqlmodel import Session
+
+    from annotate.errors import StudyNotFoundError
+    from annotate.store import repo
+
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+        if st is None:
+            raise StudyNotFoundError(study, repo.study_names(s))
+        if st.kind != "arena":
+            raise AnnotateError(
+                f"study {one_line(study)!r} is a {st.kind} study; rank reasonerrank --study "
+                "needs an arena study (the responses of its models)"
+            )
+        rows = repo.arena_response_texts(s, st.id)
+    if not rows:
+        raise AnnotateError(
+            f"arena study {one_line(study)!r} holds no response texts (battle records only)"
+        )
+    out = ModelOutputs(models=[], questions=[], subsets=[], texts={}, source=f"study {study}")
+    models: dict[str, int] = {}
+    prompts: dict[int, int] = {}
+    for prompt, model, body in sorted(rows, key=lambda r: (r[0], r[1])):
+        m = models.setdefault(model, len(out.models))
+        if m == len(out.models):
+            out.models.append(model)
+        q = prompts.setdefault(prompt, len(out.questions))
+        if q == len(out.questions):
+            out.questions.append(f"prompt-{prompt}")
+            out.subsets.append(study)
+        out.texts[(m, q)] = body
+    if len(out.models) < 2:
+        raise AnnotateError(f"arena study {one_line(study)!r} has responses of one model only")
     return out
 
 

@@ -181,7 +181,7 @@ class HashedNgramEncoder:
                 g ^= g >> np.uint64(33)
                 same = row_of[:m] == row_of[n - 1 :]
                 bucket = (g & mask).astype(np.int64)
-                keys.append(row_of[:m][same] * self.n_features + bucket[same])
+                keys.append((row_of[:m][same] << (self.n_features.bit_length() - 1)) | bucket[same])
         return np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64), len(encoded)
 
     def fit(self, texts: Sequence[str]) -> HashedNgramEncoder:
@@ -241,15 +241,28 @@ class HashedNgramEncoder:
         Equal to :func:`block_similarities` on :meth:`encode`'s vectors (up to
         rounding), in a fraction of the time and memory.
         """
-        rows, buckets, w, _n = self._weights(texts)
-        b = np.asarray(block, dtype=np.int64)[rows]
-        sl = np.asarray(slot, dtype=np.int64)[rows]
+        keys, _n = self._keys(texts)
         out = np.zeros(n_blocks * n_slots * n_slots)
-        if rows.size == 0:
+        if keys.size == 0:
             return out.reshape(n_blocks, n_slots, n_slots)
-        key = b * self.n_features + buckets
-        order = np.argsort(key, kind="stable")
-        key, b, sl, w = key[order], b[order], sl[order], w[order]
+        fb = self.n_features.bit_length() - 1  # n_features = 2**fb
+        sb = max(1, (n_slots - 1).bit_length())  # bits for a slot
+        rows = keys >> fb
+        buckets = keys & (self.n_features - 1)
+        blk = np.asarray(block, dtype=np.int64)
+        slt = np.asarray(slot, dtype=np.int64)
+        # one sort by (block, bucket, slot) both counts each text's n-grams and groups
+        # the texts of a block that share a bucket (bit fields: shifts, no divisions)
+        cells, counts = _distinct((((blk[rows] << fb) | buckets) << sb) | slt[rows])
+        sl = cells & ((1 << sb) - 1)
+        key = cells >> sb
+        b = key >> fb
+        w = 1.0 + np.log(counts.astype(np.float64))
+        if self.idf is not None:
+            w *= self.idf[key & (self.n_features - 1)]
+        text_of = b * n_slots + sl
+        norm = np.sqrt(np.bincount(text_of, weights=w * w, minlength=n_blocks * n_slots))
+        w = w / norm[text_of]
         base = b * (n_slots * n_slots)
         out += np.bincount(base + sl * (n_slots + 1), weights=w * w, minlength=out.size)
         # only n-grams that two texts of one block share contribute off the diagonal

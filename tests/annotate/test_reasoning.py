@@ -512,3 +512,23 @@ def test_module_doctests(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_arena_study_responses_as_outputs(tmp_path: Path) -> None:
+    from annotate.errors import StudyNotFoundError
+    from annotate.services.db import open_store
+    from annotate.services.reasoning import study_outputs
+
+    engine = open_store(tmp_path / "v.db", seed_demo=True)
+    out = study_outputs(engine, "demo-arena")
+    assert sorted(out.models) == ["Aurora-13B", "Basalt-2", "Cinder-Lite", "Drift-70B"]
+    assert len(out.questions) == 16
+    assert set(out.subsets) == {"demo-arena"}
+    assert not out.gold
+    doc = rank_outputs(score_outputs(out))
+    assert doc["evaluation"] is None
+    assert len(doc["models"]) == 4
+    with pytest.raises(AnnotateError, match="is a difficulty study"):
+        study_outputs(engine, "demo-difficulty")
+    with pytest.raises(StudyNotFoundError):
+        study_outputs(engine, "nope")
