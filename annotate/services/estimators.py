@@ -143,7 +143,6 @@ def study_matrix(engine: Any, study: str) -> Matrix:
     AnnotateError
         The study is an arena study, or holds no response matrix.
     """
-    from sqlalchemy import text
     from sqlmodel import Session
 
     from annotate.errors import StudyNotFoundError
@@ -159,17 +158,7 @@ def study_matrix(engine: Any, study: str) -> Matrix:
                 f"(rate its votes with annotate rate --study {study})",
                 title="No response matrix",
             )
-        entries = [
-            (str(q), str(m), float(v))
-            for q, m, v in s.execute(
-                text(
-                    """SELECT q.key, r.model, r.score FROM responsescore r
-                       JOIN question q ON q.id = r.question_id WHERE q.study_id = :s
-                       ORDER BY q.id, r.id"""
-                ),
-                {"s": st.id},
-            ).all()
-        ]
+        entries = repo.score_rows(s, st.id, file_order=True)
     if not entries:
         raise AnnotateError(
             f"study {study!r} has no response matrix: import a responses.csv with the study "

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from annotate.choices import Choice
 from annotate.errors import InputFileError
 from annotate.names import InvalidNameError, normalize_annotator, one_line
 from annotate.services.textfiles import describe, read_csv, read_json_records, read_jsonl
@@ -26,13 +27,20 @@ VOTE_NAMESPACE = uuidlib.UUID("6f1d2c52-5a43-4b8e-9c31-7a0c2f3b9e10")
 importing the same file twice adds nothing."""
 
 ARENA_WINNERS = {
-    "model_a": "model_a",
-    "model_b": "model_b",
-    "tie": "tie",
-    "tie (bothbad)": "both_bad",
+    "model_a": Choice.MODEL_A,
+    "model_b": Choice.MODEL_B,
+    "tie": Choice.TIE,
+    "tie (bothbad)": Choice.BOTH_BAD,
 }
-LLMFAO_WINNERS = {"left": "model_a", "right": "model_b", "tie": "tie"}
-MIRRORED = {"model_a": "model_b", "model_b": "model_a", "tie": "tie", "both_bad": "both_bad"}
+"""A Chatbot Arena ``winner`` as a stored :class:`~annotate.choices.Choice`."""
+LLMFAO_WINNERS = {"left": Choice.MODEL_A, "right": Choice.MODEL_B, "tie": Choice.TIE}
+"""An LLMFAO ``winner`` as a stored choice."""
+MIRRORED = {
+    Choice.MODEL_A: Choice.MODEL_B,
+    Choice.MODEL_B: Choice.MODEL_A,
+    Choice.TIE: Choice.TIE,
+    Choice.BOTH_BAD: Choice.BOTH_BAD,
+}
 """A choice seen from the other side: the vote of a record listing the pair swapped."""
 
 

@@ -690,17 +690,24 @@ def vote_export_rows(
         cur.close()
 
 
-def score_rows(session: Session, study_id: int) -> list[tuple[str, str, float]]:
-    """Response matrix entries ``(question key, model, score)`` of a study."""
+def score_rows(
+    session: Session, study_id: int, *, file_order: bool = False
+) -> list[tuple[str, str, float]]:
+    """Response matrix entries ``(question key, model, score)`` of a study.
+
+    Questions in file order; per question the models by name, or with ``file_order``
+    in the order they were stored (what ``annotate rank --study`` reads).
+    """
+    order = "r.id" if file_order else "r.model"
     rows = session.execute(
         text(
-            """SELECT q.key, r.model, r.score FROM responsescore r
+            f"""SELECT q.key, r.model, r.score FROM responsescore r
                JOIN question q ON q.id = r.question_id WHERE q.study_id = :s
-               ORDER BY q.id, r.model"""
+               ORDER BY q.id, {order}"""
         ),
         {"s": study_id},
     ).all()
-    return [(k, m, float(s)) for k, m, s in rows]
+    return [(str(k), str(m), float(s)) for k, m, s in rows]
 
 
 @dataclass(frozen=True)
