@@ -777,7 +777,7 @@ def _apply_arena(
             vote_uuid=v.uuid,
             annotator=v.annotator,
             item_id=items[v.item_key],
-            choice=formats.MIRRORED[v.choice] if flip else v.choice,
+            choice=formats.MIRRORED[Choice(v.choice)] if flip else v.choice,
             swapped=None if v.swapped is None else v.swapped != flip,
             response_ms=None,
             fast=None,
