@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotate.errors import AnnotateError, InputFileError
 from annotate.services.db import bundled_studies_dir
@@ -532,3 +534,67 @@ def test_arena_study_responses_as_outputs(tmp_path: Path) -> None:
         study_outputs(engine, "demo-difficulty")
     with pytest.raises(StudyNotFoundError):
         study_outputs(engine, "nope")
+
+
+# ---------------------------------------------------------------------------
+# properties
+# ---------------------------------------------------------------------------
+
+
+_PART = (
+    st.text(
+        alphabet=st.characters(
+            whitelist_categories=("Ll", "Lu", "Nd"), whitelist_characters=" ,;'()?=%$"
+        ),
+        min_size=1,
+        max_size=40,
+    )
+    .map(lambda s: " ".join(s.split()))
+    .filter(
+        lambda s: (
+            bool(s)
+            and not s.lower().startswith(
+                (
+                    "step",
+                    "answer",
+                    "reasoning",
+                    "supporting",
+                    "evidence",
+                    "conclusion",
+                    "final",
+                    "direct",
+                )
+            )
+        )
+    )
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    _PART,
+    st.lists(_PART, min_size=0, max_size=5),
+    st.lists(_PART, min_size=0, max_size=5),
+    _PART,
+)
+def test_render_then_parse_round_trips(
+    answer: str, steps: list[str], evidence: list[str], conclusion: str
+) -> None:
+    p = parse_response(structured(answer, steps, evidence, conclusion))
+    assert p.answer == answer
+    assert list(p.steps) == steps
+    assert list(p.evidence) == evidence
+    assert p.conclusion == conclusion
+    expected = max(0, 3 - len(steps)) + max(0, 3 - len(evidence))
+    assert response_penalty(p) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=400))
+def test_any_text_parses_within_bounds(text: str) -> None:
+    p = parse_response(text)
+    assert 0.0 <= response_penalty(p) <= 8.0
+    assert all(s.strip() for s in (*p.steps, *p.evidence))
+    normalize_answer(p.answer)
+    normalize_answer(p.answer, kind="number")
+    normalize_answer(p.answer, choices=["a", "b"])
