@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.sparse.linalg import spsolve
@@ -418,7 +419,7 @@ def _bincount(idx: IntArray, weights: Any, n: int) -> FloatArray:
     return np.asarray(np.bincount(idx, weights=weights, minlength=n), dtype=np.float64)
 
 
-def ranks_from_intervals(lower: Any, upper: Any) -> IntArray:
+def ranks_from_intervals(lower: npt.ArrayLike, upper: npt.ArrayLike) -> IntArray:
     """Ranks that respect confidence intervals.
 
     A model's rank is 1 plus the number of models that are clearly better,
@@ -499,8 +500,8 @@ class RankTestResult:
 
 
 def ranks_from_pairwise_tests(
-    ratings: Any,
-    covariance: Any,
+    ratings: npt.ArrayLike,
+    covariance: npt.ArrayLike,
     *,
     alpha: float = 0.05,
     method: RankTestMethod = "holm",
@@ -851,16 +852,16 @@ def _elo_rounds(
 
 
 def elo(
-    model_a: Any,
-    model_b: Any,
-    outcome: Any,
+    model_a: npt.ArrayLike,
+    model_b: npt.ArrayLike,
+    outcome: npt.ArrayLike,
     *,
     n_models: int | None = None,
     k: float = 4.0,
     scale: float = 400.0,
     base: float = 10.0,
     initial: float = 1000.0,
-    both_bad: Any = None,
+    both_bad: npt.ArrayLike | None = None,
     both_bad_as: BothBad = "tie",
 ) -> EloResult:
     """Online Elo ratings, one update per battle in the given order (Algorithm 1).
@@ -939,9 +940,9 @@ def elo(
 
 
 def elo_bootstrap(
-    model_a: Any,
-    model_b: Any,
-    outcome: Any,
+    model_a: npt.ArrayLike,
+    model_b: npt.ArrayLike,
+    outcome: npt.ArrayLike,
     *,
     n_models: int | None = None,
     n_rounds: int = 1000,
@@ -950,7 +951,7 @@ def elo_bootstrap(
     scale: float = 400.0,
     base: float = 10.0,
     initial: float = 1000.0,
-    both_bad: Any = None,
+    both_bad: npt.ArrayLike | None = None,
     both_bad_as: BothBad = "tie",
     rng: RNGLike = None,
 ) -> EloBootstrapResult:
@@ -1035,16 +1036,16 @@ def elo_bootstrap(
 
 
 def m_elo(
-    model_a: Any,
-    model_b: Any,
-    outcome: Any,
+    model_a: npt.ArrayLike,
+    model_b: npt.ArrayLike,
+    outcome: npt.ArrayLike,
     *,
     n_models: int | None = None,
     initial: float = 1000.0,
     confidence: float = 0.95,
     tol: float = 1e-10,
     max_iter: int = 100,
-    both_bad: Any = None,
+    both_bad: npt.ArrayLike | None = None,
     both_bad_as: BothBad = "tie",
 ) -> MEloResult:
     """Maximum-likelihood Elo ratings (m-ELO, eq. 2).
@@ -1416,12 +1417,12 @@ def _prepare_am(
 
 
 def am_elo_log_likelihood(
-    model_a: Any,
-    model_b: Any,
-    annotator: Any,
-    outcome: Any,
-    ratings: Any,
-    abilities: Any,
+    model_a: npt.ArrayLike,
+    model_b: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    outcome: npt.ArrayLike,
+    ratings: npt.ArrayLike,
+    abilities: npt.ArrayLike,
     *,
     scale: float | None = None,
 ) -> float:
@@ -1469,12 +1470,12 @@ def am_elo_log_likelihood(
 
 
 def am_elo_gradient(
-    model_a: Any,
-    model_b: Any,
-    annotator: Any,
-    outcome: Any,
-    ratings: Any,
-    abilities: Any,
+    model_a: npt.ArrayLike,
+    model_b: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    outcome: npt.ArrayLike,
+    ratings: npt.ArrayLike,
+    abilities: npt.ArrayLike,
     *,
     scale: float | None = None,
 ) -> tuple[FloatArray, FloatArray]:
@@ -1517,10 +1518,10 @@ def am_elo_gradient(
 
 
 def am_elo(
-    model_a: Any,
-    model_b: Any,
-    annotator: Any,
-    outcome: Any,
+    model_a: npt.ArrayLike,
+    model_b: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    outcome: npt.ArrayLike,
     *,
     n_models: int | None = None,
     n_annotators: int | None = None,
@@ -1528,7 +1529,7 @@ def am_elo(
     confidence: float = 0.95,
     tol: float = 1e-10,
     max_iter: int = 200,
-    both_bad: Any = None,
+    both_bad: npt.ArrayLike | None = None,
     both_bad_as: BothBad = "tie",
     ability_prior_sd: float | None = None,
     rating_prior_sd: float | None = None,
