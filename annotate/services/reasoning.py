@@ -857,63 +857,48 @@ def score_outputs(
     if template not in TEMPLATES:
         raise AnnotateError(f"unknown template {template!r}; use one of {', '.join(TEMPLATES)}")
     n_m, n_q = len(outputs.models), len(outputs.questions)
-    parsed: dict[tuple[int, int], ParsedResponse] = {
-        key: parse_response(text) for key, text in outputs.texts.items()
-    }
-    empty = ParsedResponse("", (), (), "")
+    cap = FIXED_STEPS if template == "fixed" else None
+    keys = sorted(outputs.texts)
+    if encoder is None:
+        # IDF from an evenly spaced sample of responses (deterministic)
+        stride = max(1, len(keys) // 3000)
+        corpus: list[str] = []
+        for k in keys[::stride]:
+            p = parse_response(outputs.texts[k])
+            corpus += [*p.steps[:cap], *p.evidence]
+        encoder = default_encoder(corpus)
     has_answer = np.zeros((n_m, n_q), dtype=bool)
     has_concl = np.zeros((n_m, n_q), dtype=bool)
     n_steps = np.zeros((n_m, n_q), dtype=np.int64)
     n_evid = np.zeros((n_m, n_q), dtype=np.int64)
-    for (m, q), p in parsed.items():
-        has_answer[m, q] = bool(p.answer)
-        has_concl[m, q] = bool(p.conclusion)
-        n_steps[m, q] = len(p.steps)
-        n_evid[m, q] = len(p.evidence)
-    penalty = structure_penalty(has_answer, has_concl, n_steps, n_evid)
-
-    # answers: one code per distinct normalised answer, per question
-    codes = np.full((n_m, n_q), -1, dtype=np.int64)
-    texts_by_q: list[list[str]] = []
-    kinds: list[str] = []
-    for q in range(n_q):
-        raw = [parsed.get((m, q), empty).answer for m in range(n_m)]
-        choices = outputs.choices.get(q)
-        kind = _question_kind(raw, choices)
-        kinds.append(kind)
-        table: dict[str, int] = {}
-        for m, a in enumerate(raw):
-            norm = normalize_answer(a, choices=choices, kind=kind)  # type: ignore[arg-type]
-            if norm:
-                codes[m, q] = table.setdefault(norm, len(table))
-        texts_by_q.append(list(table))
-
-    # consistency, embedded in chunks of responses
-    cap = FIXED_STEPS if template == "fixed" else None
-    keys = sorted(parsed)
-    steps_of = {k: parsed[k].steps[:cap] for k in keys}
-    if encoder is None:
-        corpus = [s for k in keys for s in (*steps_of[k], *parsed[k].evidence)]
-        encoder = default_encoder(corpus)
+    raw_answer: dict[tuple[int, int], str] = {}
     c_reason = np.zeros((n_m, n_q))
     c_evid = np.zeros((n_m, n_q))
+    # parsed and embedded in chunks of responses: only one chunk's parts are held at once
     for lo in range(0, len(keys), chunk):
         block = keys[lo : lo + chunk]
-        max_s = max(1, max(len(steps_of[k]) for k in block))
-        max_e = max(1, max(len(parsed[k].evidence) for k in block))
+        parsed = [parse_response(outputs.texts[k]) for k in block]
+        steps_of = [p.steps[:cap] for p in parsed]
+        max_s = max(1, max(len(st) for st in steps_of))
+        max_e = max(1, max(len(p.evidence) for p in parsed))
         texts: list[str] = []
         blk: list[int] = []
         slots: list[int] = []
         sm = np.zeros((len(block), max_s), dtype=bool)
         em = np.zeros((len(block), max_e), dtype=bool)
-        for i, k in enumerate(block):
-            st, ev = steps_of[k], parsed[k].evidence
+        for i, ((m, q), p, st) in enumerate(zip(block, parsed, steps_of, strict=True)):
+            has_answer[m, q] = bool(p.answer)
+            has_concl[m, q] = bool(p.conclusion)
+            n_steps[m, q] = len(p.steps)
+            n_evid[m, q] = len(p.evidence)
+            if p.answer:
+                raw_answer[(m, q)] = p.answer
             texts += st
-            texts += ev
-            blk += [i] * (len(st) + len(ev))
-            slots += [*range(len(st)), *range(max_s, max_s + len(ev))]
+            texts += p.evidence
+            blk += [i] * (len(st) + len(p.evidence))
+            slots += [*range(len(st)), *range(max_s, max_s + len(p.evidence))]
             sm[i, : len(st)] = True
-            em[i, : len(ev)] = True
+            em[i, : len(p.evidence)] = True
         sim = block_similarities(
             encoder,
             texts,
@@ -929,6 +914,23 @@ def score_outputs(
         cols = np.asarray([k[1] for k in block])
         c_reason[rows, cols] = cr
         c_evid[rows, cols] = ce
+    penalty = structure_penalty(has_answer, has_concl, n_steps, n_evid)
+
+    # answers: one code per distinct normalised answer, per question
+    codes = np.full((n_m, n_q), -1, dtype=np.int64)
+    texts_by_q: list[list[str]] = []
+    kinds: list[str] = []
+    for q in range(n_q):
+        raw = [raw_answer.get((m, q), "") for m in range(n_m)]
+        choices = outputs.choices.get(q)
+        kind = _question_kind(raw, choices)
+        kinds.append(kind)
+        table: dict[str, int] = {}
+        for m, a in enumerate(raw):
+            norm = normalize_answer(a, choices=choices, kind=kind)  # type: ignore[arg-type]
+            if norm:
+                codes[m, q] = table.setdefault(norm, len(table))
+        texts_by_q.append(list(table))
     return ScoredOutputs(
         outputs=outputs,
         answers=codes,
@@ -1203,8 +1205,12 @@ def _cell(v: Any) -> str:
 # comparing ranking files
 # ----------------------------------------------------------------------------
 
-SCORE_KEYS = ("score", "rating", "ability", "accuracy", "difficulty")
+SCORE_KEYS = ("score", "rating", "ability", "accuracy", "difficulty", "human_difficulty")
 """Columns / keys read as a higher-is-better score, in this order; else ``rank`` (lower better)."""
+
+ITEM_KEYS = ("model", "question")
+"""The column naming what is ranked: models (rank, rate), or questions (the report's human
+difficulty scale, ``human_scale.csv``)."""
 
 METRIC_NAMES = ("kendall", "spearman", "rbo", "rbo-weighted", "rbo-ext", "sp@k")
 
@@ -1224,25 +1230,29 @@ def _scores_from_rows(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> Ran
         raise InputFileError(path, "no models", expected="at least 2 ranked models")
     keys = rows[0][1].keys()
     key = next((k for k in SCORE_KEYS if k in keys), "rank" if "rank" in keys else None)
-    if "model" not in keys or key is None:
+    item = next((k for k in ITEM_KEYS if k in keys), None)
+    if item is None or key is None:
         raise InputFileError(
             path,
             f"columns {one_line(', '.join(map(str, keys)))[:120]}",
             line=rows[0][0],
-            expected="a 'model' column and one of " + ", ".join((*SCORE_KEYS, "rank")),
+            expected="a 'model' (or 'question') column and one of "
+            + ", ".join((*SCORE_KEYS, "rank")),
         )
     models: list[str] = []
     scores: list[float] = []
     seen: set[str] = set()
     for line, rec in rows:
-        m = rec.get("model")
+        m = rec.get(item)
         if not isinstance(m, str | int) or isinstance(m, bool) or str(m) == "":
             raise InputFileError(
-                path, describe(m), line=line, field="model", expected="a model name"
+                path, describe(m), line=line, field=item, expected=f"a {item} name"
             )
         v = rec.get(key)
+        if v is None or v == "":
+            continue  # no value for this one (an excluded question, an undefined score)
         try:
-            x = float(v) if not isinstance(v, bool) and v not in (None, "") else math.nan
+            x = float(v) if not isinstance(v, bool) else math.nan
         except (TypeError, ValueError):
             x = math.nan
         if not math.isfinite(x):
@@ -1252,10 +1262,10 @@ def _scores_from_rows(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> Ran
         if str(m) in seen:
             raise InputFileError(
                 path,
-                f"model {one_line(m)[:60]!r} twice",
+                f"{item} {one_line(m)[:60]!r} twice",
                 line=line,
-                field="model",
-                expected="each model once",
+                field=item,
+                expected=f"each {item} once",
             )
         seen.add(str(m))
         models.append(str(m))
@@ -1268,9 +1278,11 @@ def read_ranking_file(path: Path) -> RankingFile:
 
     Reads the JSON of ``annotate rank --json`` and ``annotate rate --json`` (an
     object with a ``models`` list, or a list of model objects) and CSVs such as
-    ``<method>_models.csv`` from ``rank --out``: a ``model`` column or key and a
-    score (the first of ``score``, ``rating``, ``ability``, ``accuracy``,
-    ``difficulty``, higher is better) or else ``rank`` (lower is better).
+    ``<method>_models.csv`` from ``rank --out``: a ``model`` column or key (or
+    ``question``, as in the report's ``human_scale.csv``) and a score (the first of
+    ``score``, ``rating``, ``ability``, ``accuracy``, ``difficulty``,
+    ``human_difficulty``, higher is better) or else ``rank`` (lower is better). A row
+    without a value is left out.
     """
     if path.suffix.lower() == ".json" or read_text(path).lstrip().startswith(("{", "[")):
         from annotate.services.textfiles import load_json

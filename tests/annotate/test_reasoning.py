@@ -598,3 +598,21 @@ def test_any_text_parses_within_bounds(text: str) -> None:
     normalize_answer(p.answer)
     normalize_answer(p.answer, kind="number")
     normalize_answer(p.answer, choices=["a", "b"])
+
+
+def test_compare_question_rankings_human_scale_style(tmp_path: Path) -> None:
+    (tmp_path / "human_scale.csv").write_text(
+        "question,subject,human_difficulty,eip\nq1,s,3.0,1\nq2,s,,2\nq3,s,1.0,3\nq4,s,2.0,4\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "eip_questions.csv").write_text(
+        "rank,question,difficulty\n1,q1,0.9\n2,q4,0.5\n3,q3,0.1\n4,q2,0.0\n", encoding="utf-8"
+    )
+    hs = read_ranking_file(tmp_path / "human_scale.csv")
+    assert hs.models == ["q1", "q3", "q4"]  # q2 has no human difficulty
+    assert hs.score_key == "human_difficulty"
+    doc = compare_rankings([tmp_path / "human_scale.csv", tmp_path / "eip_questions.csv"])
+    (pair,) = doc["pairs"]
+    assert pair["n"] == 3
+    assert pair["dropped"] == ["q2"]
+    assert pair["kendall"] == pytest.approx(1.0)
