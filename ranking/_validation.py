@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ranking.errors import InvalidParameterError, LengthMismatchError, ShapeError
 from ranking.types import FloatArray, IntArray, RNGLike
 
 
-def as_float_matrix(x: Any, name: str, *, allow_nan: bool = False) -> FloatArray:
+def as_float_matrix(x: npt.ArrayLike, name: str, *, allow_nan: bool = False) -> FloatArray:
     """Return ``x`` as a 2-D float64 array, checking shape and finiteness."""
     arr = np.asarray(x, dtype=np.float64)
     if arr.ndim != 2:
@@ -28,7 +29,7 @@ def as_float_matrix(x: Any, name: str, *, allow_nan: bool = False) -> FloatArray
     return arr
 
 
-def as_index_array(x: Any, name: str, *, n: int | None = None) -> IntArray:
+def as_index_array(x: npt.ArrayLike, name: str, *, n: int | None = None) -> IntArray:
     """Return ``x`` as a 1-D int64 array of indices in ``[0, n)``."""
     arr = np.asarray(x)
     if arr.ndim != 1:
