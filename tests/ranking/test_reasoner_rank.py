@@ -363,8 +363,11 @@ def test_overlap_metrics_properties(pair: tuple[list[int], list[int]], p: float)
 @settings(max_examples=60, deadline=None)
 @given(permutations, st.floats(0.05, 0.99))
 def test_weighted_rbo_matches_rbo_package(pair: tuple[list[int], list[int]], p: float) -> None:
-    """The rbo package (changyaochen/rbo) computes eq. 12 truncated at n for p < 1,
-    average overlap (eq. 13) for p = 1, and eq. 32 with ext=True / rbo_ext."""
+    """The rbo package computes eq. 12 truncated at n for p < 1,
+    average overlap (eq. 13) for p = 1, and eq. 32 with ext=True / rbo_ext.
+
+    rbo 0.1.3 pins numpy < 2, so it is not in the test group (it would downgrade numpy);
+    ``pip install --no-deps rbo tqdm`` installs it beside numpy 2, where it works."""
     rbo = pytest.importorskip("rbo")
     s, t = pair
     ref = rbo.RankingSimilarity(s, t)
