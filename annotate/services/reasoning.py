@@ -181,14 +181,11 @@ _SECTION_NAMES = {
 # with the next token disjoint from it, so matching is linear in the line length.
 _HEADER = re.compile(
     r"[#>*_ \t]*(final answer|direct answer|answer|reasoning steps|reasoning|"
-    r"supporting evidence|evidence|conclusion)[*_ \t]*(?::|：)(.*)",
+    r"supporting evidence|evidence|conclusion)[*_ \t]*(?:[:：](.*))?",
     re.IGNORECASE,
 )
-_BARE_HEADER = re.compile(
-    r"[#>*_ \t]*(final answer|direct answer|answer|reasoning steps|reasoning|"
-    r"supporting evidence|evidence|conclusion)[*_ \t:]*",
-    re.IGNORECASE,
-)
+_HEADER_START = ("ans", "fin", "dir", "rea", "sup", "evi", "con")
+"""First letters of a header: other lines skip the pattern (most lines are not headers)."""
 _STEP_MARK = re.compile(
     r"(?:step[ \t]*\d{1,4}[ \t]*[:.)\-–—]?|[-*•+][ \t]|\d{1,4}[.)](?:[ \t]|$))(.*)", re.IGNORECASE
 )
@@ -285,16 +282,14 @@ def parse_response(text: str) -> ParsedResponse:
     current: list[str] | None = None
     for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         stripped = raw.strip()
-        m = _HEADER.fullmatch(stripped) if stripped else None
+        m = None
+        if stripped.lstrip("#>*_ \t")[:3].casefold() in _HEADER_START:
+            m = _HEADER.fullmatch(stripped)
         name: str | None = None
         rest = ""
         if m is not None:
             name = _SECTION_NAMES[m.group(1).casefold()]
-            rest = m.group(2)
-        elif stripped:
-            b = _BARE_HEADER.fullmatch(stripped)
-            if b is not None:
-                name = _SECTION_NAMES[b.group(1).casefold()]
+            rest = m.group(2) or ""
         if name is not None and name not in sections:
             current = sections[name] = []
             rest = rest.strip().strip("*_").strip()

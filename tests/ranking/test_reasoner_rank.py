@@ -5,7 +5,9 @@ package (rbo), exhaustive enumeration and slow reference implementations."""
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -467,3 +469,25 @@ def test_metric_inputs_are_checked() -> None:
         rbo_weighted([0, 1], [1, 0], p=1.0)
     with pytest.raises(InvalidParameterError, match="k must be"):
         set_precision_at_k([0, 1], [1, 0], k=3)
+
+
+# ---------------------------------------------------------------------------
+# golden cases worked by hand (tests/ranking/data/reasoner_rank_*.json)
+# ---------------------------------------------------------------------------
+
+GOLDEN = sorted((Path(__file__).parent / "data").glob("reasoner_rank_*.json"))
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.stem for p in GOLDEN])
+def test_golden_cases(path: Path) -> None:
+    case = json.loads(path.read_text(encoding="utf-8"))
+    assert case["desc"]
+    r = reasoner_rank(case["answers"], case["quality"], subsets=case["subsets"], k=case["k"])
+    exp = case["expected"]
+    np.testing.assert_array_equal(r.subset_initial_orders, exp["subset_initial_orders"])
+    np.testing.assert_array_equal(r.consensus, exp["consensus"])
+    np.testing.assert_allclose(r.subset_scores, exp["subset_scores"], atol=1e-15)
+    np.testing.assert_array_equal(r.subset_orders, exp["subset_orders"])
+    np.testing.assert_allclose(r.scores, exp["scores"], atol=1e-15)
+    np.testing.assert_array_equal(r.initial_order, exp["initial_order"])
+    np.testing.assert_array_equal(r.order, exp["order"])
