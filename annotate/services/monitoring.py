@@ -465,9 +465,19 @@ def _fit(
     def empty(problem: str, why: str, board: list[Any] | None = None) -> _Fit:
         rs = [r or why for r in reason]
         return _Fit(
-            status, rs, none, none, none, zeros, 0, board or [], n_compared, problem,
-            tuple(notes), None,
-        )  # fmt: skip
+            status=status,
+            reason=rs,
+            theta=none,
+            theta_se=none,
+            epsilon=none,
+            scale=zeros,
+            n_fitted=0,
+            board=board or [],
+            n_compared=n_compared,
+            problem=problem,
+            notes=tuple(notes),
+            delta=None,
+        )
 
     if m == 0:
         return empty("No votes yet: the table fills in as annotators vote.", "")
@@ -554,10 +564,22 @@ def _fit(
     fitted_any = {int(j) for gf in fits if gf is not None for j in gf.fitted}
     deltas = [(gf.delta, gf.delta_uncapped) for gf in fits if gf is not None]
     return _Fit(
-        status, reason, theta, se, eps, scale, len(fitted_any), board, n_compared, problem,
-        tuple(notes), deltas[0][0] if deltas else None, deltas[0][1] if deltas else None,
-        flags, to_verdict,
-    )  # fmt: skip
+        status=status,
+        reason=reason,
+        theta=theta,
+        theta_se=se,
+        epsilon=eps,
+        scale=scale,
+        n_fitted=len(fitted_any),
+        board=board,
+        n_compared=n_compared,
+        problem=problem,
+        notes=tuple(notes),
+        delta=deltas[0][0] if deltas else None,
+        delta_uncapped=deltas[0][1] if deltas else None,
+        flags=flags,
+        to_verdict=to_verdict,
+    )
 
 
 def _group_label(
