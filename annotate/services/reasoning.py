@@ -970,13 +970,13 @@ def _evaluation(
     from ranking.rank_metrics import average_overlap, rbo_weighted, set_precision_at_k
 
     kk = min(k, order.size)
-    per_rbo = [average_overlap(orders[s], _target(acc_subset[s])) for s in range(orders.shape[0])]
-    per_sp = [
-        set_precision_at_k(orders[s], _target(acc_subset[s]), k=kk) for s in range(orders.shape[0])
-    ]
+    graded = [s for s in range(orders.shape[0]) if not np.isnan(acc_subset[s]).all()]
+    per_rbo = [average_overlap(orders[s], _target(acc_subset[s])) for s in graded]
+    per_sp = [set_precision_at_k(orders[s], _target(acc_subset[s]), k=kk) for s in graded]
     return {
         "rbo": float(np.mean(per_rbo)),
         "sp_at_k": float(np.mean(per_sp)),
+        "subsets_with_gold": len(graded),
         "overall_rbo": average_overlap(order, acc_order),
         "overall_rbo_weighted": rbo_weighted(order, acc_order),
         "overall_sp_at_k": set_precision_at_k(order, acc_order, k=kk),
@@ -1117,7 +1117,7 @@ def rank_outputs(
     evaluation: dict[str, Any] | None = None
     if acc_subset is not None:
         if np.isnan(acc_subset).any():
-            notes.append("some subsets have no gold answer: their accuracy order is undefined")
+            notes.append("some subsets have no gold answers: they are left out of the evaluation")
         acc_order = ordering(np.nan_to_num(np.nanmean(acc_subset, axis=0), nan=-1.0))
         evaluation = {
             "target": "accuracy on the gold answers (never used by the method)",

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from annotate.errors import AnnotateError, InputFileError
 from annotate.services.db import bundled_studies_dir
+from annotate.services.json_ready import check_json
 from annotate.services.reasoning import (
     PROMPTS,
     ParsedResponse,
@@ -616,3 +617,26 @@ def test_compare_question_rankings_human_scale_style(tmp_path: Path) -> None:
     assert pair["n"] == 3
     assert pair["dropped"] == ["q2"]
     assert pair["kendall"] == pytest.approx(1.0)
+
+
+def test_evaluation_leaves_out_subsets_without_gold(tmp_path: Path) -> None:
+    recs = []
+    for subset, gold in (("graded", "B"), ("open", None)):
+        for q in range(2):
+            for model, ans in (("m1", "B"), ("m2", "C"), ("m3", "B")):
+                rec: dict[str, object] = {
+                    "question_id": f"{subset}{q}",
+                    "subset": subset,
+                    "model": model,
+                    "text": structured(ans, ["a b c", "b c d", "c d e"], ["a b", "c d", "e f"]),
+                }
+                if gold:
+                    rec["gold"] = gold
+                recs.append(rec)
+    doc = rank_outputs(score_outputs(read_outputs([_jsonl(tmp_path / "g.jsonl", recs)])))
+    ev = doc["evaluation"]
+    assert ev["subsets_with_gold"] == 1
+    assert "left out of the evaluation" in " ".join(doc["notes"])
+    open_rows = next(s for s in doc["subsets"] if s["subset"] == "open")["models"]
+    assert all(r["accuracy"] is None for r in check_json(open_rows))
+    json.dumps(check_json(doc), allow_nan=False)
