@@ -226,9 +226,9 @@ def stable_arena_components(
 
     References
     ----------
-    Stable Arena: the am-ELO paper (Liu et al., 2025, "am-ELO: A Stable Framework for
-    Arena-based LLM Evaluation"), Algorithm 3; components as in
-    :func:`ranking.graph.connected_components`.
+    Liu, Z. et al. (2025). am-ELO: A Stable Framework for Arena-based LLM Evaluation.
+    ICML 2025, Algorithm 3 (the Stable Arena loop, run here per component; components
+    as in :func:`ranking.graph.connected_components`).
 
     Examples
     --------
