@@ -388,3 +388,28 @@ def test_fit_that_needs_a_thousand_iterations_does_not_crash():
     )  # fmt: skip
     assert len(res.status) == 3
     assert "too_fast" in [f.reason for f in res.flags[int(ids[0])]]
+
+
+def test_even_split_is_oriented_by_the_median_annotator():
+    """bench_flags (20 annotators, 200 votes, discrimination sd 0.5, 9 always against the
+    true ranking; seed crc32("20-200-5-against-45") = 1091490115, study 0): 10 of the 11
+    honest annotators agree with the true ranking, one (discrimination 0.35) nets -10 of
+    its decisive votes, so counting signs gives 10 against 10 and eq. 7's sum of abilities
+    (dominated by the confident against-voters) inverted the ranking: every honest
+    annotator was flagged. Expected with the median rule: the ratings follow the true
+    ranking (correlation > 0.9), every against-voter is flagged adversarial and at most
+    one honest annotator is flagged."""
+    gen = np.random.default_rng([1091490115, 0])
+    s = simulate_arena(
+        n_models=20, n_annotators=20, records_per_annotator=200, discrimination_sd=0.5, rng=gen
+    )
+    ids = gen.choice(20, size=9, replace=False)
+    pv = perturb_votes(s, ids, strategy="against", rng=gen)
+    res = stable_arena(
+        s.model_a, s.model_b, s.annotator, pv.outcome, n_models=20, n_annotators=20,
+        left_chosen=pv.left_chosen, fast=pv.fast,
+    )  # fmt: skip
+    assert np.corrcoef(res.ratings, s.true_ratings)[0, 1] > 0.9
+    st = np.asarray(res.status)
+    assert all(res.flags[j][0].reason == "adversarial" for j in ids)
+    assert (st[~pv.perturbed] == "flagged").sum() <= 1
