@@ -3,9 +3,11 @@
 Each command runs ``--runs`` times (default 10) in a fresh process, through both entry
 points: the console script (``.venv/bin/annotate``) and ``python -m annotate``. The
 table gives the median and the 90th percentile of the wall time from spawning the
-process to its exit, stdout and stderr to /dev/null. The commands: ``--help``, each
-command's ``--help``, ``studies`` (and ``--json``) on a database holding the demo and
-a few hundred votes, and a 4-row battle-file import into a new database per run.
+process to its exit, stdout and stderr to /dev/null, and the median CPU time (user +
+system) of the console-script runs, which a busy machine inflates much less. The
+commands: ``--help``, each command's ``--help``, ``studies`` (and ``--json``) on a
+database holding the demo and a few hundred votes, and a 4-row battle-file import into
+a new database per run.
 
 The app's time to first item: ``annotate --annotator NAME --study demo-difficulty``
 started in a tmux pane (100 x 32, the server already running), timed from the spawn
@@ -16,7 +18,7 @@ clock as this script's).
 The load average is printed before and after: the timings mean something only on a
 quiet machine (load well under the number of CPUs).
 
-Run:  .venv/bin/python benchmarks/bench_cli.py [--runs 10] [--root DIR]
+Run:  .venv/bin/python benchmarks/bench_cli.py [--runs 10] [--root DIR] [--quick]
 ``--root DIR`` times another checkout's ``annotate`` package (a ``git archive`` of an
 older commit, say) with this interpreter, through ``python -m annotate`` (and its
 ``annotate.__main__.main`` as the console script); its results say which tree ran.
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -68,16 +71,30 @@ def entry_points(root: Path | None) -> dict[str, list[str]]:
     return {"script": [sys.executable, "-c", script], "module": [sys.executable, "-m", "annotate"]}
 
 
+CPU_MS: dict[int, list[float]] = {}
+"""CPU milliseconds (user + system) of the runs, by ``id`` of their list of wall times."""
+
+
 def timed_runs(argv: Sequence[str], env: dict[str, str], runs: int, cwd: Path) -> list[float]:
-    """Wall milliseconds of ``runs`` fresh processes; NaN for a run that failed."""
+    """Wall milliseconds of ``runs`` fresh processes; NaN for a run that failed.
+
+    Their CPU milliseconds (less sensitive to the load than the wall time) are kept in
+    :data:`CPU_MS` under ``id`` of the returned list.
+    """
     out: list[float] = []
+    cpu: list[float] = []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         res = subprocess.run(
             list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd
         )
         ms = (time.perf_counter() - t0) * 1000
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         out.append(ms if res.returncode == 0 else float("nan"))
+        used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        cpu.append(used * 1000)
+    CPU_MS[id(out)] = cpu
     return out
 
 
@@ -86,10 +103,14 @@ def import_runs(base: list[str], env: dict[str, str], runs: int, tmp: Path) -> l
     battles = tmp / "battles.csv"
     battles.write_text(BATTLES)
     out: list[float] = []
+    cpu: list[float] = []
     for i in range(runs):
         db = tmp / f"import-{base[-1].replace('/', '_')}-{i}.db"
         argv = [*base, "import", "--db", str(db), str(battles), "--format", "chatbot-arena"]
-        out.extend(timed_runs(argv, env, 1, tmp))
+        one = timed_runs(argv, env, 1, tmp)
+        out.extend(one)
+        cpu.extend(CPU_MS.pop(id(one)))
+    CPU_MS[id(out)] = cpu
     return out
 
 
@@ -97,7 +118,7 @@ def first_item_runs(base: list[str], db: Path, env: dict[str, str], runs: int) -
     """Spawn to the first item's confirmed paint, in a tmux pane; [] without tmux."""
     if shutil.which("tmux") is None:
         return []
-    sock = f"bench-cli-{os.getpid()}"
+    sock = f"bench-cli-{os.getpid()}-{time.monotonic_ns()}"
     tmux = ["tmux", "-L", sock]
     subprocess.run(
         [*tmux, "new-session", "-d", "-s", "b", "-x", "100", "-y", "32", "sleep 100000"],
@@ -105,6 +126,7 @@ def first_item_runs(base: list[str], db: Path, env: dict[str, str], runs: int) -
         env=env,
     )
     out: list[float] = []
+    cpu: list[float] = []
     try:
         for i in range(runs):
             log = db.parent / f"paint-{i}-{time.monotonic_ns()}.log"
@@ -123,17 +145,35 @@ def first_item_runs(base: list[str], db: Path, env: dict[str, str], runs: int) -
             )
             t0 = time.monotonic_ns()
             subprocess.run([*tmux, "respawn-pane", "-k", "-t", "b", cmd], check=True, env=env)
+            pid = subprocess.run(
+                [*tmux, "display-message", "-p", "-t", "b", "#{pane_pid}"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
             while not (log.exists() and log.read_text().strip()):
                 if time.monotonic_ns() - t0 > 60e9:
                     raise RuntimeError("no first item painted after 60 s")
                 time.sleep(0.002)
+            cpu.append(_process_cpu_ms(int(pid)))
             painted = int(log.read_text().splitlines()[0].split("\t")[1])
             out.append((painted - t0) / 1e6)
             subprocess.run([*tmux, "respawn-pane", "-k", "-t", "b", "sleep 100000"], check=True)
             time.sleep(0.3)  # let the app's exit finish before the next start
     finally:
         subprocess.run([*tmux, "kill-server"], check=False)
+    CPU_MS[id(out)] = cpu
     return out
+
+
+def _process_cpu_ms(pid: int) -> float:
+    """User + system CPU milliseconds process ``pid`` has used so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return ticks * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def prepare_db(db: Path, env: dict[str, str], base: list[str]) -> None:
@@ -179,6 +219,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--app-runs", type=int, default=None, help="default: --runs")
     ap.add_argument("--root", type=Path, default=None, help="time this tree's annotate package")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="only --help, studies, the import and the app (for slow trees or busy machines)",
+    )
     args = ap.parse_args()
     root = args.root.resolve() if args.root else None
     eps = entry_points(root)
@@ -198,9 +243,9 @@ def main() -> None:
         prepare_db(db, env, eps["module"])
         rows: list[tuple[str, list[float], list[float]]] = []
         commands: list[tuple[str, ...]] = [
-            *HELP_COMMANDS,
+            *(HELP_COMMANDS[:1] if args.quick else HELP_COMMANDS),
             ("studies", "--db", str(db)),
-            ("studies", "--db", str(db), "--json"),
+            *([] if args.quick else [("studies", "--db", str(db), "--json")]),
         ]
         for command in commands:
             label = " ".join("DB" if c == str(db) else c for c in command)
@@ -227,13 +272,19 @@ def main() -> None:
             )
         )
     print()
-    head = f"command (ms, {args.runs} runs)"
-    print(f"{head:<46} {'script':>7} {'p90':>6} {'-m':>7} {'p90':>6}")
-    print("-" * 76)
+    head = f"wall ms, median and p90 of {args.runs} runs"
+    print(f"{head:<46} {'script':>7} {'p90':>6} {'-m':>7} {'p90':>6} {'cpu ms':>7}")
+    print("-" * 84)
     for name, script, module in rows:
         s_med, s_p90 = summary(script)
         m_med, m_p90 = summary(module)
-        print(f"{name:<46} {s_med:>7} {s_p90:>6} {m_med:>7} {m_p90:>6}")
+        cpu = CPU_MS.get(id(script), [])
+        cpu_med = f"{statistics.median(cpu):.0f}" if cpu else ""
+        print(f"{name:<46} {s_med:>7} {s_p90:>6} {m_med:>7} {m_p90:>6} {cpu_med:>7}")
+    print(
+        "cpu ms: median user + system CPU of the console-script runs (app: of the app's "
+        "process when its first paint was seen, 10 ms clock ticks)"
+    )
     load_after = os.getloadavg()
     print()
     print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
