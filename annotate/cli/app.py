@@ -49,12 +49,12 @@ def cmd_studies(args: argparse.Namespace) -> int:
     from annotate.store.quick import default_db_path, list_studies
 
     db = db_path(args)
-    rows: list[Any] | None = list_studies(db if db is not None else default_db_path())
+    rows = list_studies(db if db is not None else default_db_path())
     if rows is None:  # new, older, newer or damaged: the full store creates, migrates or refuses
         from annotate.services.catalog import studies
         from annotate.services.db import open_store
 
-        rows = list(studies(open_store(db)))
+        rows = studies(open_store(db))
     if args.json:
         print_json([r.as_dict() for r in rows])
         return 0
