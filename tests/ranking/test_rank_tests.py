@@ -166,3 +166,32 @@ def test_error_rates_by_simulation_am_elo_bootstrap():
     assert float(np.mean(fdp)) <= ALPHA + tol
     assert holm_any / reps <= ALPHA + tol
     assert made_bh >= made_holm > 0
+
+
+@pytest.mark.shared_data
+def test_llmfao_rank_rule_separates_more_pairs(shared_data):
+    """LLMFAO crowd votes (SOURCE.md: 59 models, 124 workers), ``stable_arena`` with Wald
+    covariances. The former rule (Bonferroni-simultaneous 95% intervals that do not
+    overlap) orders 380 of 1,711 pairs and leaves 37 models at rank 1; BH across pairs
+    orders 903 with 6 at rank 1; Holm 464; unadjusted tests 974 (counted when the rule
+    was changed, issue 10). Holm orders every pair the simultaneous intervals order."""
+    from tests.ranking.test_pairwise import llmfao
+
+    d = llmfao(shared_data)
+    res = stable_arena(d["a"], d["b"], d["k"], d["w"])
+    assert res.rank_tests is not None
+    assert res.rating_covariance is not None
+    n = res.ratings.size
+    se = np.sqrt(np.diag(res.rating_covariance))
+    z = norm.ppf(1 - 0.05 / (2 * n))
+    lo, up = res.ratings - z * se, res.ratings + z * se
+    simultaneous = lo[:, None] > up[None, :]
+    holm = ranks_from_pairwise_tests(res.ratings, res.rating_covariance, method="holm")
+    none = ranks_from_pairwise_tests(res.ratings, res.rating_covariance, method="none")
+    assert int(simultaneous.sum()) == 380
+    assert int((simultaneous.sum(axis=0) == 0).sum()) == 37
+    assert res.rank_tests.n_separated == 903
+    assert int((res.ranks == 1).sum()) == 6
+    assert holm.n_separated == 464
+    assert none.n_separated == 974
+    assert not np.any(simultaneous & ~holm.better)
