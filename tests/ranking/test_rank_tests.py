@@ -195,3 +195,52 @@ def test_llmfao_rank_rule_separates_more_pairs(shared_data):
     assert holm.n_separated == 464
     assert none.n_separated == 974
     assert not np.any(simultaneous & ~holm.better)
+
+
+def test_m_elo_covariance_matches_statsmodels_logit():
+    """The covariance behind the rank tests, checked against an independent fit: m-ELO on
+    decisive votes is logistic regression on +1/-1 model indicators, so statsmodels' Logit
+    (model 0 as the reference level) gives the covariance of the log-strengths; centred
+    (T V T' with T = (I - J/n) applied to (0, beta)) and divided by C**2 it is the
+    covariance of the ratings."""
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(5)
+    n, t = 6, 600
+    truth = rng.normal(0, 0.8, n)
+    a = rng.integers(0, n, t)
+    b = (a + rng.integers(1, n, t)) % n
+    w = (rng.random(t) < expit(truth[a] - truth[b])).astype(float)
+    x = np.zeros((t, n))
+    x[np.arange(t), a] = 1.0
+    x[np.arange(t), b] = -1.0
+    ref = sm.Logit(w, x[:, 1:]).fit(disp=0, tol=1e-12, maxiter=100)
+    embed = np.vstack([np.zeros(n - 1), np.eye(n - 1)])
+    centre = np.eye(n) - 1.0 / n
+    tmat = centre @ embed
+    expected = tmat @ np.asarray(ref.cov_params()) @ tmat.T / ELO_C**2
+    from ranking.pairwise import m_elo
+
+    fit = m_elo(a, b, w, n_models=n)
+    assert fit.rating_covariance is not None
+    np.testing.assert_allclose(fit.rating_covariance, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.sqrt(np.diag(fit.rating_covariance)), fit.standard_errors)
+
+
+def test_am_elo_covariance_with_one_annotator_is_m_elo():
+    """With one annotator eq. 7 fixes its discrimination at 1, so am-ELO is m-ELO and its
+    rating covariance (under both constraints) must equal m-ELO's, which the statsmodels
+    test above checks; the diagonal is the square of the reported standard errors."""
+    from ranking.pairwise import am_elo, m_elo
+
+    rng = np.random.default_rng(8)
+    n, t = 5, 500
+    truth = rng.normal(0, 0.8, n)
+    a = rng.integers(0, n, t)
+    b = (a + rng.integers(1, n, t)) % n
+    w = (rng.random(t) < expit(truth[a] - truth[b])).astype(float)
+    am = am_elo(a, b, np.zeros(t, dtype=int), w, n_models=n)
+    me = m_elo(a, b, w, n_models=n)
+    assert am.rating_covariance is not None
+    assert me.rating_covariance is not None
+    np.testing.assert_allclose(am.rating_covariance, me.rating_covariance, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.diag(am.rating_covariance), am.rating_standard_errors**2)
