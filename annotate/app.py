@@ -85,6 +85,8 @@ class AnnotateApp(App[int]):
         self.initial_study = study
         """The study named on the command line, opened as soon as the name is known."""
         self._keymap_override = keymap
+        self.instructions_shown: set[tuple[str, str]] = set()
+        """(study, annotator) whose instructions were shown in this run (once per launch)."""
         self.key_pressed_at: float | None = None
         """When the key being handled was read from the terminal (Textual's event time).
 
@@ -123,47 +125,51 @@ class AnnotateApp(App[int]):
         """Annotator names in the database, offered as completions (called from a thread)."""
         return known_annotators(self.engine)
 
-    def open_study(self, study: str, *, ask_subjects: bool = False) -> None:
-        """Open ``study`` for the current annotator (the session loads in a thread)."""
+    def open_study(self, study: str) -> None:
+        """Open ``study`` for the current annotator (the session loads in a thread).
+
+        Every way in (the welcome screen, ``--study``, the command palette) goes
+        through the same steps before the first item: see :meth:`_show_session`.
+        """
         if not self.annotator:
             self.notify("Type your name first, then press Enter.", severity="warning")
             return
-        self._load_session(study, self.annotator, ask_subjects)
+        self._load_session(study, self.annotator)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="open-study")
-    def _load_session(self, study: str, annotator: str, ask_subjects: bool) -> None:
+    def _load_session(self, study: str, annotator: str) -> None:
         session = VotingSession(self.engine, study, annotator)
         self._screen_class(session).prepare(session)
-        self.call_from_thread(self._show_session, session, ask_subjects)
+        self.call_from_thread(self._show_session, session)
 
-    def _show_session(self, session: VotingSession, ask_subjects: bool) -> None:
-        """Before the first item: the instructions, then (difficulty) the subjects.
+    def _show_session(self, session: VotingSession) -> None:
+        """Before the annotator's first vote in the study: the instructions, then the subjects.
 
-        Opened from the welcome screen (``ask_subjects``), both come before the first
-        item is painted, so its response time is honest. Opened with ``--study``, the
-        study starts at once; in a difficulty study with several subjects a notification
-        names ``s`` (subjects) and ``?`` (the help, which holds the instructions).
+        The instructions come once per launch: when the annotator has no vote in the
+        study yet and they were not shown in this run of the app (leaving the study and
+        opening it again goes straight to the item); ``?`` shows them at any time. A
+        difficulty study with several subjects then asks which ones the annotator can
+        judge, unless they chose already. Both come before the first item is painted,
+        so its response time does not include the reading.
         """
         from annotate.screens.instructions import InstructionsScreen
 
-        first_time = session.progress().done == 0 and not session.excluded_subjects
-        if ask_subjects and first_time and session.instructions:
+        not_started = session.progress().done == 0
+        seen = (session.study.name, session.annotator)
+        if not_started and session.instructions and seen not in self.instructions_shown:
+            self.instructions_shown.add(seen)
             title = session.study.title or session.study.name
             self.push_screen(
                 InstructionsScreen(title, session.instructions),
-                lambda _: self._ask_subjects(session, ask_subjects, first_time),
+                lambda _: self._ask_subjects(session, not_started),
             )
         else:
-            self._ask_subjects(session, ask_subjects, first_time)
+            self._ask_subjects(session, not_started)
 
-    def _ask_subjects(self, session: VotingSession, ask_subjects: bool, first_time: bool) -> None:
+    def _ask_subjects(self, session: VotingSession, not_started: bool) -> None:
         from annotate.screens.subjects import SubjectsScreen
 
-        if not ask_subjects and first_time and len(session.subjects) > 1:
-            hints = ["? shows this study's instructions"] if session.instructions else []
-            hints.append("s chooses the subjects you can judge")
-            self.notify("; ".join(hints) + ".", title="Tip", timeout=6)
-        if ask_subjects and first_time and len(session.subjects) > 1:
+        if not_started and not session.excluded_subjects and len(session.subjects) > 1:
             # Ask before the first pair is painted, so its response time is honest.
             self.push_screen(
                 SubjectsScreen(session), lambda known: self._subjects_chosen(session, known)

@@ -43,7 +43,7 @@ class WelcomeHost(Protocol):
     annotator: str | None
     initial_study: str | None
 
-    def open_study(self, study: str, *, ask_subjects: bool = False) -> None: ...
+    def open_study(self, study: str) -> None: ...
     def exit(self) -> None: ...
 
 
@@ -201,4 +201,4 @@ class WelcomeScreen(Screen[None]):
             return
         self.host.annotator = name
         remember_annotator(name)
-        self.host.open_study(event.option.id or "", ask_subjects=True)
+        self.host.open_study(event.option.id or "")

@@ -68,6 +68,22 @@ async def settle(pilot: Pilot[Any], *, rounds: int = 400) -> None:
     raise AssertionError(f"the app did not settle on {app.screen!r}")
 
 
+async def start(pilot: Pilot[Any]) -> None:
+    """Settle, then pass the steps before a study's first item (instructions, subjects) with Enter.
+
+    A study opened for an annotator with no vote in it shows its instructions (once per
+    launch) and, in a difficulty study with several subjects, the subject chooser; Enter
+    goes on from each (all subjects ticked).
+    """
+    from annotate.screens.instructions import InstructionsScreen
+    from annotate.screens.subjects import SubjectsScreen
+
+    await settle(pilot)
+    while isinstance(pilot.app.screen, InstructionsScreen | SubjectsScreen):
+        await pilot.press("enter")
+        await settle(pilot)
+
+
 _LAST_PRESS: dict[int, tuple[str, float]] = {}
 
 
@@ -261,6 +277,24 @@ class Tmux:
             f"{count} paints were not confirmed within {timeout} s "
             f"({len(self.paints())} were); screen:\n{self.screen()}"
         )
+
+    FIRST_STEPS = ("Press Enter to start", "Which subjects can you judge?")
+    """What the instructions and the subject chooser show (both go on with Enter)."""
+
+    def start(self, *, timeout: float = 30.0) -> None:
+        """Press Enter through the steps before a study's first item, until it is painted."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not self.paints():
+            screen = self.screen()
+            step = next((s for s in self.FIRST_STEPS if s in screen), None)
+            if step is None:
+                time.sleep(0.03)
+                continue
+            self.send("Enter")
+            gone = time.monotonic() + 5.0
+            while step in self.screen() and time.monotonic() < gone:
+                time.sleep(0.03)
+        self.wait_painted(1, timeout=max(0.1, deadline - time.monotonic()))
 
     def vote(self, key: str, *, then_paint: bool = True) -> None:
         """Send a vote key as a person would; with ``then_paint``, wait for the next paint.

@@ -10,12 +10,13 @@ from textual.widgets import Label, Static
 
 from annotate.app import make_app
 from annotate.screens.battle import BattleScreen
+from annotate.screens.instructions import InstructionsScreen
 from annotate.screens.pair import PairScreen
 from annotate.screens.summary import SummaryScreen
 from annotate.views import ShownBattle
 from annotate.widgets.literal import bounded_markdown
 from annotate.widgets.panes import TextPane
-from tests.annotate.conftest import press, record_notifications, rows, settle, votes
+from tests.annotate.conftest import press, record_notifications, rows, start, votes
 
 SIZE = (100, 32)
 
@@ -41,7 +42,7 @@ async def test_every_vote_key_and_blind_reveal(engine: Engine, db_path: Path) ->
     shown: list[ShownBattle] = []
     reveals: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, BattleScreen)
         assert not screen.query_one("#reveal", Label).display  # nothing before the first vote
@@ -94,7 +95,7 @@ async def test_overlap_caps_judgments_per_battle(engine: Engine, db_path: Path) 
     full = {i for i, c in counts.items() if c >= 5}
     app = make_app(engine=engine, annotator="o6", study="demo-arena")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, BattleScreen)
         assert str(screen.query_one(".count").content) == f"0 / {96 - len(full)}"
@@ -112,7 +113,7 @@ async def test_arena_summary_counts_display_keys(engine: Engine, db_path: Path) 
         s.vote("a", 3000)
     app = make_app(engine=engine, annotator="sam", study="demo-arena")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, "b", "x")
         assert isinstance(app.screen, SummaryScreen)
         text = str(app.screen.query_one("#summary").content)
@@ -124,7 +125,7 @@ async def test_arena_summary_counts_display_keys(engine: Engine, db_path: Path) 
 async def test_palette_lists_study_actions_and_opens_studies(engine: Engine) -> None:
     app = make_app(engine=engine, annotator="pal", study="demo-arena")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for title in ("A better", "B better", "Tie", "Both bad", "Studies", "Help: keys"):
             assert title in titles
@@ -137,6 +138,8 @@ async def test_palette_lists_study_actions_and_opens_studies(engine: Engine) -> 
         await pilot.press(*"Open study demo-difficulty")
         await pilot.pause()
         await press(pilot, "enter")
+        assert isinstance(app.screen, InstructionsScreen)  # a study not yet voted in
+        await start(pilot)
         assert isinstance(app.screen, PairScreen)
 
 
@@ -147,7 +150,7 @@ async def test_keys_toml_remaps_votes(engine: Engine, db_path: Path) -> None:
     app = make_app(engine=engine, annotator="kay", study="demo-arena")
     notes = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, "a")  # no longer bound
         assert votes(db_path) == []
         await press(pilot, "f", "z")  # z is undo now: refused (the models were revealed)
@@ -164,7 +167,7 @@ async def test_bad_keys_toml_is_reported_and_defaults_apply(engine: Engine, db_p
     app = make_app(engine=engine, annotator="kay", study="demo-arena")
     notes = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, "a")
     assert any("keys.toml:2" in n and "vote-zz" in n for n in notes)
     assert len(votes(db_path)) == 1

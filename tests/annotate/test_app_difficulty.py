@@ -19,7 +19,7 @@ from annotate.screens.welcome import WelcomeScreen
 from annotate.services.voting import VotingSession
 from annotate.widgets.panes import QuestionCard
 from annotate.widgets.progress import StudyProgress
-from tests.annotate.conftest import press, record_notifications, rows, settle, votes
+from tests.annotate.conftest import press, record_notifications, rows, settle, start, votes
 
 SIZE = (100, 32)
 
@@ -87,7 +87,7 @@ async def test_new_user_votes_from_the_welcome_screen(engine: Engine, db_path: P
 async def test_cli_arguments_open_the_study_directly(engine: Engine) -> None:
     app = make_app(engine=engine, annotator="bo", study="demo-difficulty")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         assert isinstance(app.screen, PairScreen)
         assert app.screen.session.annotator == "bo"
 
@@ -98,7 +98,7 @@ async def test_undo_brings_the_item_back_with_a_superseding_row(
     seen: list[object] = []
     app = make_app(engine=engine, annotator="cy", study="demo-difficulty")
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, PairScreen)
         assert screen.check_action("undo", ()) is None  # nothing to undo yet
@@ -120,7 +120,7 @@ async def test_undo_brings_the_item_back_with_a_superseding_row(
 async def test_fast_votes_count_and_are_marked(engine: Engine, db_path: Path) -> None:
     app = make_app(engine=engine, annotator="dee", study="demo-difficulty")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, "1")  # a Pilot key press comes well under the 1500 ms floor
     ((_, _, _, _, ms, fast, _),) = votes(db_path)
     assert ms < 1500
@@ -164,7 +164,7 @@ async def test_opting_out_of_subjects_hides_their_pairs(engine: Engine, db_path:
 async def test_subjects_key_changes_the_choice_mid_study(engine: Engine, db_path: Path) -> None:
     app = make_app(engine=engine, annotator="fay", study="demo-difficulty")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, "s")
         assert isinstance(app.screen, SubjectsScreen)
         await press(pilot, "space", "enter")
@@ -178,7 +178,7 @@ async def test_finishing_shows_the_summary_and_undo_returns(engine: Engine, db_p
     seen: list[object] = []
     app = make_app(engine=engine, annotator="gus", study="demo-difficulty")
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
-        await settle(pilot)
+        await start(pilot)
         for i in range(40):
             await press(pilot, "120"[i % 3])
         assert isinstance(app.screen, SummaryScreen)
@@ -202,7 +202,7 @@ async def test_restart_resumes_exactly_where_the_annotator_stopped(
 ) -> None:
     app = make_app(engine=engine, annotator="hal", study="demo-difficulty")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, "1", "2", "1", "0", "u")
         assert isinstance(app.screen, PairScreen)
         left_on_screen = shown_texts(app.screen)
@@ -218,7 +218,7 @@ async def test_restart_resumes_exactly_where_the_annotator_stopped(
 async def test_help_escape_and_quit(engine: Engine) -> None:
     app = make_app(engine=engine, annotator="ida", study="demo-difficulty")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = help_text(app.screen)
@@ -253,6 +253,8 @@ async def test_study_named_on_the_command_line_opens_after_the_name(engine: Engi
         await settle(pilot)
         await pilot.press(*"jo")
         await press(pilot, "enter")
+        assert isinstance(app.screen, InstructionsScreen)  # a first visit: as from the list
+        await start(pilot)
         assert isinstance(app.screen, PairScreen)
 
 
@@ -260,7 +262,7 @@ async def test_unknown_study_is_reported(engine: Engine) -> None:
     app = make_app(engine=engine, annotator="kim", study="nope")
     messages = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         assert isinstance(app.screen, WelcomeScreen)
         assert any("no study named 'nope'" in m for m in messages)
 

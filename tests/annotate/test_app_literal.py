@@ -16,7 +16,7 @@ from annotate.screens.pair import PairScreen
 from annotate.widgets.literal import LiteralText, literal, sanitize
 from annotate.widgets.panes import TextPane
 from annotate.widgets.progress import StudyProgress
-from tests.annotate.conftest import press, settle
+from tests.annotate.conftest import press, settle, start
 
 HAZARDS = "[bold red]boom[/] [link=https://example.com]click[/link] [@click=app.quit]x[/] [/]"
 
@@ -76,7 +76,7 @@ def assert_safe(widget: Widget) -> None:
 async def test_literal_difficulty_study_on_screen(literal_engine: Engine) -> None:
     app = make_app(engine=literal_engine, annotator="lit", study="literal-text")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, PairScreen)
         title = screen.query_one(StudyProgress).query_one(".title")
@@ -100,7 +100,7 @@ async def test_literal_difficulty_study_on_screen(literal_engine: Engine) -> Non
 async def test_literal_arena_on_screen_narrow(literal_engine: Engine) -> None:
     app = make_app(engine=literal_engine, annotator="lit", study="literal-arena")
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, BattleScreen)
         categories = []
@@ -118,13 +118,13 @@ async def test_literal_arena_on_screen_narrow(literal_engine: Engine) -> None:
 async def test_narrow_terminal_stacks_the_two_halves(engine: Engine) -> None:
     app = make_app(engine=engine, annotator="n", study="demo-difficulty")
     async with app.run_test(size=(60, 30)) as pilot:
-        await settle(pilot)
+        await start(pilot)
         first, second = app.screen.query_one("#first"), app.screen.query_one("#second")
         assert first.region.x == second.region.x
         assert first.region.bottom <= second.region.y
     app = make_app(engine=engine, annotator="n", study="demo-difficulty")
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
+        await start(pilot)
         first, second = app.screen.query_one("#first"), app.screen.query_one("#second")
         assert first.region.y == second.region.y
         assert first.region.right <= second.region.x

@@ -58,6 +58,7 @@ def test_sigkill_mid_study_keeps_every_acknowledged_vote(tmp_path: Path, burst: 
             paint_log=tmp_path / f"paint{run}.log",
         )
         try:
+            t.start()  # the first run: the instructions and subjects, with Enter
             screen = t.wait_for(progress(acknowledged, 40) + r"[\s\S]*1st harder")
             assert shown_progress(screen) == acknowledged  # resumed exactly
             t.wait_painted(1)  # keys act once the item is painted

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Label
 from annotate.app import make_app
 from annotate.screens.history import HistoryScreen
 from annotate.services.voting import VotingSession
-from tests.annotate.conftest import press, record_notifications, rows, settle
+from tests.annotate.conftest import press, record_notifications, rows, start
 
 
 def table_text(screen: HistoryScreen) -> str:
@@ -42,7 +42,7 @@ async def test_history_lists_only_own_votes_newest_first(engine: Engine, db_path
     other_keys = {r[0] for r in rows(db_path, sql)}
     app = make_app(engine=engine, annotator="ada", study="demo-difficulty")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, "1", "2", "0", "h")
         screen = app.screen
         assert isinstance(screen, HistoryScreen)
@@ -75,7 +75,7 @@ async def test_changing_a_difficulty_vote_writes_one_superseding_row(
 ) -> None:
     app = make_app(engine=engine, annotator="ada", study="demo-difficulty")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, "1", "2", "h")
         screen = app.screen
         assert isinstance(screen, HistoryScreen)
@@ -104,7 +104,7 @@ async def test_changing_a_difficulty_vote_writes_one_superseding_row(
 async def test_history_refuses_changes_in_reveal_arena(engine: Engine, db_path: Path) -> None:
     app = make_app(engine=engine, annotator="ada", study="demo-arena")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, "a", "h")
         screen = app.screen
         assert isinstance(screen, HistoryScreen)
@@ -127,7 +127,7 @@ async def test_history_changes_an_arena_vote_where_undo_is_allowed(
     no_reveal(db_path)
     app = make_app(engine=engine, annotator="ada", study="demo-arena")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, "a", "h", "t")
         assert [c for (c,) in rows(db_path, "SELECT choice FROM current_vote")] == ["tie"]
         assert rows(db_path, "SELECT count(*) FROM vote")[0][0] == 2
@@ -139,7 +139,7 @@ async def test_undone_item_shows_the_earlier_choice(engine: Engine) -> None:
         other.vote("right", 4000)
     app = make_app(engine=engine, annotator="ada", study="demo-difficulty")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await start(pilot)
         line = app.screen.query_one("#previous-choice", Label)
         assert not line.display  # nothing before an undo (and nothing of others)
         await press(pilot, "2", "u")

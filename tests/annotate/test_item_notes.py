@@ -17,7 +17,7 @@ from annotate.services.monitoring import monitor_snapshot
 from annotate.services.notes import FLAG_REASONS, report_lines
 from annotate.services.voting import VotingSession
 from annotate.store.migrations import MIGRATIONS, migrate
-from tests.annotate.conftest import press, rows, settle
+from tests.annotate.conftest import press, rows, settle, start
 
 NOTES_SQL = """SELECT a.name, i.key, n.kind, n.reason, n.text, n.vote_uuid FROM itemnote n
                JOIN annotator a ON a.id = n.annotator_id JOIN item i ON i.id = n.item_id
@@ -27,7 +27,7 @@ NOTES_SQL = """SELECT a.name, i.key, n.kind, n.reason, n.text, n.vote_uuid FROM 
 async def test_comment_and_flag_keys_store_notes(engine: Engine, db_path: Path) -> None:
     app = make_app(engine=engine, annotator="ada", study="demo-difficulty")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await start(pilot)
         first = app.screen.shown
         assert first is not None
         await press(pilot, "c")  # before any vote: a note on the item alone
@@ -69,7 +69,7 @@ def test_a_note_goes_with_the_annotators_current_vote(engine: Engine, db_path: P
 async def test_note_keys_act_only_on_a_painted_item(engine: Engine, db_path: Path) -> None:
     app = make_app(engine=engine, annotator="ada", study="demo-difficulty")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         screen.gate.close()  # as while the next item is being painted
         await pilot.press("c")

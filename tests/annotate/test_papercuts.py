@@ -13,12 +13,13 @@ from annotate.app import make_app
 from annotate.screens.battle import BattleScreen
 from annotate.screens.help import HelpScreen
 from annotate.screens.instructions import InstructionsScreen
+from annotate.screens.pair import PairScreen
 from annotate.screens.subjects import SubjectList, SubjectsScreen
 from annotate.screens.welcome import WelcomeScreen
 from annotate.services.settings import last_annotator
 from annotate.services.voting import VotingSession
 from annotate.store import repo
-from tests.annotate.conftest import press, settle
+from tests.annotate.conftest import press, settle, start
 
 SIZE = (100, 30)
 
@@ -107,19 +108,18 @@ async def test_bad_keys_file_is_reported_as_key_settings(engine: Engine) -> None
     assert "Cannot import" not in titles
 
 
-async def test_study_flag_hints_at_subjects_and_instructions(engine: Engine) -> None:
+async def test_study_flag_shows_the_instructions_then_the_subjects(engine: Engine) -> None:
+    """``--study`` goes through the same first steps as the welcome screen (issue 12)."""
     app = make_app(engine=engine, annotator="hint", study="demo-difficulty")
-    messages: list[str] = []
-    original = app.notify
-
-    def notify(message: str, **kwargs: Any) -> None:
-        messages.append(message)
-        original(message, **kwargs)
-
-    app.notify = notify  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert any("s chooses the subjects" in m and "?" in m for m in messages)
+        assert isinstance(app.screen, InstructionsScreen)
+        assert "two questions" in str(app.screen.query_one(".instructions-text").content)
+        assert not any(isinstance(s, PairScreen) for s in app.screen_stack)  # no item yet
+        await press(pilot, "enter")
+        assert isinstance(app.screen, SubjectsScreen)
+        await press(pilot, "enter")
+        assert isinstance(app.screen, PairScreen)
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         texts = [str(w.content) for w in app.screen.query(".instructions-text")]
@@ -127,10 +127,63 @@ async def test_study_flag_hints_at_subjects_and_instructions(engine: Engine) -> 
         assert "two questions" in texts[0]
 
 
+async def choose(pilot: Any, study: str) -> None:
+    """On the welcome screen's study list: highlight ``study`` and press Enter."""
+    studies = pilot.app.screen.query_one("#studies")
+    ids = [studies.get_option_at_index(i).id for i in range(studies.option_count)]
+    studies.highlighted = ids.index(study)
+    await press(pilot, "enter")
+
+
+async def test_instructions_are_shown_once_per_launch(engine: Engine) -> None:
+    """Leaving a study before voting and opening it again goes straight to the item."""
+    app = make_app(engine=engine, annotator="once")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose(pilot, "demo-arena")
+        assert isinstance(app.screen, InstructionsScreen)
+        await press(pilot, "enter")
+        assert isinstance(app.screen, BattleScreen)
+        await press(pilot, "escape")
+        assert isinstance(app.screen, WelcomeScreen)
+        await choose(pilot, "demo-arena")
+        assert isinstance(app.screen, BattleScreen)  # not the instructions again
+        await press(pilot, "escape")
+        app.open_study("demo-arena")  # the command palette's way in
+        await settle(pilot)
+        assert isinstance(app.screen, BattleScreen)
+    again = make_app(engine=engine, annotator="once", study="demo-arena")
+    async with again.run_test(size=SIZE) as pilot:  # a new launch, still no vote: once more
+        await settle(pilot)
+        assert isinstance(again.screen, InstructionsScreen)
+
+
+async def test_palette_opens_a_new_study_with_its_instructions(engine: Engine) -> None:
+    app = make_app(engine=engine, annotator="pal", study="demo-arena")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        assert isinstance(app.screen, BattleScreen)
+        app.open_study("demo-difficulty")  # what "Open study demo-difficulty" calls
+        await settle(pilot)
+        assert isinstance(app.screen, InstructionsScreen)
+        await press(pilot, "enter")
+        assert isinstance(app.screen, SubjectsScreen)
+
+
+async def test_no_instructions_after_the_first_vote(engine: Engine) -> None:
+    VotingSession(engine, "demo-difficulty", "voted").vote("left", 5000)
+    app = make_app(engine=engine, annotator="voted", study="demo-difficulty")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, PairScreen)  # neither instructions nor subjects
+        await press(pilot, "question_mark")
+        assert "two questions" in str(app.screen.query_one(".instructions-text").content)
+
+
 async def test_leaving_a_study_releases_its_reservation(engine: Engine) -> None:
     app = make_app(engine=engine, annotator="res", study="demo-arena")  # overlap 5
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         assert isinstance(app.screen, BattleScreen)
         assert held(engine, "demo-arena", "res") is not None
         await press(pilot, "escape")
@@ -141,7 +194,7 @@ async def test_leaving_a_study_releases_its_reservation(engine: Engine) -> None:
 async def test_quitting_releases_and_reading_keeps_the_reservation(engine: Engine) -> None:
     app = make_app(engine=engine, annotator="rq", study="demo-arena")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, BattleScreen)
         first = held(engine, "demo-arena", "rq")

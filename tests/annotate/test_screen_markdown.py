@@ -12,7 +12,7 @@ from annotate.app import make_app
 from annotate.screens.battle import BattleScreen
 from annotate.services.importing import import_paths
 from annotate.widgets.safe_markdown import markdown_text
-from tests.annotate.conftest import settle
+from tests.annotate.conftest import start
 
 SIZE = (120, 40)
 RESPONSE = (
@@ -77,7 +77,7 @@ async def test_battle_panes(engine: Engine, tmp_path: Path, render: bool | None)
     import_paths(engine, [arena_study(tmp_path, render=render)])
     app = make_app(engine=engine, annotator="md", study="md-arena")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, BattleScreen)
         body = str(screen.query_one("#response-a").query_one(".body").content)
@@ -108,7 +108,7 @@ async def test_long_answer_is_bounded(engine: Engine, tmp_path: Path) -> None:
     import_paths(engine, [folder])
     app = make_app(engine=engine, annotator="md", study="md-arena")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         bodies = [
             str(app.screen.query_one(f"#response-{s}").query_one(".body").content) for s in "ab"
         ]

@@ -18,16 +18,20 @@ from textual.pilot import Pilot
 
 from annotate.app import make_app
 from annotate.services.voting import VotingSession
-from tests.annotate.conftest import press, settle
+from tests.annotate.conftest import press, start
 
 SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 
 
 def keys(*sequence: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
-    """A ``run_before`` that settles, then presses each key and settles after it."""
+    """A ``run_before`` that settles, then presses each key and settles after it.
+
+    A study opened with ``study=`` first passes its instructions and subject chooser
+    (:func:`start`), as an annotator pressing Enter does.
+    """
 
     async def run(pilot: Pilot[Any]) -> None:
-        await settle(pilot)
+        await start(pilot)
         await press(pilot, *sequence)
 
     return run

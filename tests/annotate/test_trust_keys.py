@@ -43,6 +43,7 @@ from tests.annotate.conftest import (
     record_titled_notifications,
     rows,
     settle,
+    start,
     votes,
 )
 
@@ -206,7 +207,7 @@ def test_paint_log_lines(tmp_path: Path) -> None:
 async def test_keys_before_the_paint_are_dropped(engine: Engine, db_path: Path) -> None:
     app = make_app(engine=engine, annotator="early", study="demo-difficulty")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, PairScreen)
         first = screen.shown
@@ -240,7 +241,7 @@ async def test_a_key_read_before_the_paint_is_dropped_when_handled_after_it(
 ) -> None:
     app = make_app(engine=engine, annotator="stamp", study="demo-difficulty")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, PairScreen)
         early = events.Key("1", "1")
@@ -258,7 +259,7 @@ async def test_bursts_vote_only_on_painted_items(
 ) -> None:
     app = make_app(engine=engine, annotator="burst", study="demo-difficulty")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         for burst in ("1212120101", "0210210210", "2121212121"):
             type_at_once(app, burst)  # faster than the screen can paint
             await settle(pilot)
@@ -275,7 +276,7 @@ async def test_bursts_vote_only_on_painted_items(
 async def test_a_double_tap_casts_one_vote(engine: Engine, db_path: Path) -> None:
     app = make_app(engine=engine, annotator="tap", study="demo-difficulty")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         type_at_once(app, "11")  # back to back
         await settle(pilot)
         assert len(votes(db_path)) == 1
@@ -288,7 +289,7 @@ async def test_a_repeat_within_the_debounce_is_ignored_after_the_paint(
     monkeypatch.setattr(key_gate, "REPEAT_DEBOUNCE_S", 60.0)  # however slow the machine
     app = make_app(engine=engine, annotator="tap2", study="demo-difficulty")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, PairScreen)
         await pilot.press("1")
@@ -332,7 +333,7 @@ async def test_undo_key_is_greyed_out_and_explained_after_the_reveal(
     app = make_app(engine=engine, annotator="rev2", study="demo-arena")
     notes = record_titled_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, BattleScreen)
         await pilot.press("a")
@@ -358,7 +359,7 @@ async def test_summary_refuses_undo_after_the_reveal(
     app = make_app(engine=engine, annotator="sum", study="esc-arena")
     notes = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         await pilot.press("b")
         await settle(pilot)
         summary = app.screen
@@ -379,7 +380,7 @@ async def test_the_reveal_shows_model_names_sanitised(engine: Engine, tmp_path: 
     app = make_app(engine=engine, annotator="esc", study="esc-arena")
     notes = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, BattleScreen)
         await pilot.press("a")
@@ -411,7 +412,7 @@ async def test_a_3mb_question_is_shown_bounded_and_the_vote_lands(
     import_paths(engine, [big_question_study(tmp_path, size)])
     app = make_app(engine=engine, annotator="big", study="big")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await start(pilot)
         screen = app.screen
         assert isinstance(screen, PairScreen)
         assert screen.painted_generation >= 1
