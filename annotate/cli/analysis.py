@@ -21,6 +21,7 @@ RANK_METHODS = (
     "eip",
     "simple",
     "accuracy",
+    "weighted-accuracy",
     "irt-1pl",
     "irt-2pl",
     "irt-1pl-mml",
@@ -65,6 +66,12 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
         type=float,
         default=0.5,
         help="IRT: a partial-credit score counts as correct from this value (0.5)",
+    )
+    r.add_argument(
+        "--questions",
+        metavar="FILE",
+        default=None,
+        help="weighted-accuracy: CSV or JSONL question_id,dataset (or id,subject)",
     )
     r.add_argument("--top", type=int, default=20, help="rows of each table to print")
     r.add_argument(
@@ -408,7 +415,14 @@ def cmd_rank(args: argparse.Namespace) -> int:
         raise AnnotateError("give a response MATRIX file or --study NAME")
     if args.top < 1:
         raise AnnotateError(f"--top must be at least 1, got {args.top}")
-    r = estimate(matrix, args.method, alpha=args.alpha, threshold=args.threshold)
+    datasets = None
+    if getattr(args, "questions", None):
+        if args.method != "weighted-accuracy":
+            raise AnnotateError("--questions is used only by weighted-accuracy")
+        from annotate.services.analyze import read_datasets
+
+        datasets = read_datasets(Path(args.questions))
+    r = estimate(matrix, args.method, alpha=args.alpha, threshold=args.threshold, datasets=datasets)
     files = write_ranking(r, Path(args.out)) if args.out else []
     if args.json:
         doc = r.as_dict()

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from annotate.errors import AnnotateError, InputFileError
 from annotate.services.studies import parse_response_matrix
-from ranking.baselines import accuracy, simple_rank
+from ranking.baselines import accuracy, simple_rank, weighted_accuracy
 from ranking.eip import eip
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.irt import fit_1pl, fit_1pl_mml, fit_2pl, fit_2pl_mml
@@ -26,6 +26,7 @@ METHODS = (
     "eip",
     "simple",
     "accuracy",
+    "weighted-accuracy",
     "irt-1pl",
     "irt-2pl",
     "irt-1pl-mml",
@@ -172,12 +173,18 @@ IRT_METHODS = ("irt-1pl", "irt-2pl", "irt-1pl-mml", "irt-2pl-mml", "mirt")
 
 
 def estimate(
-    matrix: Matrix, method: str, *, alpha: float = 0.85, threshold: float = 0.5
+    matrix: Matrix,
+    method: str,
+    *,
+    alpha: float = 0.85,
+    threshold: float = 0.5,
+    datasets: dict[str, str] | None = None,
 ) -> Ranking:
     """Run one estimator; raise AnnotateError with the reason when it cannot.
 
     IRT methods need right/wrong answers: a partial-credit score counts as
     correct when it is at least ``threshold`` (said in the notes).
+    ``weighted-accuracy`` needs ``datasets`` (question id -> dataset) for every question.
     """
     A = matrix.scores
     notes: list[str] = list(matrix.notes)
@@ -216,6 +223,26 @@ def estimate(
             difficulty = 1.0 - np.nanmean(A, axis=1)
             iters = None
             notes.append("question difficulty: 1 - mean score over models")
+        elif method == "weighted-accuracy":
+            if not datasets:
+                raise AnnotateError(
+                    "weighted-accuracy needs each question's dataset: give --questions FILE "
+                    "(question_id,dataset)"
+                )
+            missing = [q for q in matrix.questions if q not in datasets]
+            if missing:
+                raise AnnotateError(
+                    f"{len(missing)} question(s) have no dataset in the --questions file "
+                    f"(first: {missing[0]!r})"
+                )
+            groups = [datasets[q] for q in matrix.questions]
+            model_score = weighted_accuracy(A, groups)
+            difficulty = 1.0 - np.nanmean(A, axis=1)
+            iters = None
+            notes.append(
+                f"{len(set(groups))} dataset(s) weighted by w_d = 1 - mean accuracy on d "
+                "(EIP paper, sec. 4); question difficulty: 1 - mean score over models"
+            )
         elif method in ("irt-1pl", "irt-2pl"):
             res = (fit_1pl if method == "irt-1pl" else fit_2pl)(A)
             model_score, difficulty, iters = res.ability, res.difficulty, res.iterations

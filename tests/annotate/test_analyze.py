@@ -270,3 +270,43 @@ def test_chembench_report(shared_data, capsys, tmp_path: Path) -> None:
     assert sec["families"]["rows"][-1]["family"] == "total"
     lines = [f"{k}: {json.dumps(v['rows'])}" for k, v in sec.items() if not v["skipped"]]
     print("\n".join(lines))
+
+
+# ---------------------------------------------------------------------------
+# annotate rank weighted-accuracy (EIP paper sec. 4)
+# ---------------------------------------------------------------------------
+
+
+def test_rank_weighted_accuracy_hand_case(capsys, tmp_path: Path) -> None:
+    """Hand: dataset e = {q1, q2} has mean 3/4 (w = 1/4), h = {q3, q4} mean 1/4 (w = 3/4);
+    model a scores 1 on e and 1/2 on h: (1/4 + 3/8) / 1 = 0.625; model b: 1/8 = 0.125."""
+    m = tmp_path / "m.csv"
+    m.write_text("question_id,a,b\nq1,1,1\nq2,1,0\nq3,1,0\nq4,0,0\n")
+    q = tmp_path / "q.csv"
+    q.write_text("question_id,dataset\nq1,e\nq2,e\nq3,h\nq4,h\n")
+    doc = run_json(capsys, "rank", "weighted-accuracy", str(m), "--questions", str(q))
+    assert doc["models"] == [{"model": "a", "score": 0.625}, {"model": "b", "score": 0.125}]
+
+
+def test_rank_weighted_accuracy_on_the_demo_subjects(capsys) -> None:
+    """The demo's subjects as datasets: the scores are ranking.baselines.weighted_accuracy's."""
+    from annotate.services.estimators import read_matrix
+    from ranking.baselines import weighted_accuracy
+
+    doc = run_json(
+        capsys, "rank", "weighted-accuracy", str(DEMO), "--questions", str(DEMO / "questions.jsonl")
+    )
+    m = read_matrix(DEMO)
+    subjects = svc.read_datasets(DEMO / "questions.jsonl")
+    ref = weighted_accuracy(m.scores, [subjects[q] for q in m.questions])
+    got = {r["model"]: r["score"] for r in doc["models"]}
+    for name, v in zip(m.models, ref, strict=True):
+        assert got[name] == pytest.approx(v, abs=1e-15)
+
+
+def test_rank_weighted_accuracy_needs_datasets(capsys) -> None:
+    code = main(["rank", "weighted-accuracy", str(DEMO)])
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert "--questions FILE" in err
+    assert err.count("\n") == 1
