@@ -17,6 +17,9 @@ by Quantifying Question Difficulty, ICLR 2026), computed on the caller's matrix:
   side one family dominates (Tables 16-17).
 * :func:`super_model_addition` - append a synthetic strong model (Table 18).
 * :func:`anchor_questions` - one decile-stratified anchor sample (App. N, Table 20).
+* :func:`group_agreement` - difficulty agreement between model groups (Fig. 6).
+* :func:`difficulty_tiers` - each model's correct answers per difficulty tier, by
+  leave-one-out difficulty (Figs. 5 and 11).
 * :func:`eip_bootstrap` - percentile intervals of competency and difficulty from
   resampled questions (not in the paper).
 
@@ -54,16 +57,20 @@ __all__ = [
     "AlphaConvergenceResult",
     "BootstrapResult",
     "DatasetRemovalResult",
+    "GroupAgreementResult",
     "InflationResult",
     "LeaveOneOutResult",
     "ModelRemovalResult",
     "PoolDifficultyResult",
     "RankComparisonResult",
     "SuperModelResult",
+    "TierResult",
     "alpha_convergence",
     "anchor_questions",
+    "difficulty_tiers",
     "eip_bootstrap",
     "family_dominated",
+    "group_agreement",
     "icc1",
     "leave_datasets_out",
     "leave_one_model_out",
@@ -1193,3 +1200,184 @@ def eip_bootstrap(
         n_failed=int(np.sum(~ok)),
         level=float(level),
     )
+
+
+# ---------------------------------------------------------------------------
+# Fig. 6: difficulty agreement between model groups; Figs. 5 and 11: tiers
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupAgreementResult:
+    """Result of :func:`group_agreement` (Fig. 6). Arrays run over ``pairs``."""
+
+    pairs: IntArray
+    """Group index pairs (i, j), i < j, shape (n_pairs, 2)."""
+    spearman: FloatArray
+    pearson: FloatArray
+    kendall: FloatArray
+    n_questions: IntArray
+    """Questions retained by both groups' fits (the correlations run over them)."""
+    fitted: npt.NDArray[np.bool_]
+    """Whether each group's EIP fit succeeded, shape (n_groups,)."""
+
+
+def group_agreement(
+    A: npt.ArrayLike,
+    groups: Sequence[npt.ArrayLike],
+    *,
+    alpha: float = 0.85,
+    tol: float = 1e-10,
+    max_iter: int = 1000,
+) -> GroupAgreementResult:
+    """Agreement of the question difficulty that separate groups of models give.
+
+    EIP is fitted on each group's columns alone; for each pair of groups the
+    difficulties of the questions both fits retain are compared by Spearman,
+    Pearson and Kendall (tau-b) correlation.
+
+    Parameters
+    ----------
+    A : array-like of shape (n_questions, n_models)
+        Responses, as for :func:`ranking.eip`.
+    groups : sequence of array-like of int
+        Model column indices of each group (open-weight, proprietary, ...).
+    alpha, tol, max_iter
+        Passed to every fit.
+
+    Returns
+    -------
+    GroupAgreementResult
+        NaN where a group's fit failed or fewer than 3 questions are shared.
+
+    References
+    ----------
+    EIP paper, sec. 3.4, Fig. 6.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> b = rng.normal(size=(400, 1))  # question difficulties shared by both groups
+    >>> A = (rng.random((400, 8)) < 1 / (1 + np.exp(b - np.linspace(-1, 1, 8)))).astype(int)
+    >>> res = group_agreement(A, [[0, 2, 4, 6], [1, 3, 5, 7]])
+    >>> res.pairs.tolist(), bool(res.spearman[0] > 0)
+    ([[0, 1]], True)
+    """
+    arr = _as_response_matrix(A)
+    n_m = arr.shape[1]
+    fits: list[EIPResult | None] = []
+    for i, g in enumerate(groups):
+        cols = np.asarray(g, dtype=np.int64)
+        if cols.ndim != 1 or np.any((cols < 0) | (cols >= n_m)):
+            raise InvalidParameterError(f"group {i} must hold model indices in [0, {n_m})")
+        fits.append(_fit(arr[:, cols], alpha, tol, max_iter) if cols.size >= 2 else None)
+    pairs = [(i, j) for i in range(len(fits)) for j in range(i + 1, len(fits))]
+    out = np.full((3, len(pairs)), np.nan)
+    shared = np.zeros(len(pairs), dtype=np.int64)
+    for p, (i, j) in enumerate(pairs):
+        fi, fj = fits[i], fits[j]
+        if fi is None or fj is None:
+            continue
+        both = fi.retained & fj.retained
+        shared[p] = int(both.sum())
+        x, y = fi.difficulty[both], fj.difficulty[both]
+        if shared[p] < 3 or np.all(x == x[0]) or np.all(y == y[0]):
+            continue
+        out[:, p] = (
+            _rho(x, y),
+            float(stats.pearsonr(x, y).statistic),
+            float(stats.kendalltau(x, y).statistic),
+        )
+    return GroupAgreementResult(
+        pairs=np.asarray(pairs, dtype=np.int64).reshape(-1, 2),
+        spearman=out[0],
+        pearson=out[1],
+        kendall=out[2],
+        n_questions=shared,
+        fitted=np.array([f is not None for f in fits], dtype=bool),
+    )
+
+
+@dataclass(frozen=True)
+class TierResult:
+    """Result of :func:`difficulty_tiers` (Figs. 5 and 11)."""
+
+    solved: FloatArray
+    """Score mass (correct answers) of each model per tier, easy to hard.
+
+    Shape (n_models, n_tiers)."""
+    answered: FloatArray
+    """Observed answers of each model per tier, shape (n_models, n_tiers)."""
+    failed: npt.NDArray[np.bool_]
+    """Models whose leave-one-out fit failed (their rows are NaN), shape (n_models,)."""
+
+    @property
+    def accuracy(self) -> FloatArray:
+        """Accuracy per tier, shape (n_models, n_tiers)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(self.solved / self.answered)
+
+
+def difficulty_tiers(
+    A: npt.ArrayLike,
+    *,
+    n_tiers: int = 3,
+    alpha: float = 0.85,
+    tol: float = 1e-10,
+    max_iter: int = 1000,
+) -> TierResult:
+    """Each model's correct answers split into difficulty tiers, by leave-one-out difficulty.
+
+    For model m, EIP is fitted without m, so m's own answers do not shape the
+    difficulty it is judged by; the questions are cut into ``n_tiers``
+    equal-count tiers by that difficulty (questions solved by all of the other
+    models are easiest and by none hardest; ties broken by question order) and
+    m's correct answers are counted per tier.
+
+    Parameters
+    ----------
+    A : array-like of shape (n_questions, n_models)
+        Responses, as for :func:`ranking.eip`.
+    n_tiers : int, default=3
+        Tiers (easy, medium, hard).
+    alpha, tol, max_iter
+        Passed to every fit.
+
+    Returns
+    -------
+    TierResult
+
+    References
+    ----------
+    EIP paper, sec. 3.4 (Fig. 5) and App. F (Fig. 11).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = (np.random.default_rng(0).random((300, 5)) < np.linspace(0.3, 0.7, 5)).astype(int)
+    >>> res = difficulty_tiers(A)
+    >>> res.answered[0].tolist()
+    [100.0, 100.0, 100.0]
+    """
+    arr = _as_response_matrix(A)
+    n_m = arr.shape[1]
+    n_tiers = _positive_int(n_tiers, "n_tiers")
+    xs = np.asarray(arr, dtype=np.float64)
+    solved = np.full((n_m, n_tiers), np.nan)
+    answered = np.full((n_m, n_tiers), np.nan)
+    failed = np.zeros(n_m, dtype=bool)
+    for m in range(n_m):
+        others = np.delete(np.arange(n_m), m)
+        fit = _fit(arr[:, others], alpha, tol, max_iter) if others.size >= 2 else None
+        if fit is None:
+            failed[m] = True
+            continue
+        order = np.argsort(fit.difficulty, kind="stable")
+        col = xs[:, m]
+        for t, rows in enumerate(np.array_split(order, n_tiers)):
+            v = col[rows]
+            seen = ~np.isnan(v)
+            solved[m, t] = float(v[seen].sum())
+            answered[m, t] = float(seen.sum())
+    return TierResult(solved=solved, answered=answered, failed=failed)

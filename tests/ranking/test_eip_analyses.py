@@ -17,8 +17,10 @@ from ranking.eip import eip
 from ranking.eip_analyses import (
     alpha_convergence,
     anchor_questions,
+    difficulty_tiers,
     eip_bootstrap,
     family_dominated,
+    group_agreement,
     icc1,
     leave_datasets_out,
     leave_one_model_out,
@@ -306,3 +308,44 @@ def test_eip_bootstrap_reproduces_its_replicates() -> None:
     np.testing.assert_allclose(res.difficulty_low, dlo, rtol=1e-6)
     assert res.n_failed == 0
     assert np.all(res.rank_low <= res.rank_high)
+
+
+# --- Fig. 6 and Figs. 5 / 11 -------------------------------------------------
+
+
+def test_group_agreement_against_direct_refits() -> None:
+    """Each correlation is scipy's on two refits written out here."""
+    A = synthetic(8, n_q=500, n_m=9)
+    groups = [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
+    res = group_agreement(A, groups)
+    assert res.pairs.tolist() == [[0, 1], [0, 2], [1, 2]]
+    fits = [eip(A[:, g]) for g in groups]
+    for p, (i, j) in enumerate(res.pairs):
+        both = fits[i].retained & fits[j].retained
+        x, y = fits[i].difficulty[both], fits[j].difficulty[both]
+        assert res.n_questions[p] == both.sum()
+        assert res.spearman[p] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+        assert res.pearson[p] == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+        assert res.kendall[p] == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
+
+
+def test_group_agreement_single_model_group_is_nan() -> None:
+    res = group_agreement(synthetic(), [[0], [1, 2, 3]])
+    assert res.fitted.tolist() == [False, True]
+    assert np.isnan(res.spearman[0])
+
+
+def test_difficulty_tiers_counts() -> None:
+    """The tiers of each model add up to its correct answers and its answered questions
+    (counted independently); model 0's tiers match a leave-one-out refit written out here."""
+    A = synthetic(9, n_q=301, n_m=6).astype(np.float64)
+    A[5, 0] = np.nan
+    res = difficulty_tiers(A)
+    np.testing.assert_allclose(res.solved.sum(axis=1), np.nansum(A, axis=0))
+    np.testing.assert_allclose(res.answered.sum(axis=1), np.sum(~np.isnan(A), axis=0))
+    fit = eip(A[:, 1:])
+    order = np.argsort(fit.difficulty, kind="stable")
+    hard = order[-100:]  # 301 = 101 + 100 + 100 questions
+    assert res.solved[0, 2] == np.nansum(A[hard, 0])
+    # a stronger model solves a larger share of the hard tier
+    assert res.accuracy[5, 2] > res.accuracy[0, 2]
