@@ -32,6 +32,9 @@ ANALYSES = (
     "datasets",
     "alpha",
     "vs-accuracy",
+    "scale",
+    "tiers",
+    "group-agreement",
     "pools",
     "weak-inflation",
     "wrong-side",
@@ -641,6 +644,138 @@ def _vs_accuracy(c: _Ctx) -> Section:
     return s
 
 
+def _scale(c: _Ctx) -> Section:
+    from ranking.baselines import accuracy
+    from ranking.compare import ranks
+
+    s = Section("scale", "EIP and accuracy per model, and against parameter scale", "Figs. 3-4")
+    acc = accuracy(c.A)
+    r_eip, r_acc = ranks(c.full.competency), ranks(acc)
+    params = [c.meta.models.get(m, ModelInfo()).params_b for m in c.matrix.models]
+    s.columns = ["model", "params_b", "accuracy_pct", "competency_100", "eip_rank", "accuracy_rank"]
+    order = np.argsort(r_eip, kind="stable")
+    s.rows = [
+        [
+            c.matrix.models[j],
+            _params(params[j]),
+            _pct(acc[j]),
+            _f(c.full.competency_100[j]),
+            _f(r_eip[j]),
+            _f(r_acc[j]),
+        ]
+        for j in order
+    ]
+    s.reasons = {"params_b": "no params_b in the model metadata"}
+    known = [j for j, p in enumerate(params) if p is not None]
+    if len(known) >= 3:
+        logp = np.log([_params(params[j]) for j in known])
+        s.extra["scale_rho"] = {
+            "models_with_params": len(known),
+            "eip_vs_log_params": _rho_or_nan(logp, c.full.competency[known]),
+            "accuracy_vs_log_params": _rho_or_nan(logp, acc[known]),
+        }
+        s.notes.append(
+            f"Spearman rho with log parameters over {len(known)} models: EIP "
+            f"{cell(s.extra['scale_rho']['eip_vs_log_params'])}, accuracy "
+            f"{cell(s.extra['scale_rho']['accuracy_vs_log_params'])}"
+        )
+    else:
+        s.notes.append("fewer than 3 models have params_b: no correlation with scale")
+    s.notes.append(
+        "paper: EIP and accuracy mostly agree, with models that do better on hard questions "
+        "moving up under EIP (Gemini-1.5-Pro over GPT-4o); both grow with scale"
+    )
+    return s
+
+
+def _params(p: float | None) -> float:
+    return math.nan if p is None else float(p)
+
+
+def _rho_or_nan(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    from ranking.compare import spearman_rho
+    from ranking.errors import RankingInputError
+
+    try:
+        return spearman_rho(x, y)
+    except RankingInputError:
+        return math.nan
+
+
+def _tiers(c: _Ctx) -> Section:
+    from ranking.eip_analyses import difficulty_tiers
+
+    s = Section("tiers", "Correct answers per difficulty tier (leave-one-out)", "Figs. 5 and 11")
+    if c.A.shape[1] < 3:
+        s.skipped = "needs at least 3 models (each model is judged by the others' fit)"
+        return s
+    r = difficulty_tiers(c.A, alpha=c.alpha)
+    acc = r.accuracy
+    s.columns = ["model", "easy_pct", "medium_pct", "hard_pct", "easy_n", "medium_n", "hard_n"]
+    order = np.argsort(-c.full.competency, kind="stable")
+    s.rows = [
+        [c.matrix.models[j], _pct(acc[j, 0]), _pct(acc[j, 1]), _pct(acc[j, 2])]
+        + [_f(v) for v in r.solved[j]]
+        for j in order
+    ]
+    s.reasons = dict.fromkeys(s.columns[1:], "the fit without this model failed")
+    s.notes.append(
+        "for each model, EIP is fitted without it and the questions are cut into three "
+        "equal-count tiers by that difficulty; *_pct is the model's accuracy in the tier, "
+        "*_n its correct answers there"
+    )
+    s.notes.append(
+        "paper (App. F): Gemini-1.5-Pro solves 0.6% more hard questions than GPT-4o and ranks "
+        "above it under EIP despite lower accuracy"
+    )
+    return s
+
+
+def _group_agreement(c: _Ctx) -> Section:
+    from ranking.eip_analyses import group_agreement
+
+    s = Section("group-agreement", "Difficulty agreement between model groups", "Fig. 6")
+    info = [c.meta.models.get(m, ModelInfo()) for m in c.matrix.models]
+    groups: dict[str, list[int]] = {}
+    opens = [j for j, i in enumerate(info) if i.open_weight is True]
+    closed = [j for j, i in enumerate(info) if i.open_weight is False]
+    if len(opens) >= 2 and len(closed) >= 2:
+        groups["open-weight"], groups["proprietary"] = opens, closed
+    sized = sorted((i.params_b, j) for j, i in enumerate(info) if i.params_b is not None)
+    if len(sized) >= 6:
+        for name, part in zip(
+            ("small", "medium", "large"), np.array_split(np.arange(len(sized)), 3), strict=True
+        ):
+            groups[name] = sorted(sized[p][1] for p in part)
+    if len(groups) < 2:
+        s.skipped = (
+            "needs open_weight (2 or more models each way) or params_b for 6 or more models "
+            "in the model metadata"
+        )
+        return s
+    names = list(groups)
+    r = group_agreement(c.A, [groups[n] for n in names], alpha=c.alpha)
+    s.columns = ["group_a", "group_b", "questions", "spearman", "pearson", "kendall"]
+    s.rows = [
+        [names[i], names[j], int(n), _f(sp), _f(pe), _f(ke)]
+        for (i, j), n, sp, pe, ke in zip(
+            r.pairs, r.n_questions, r.spearman, r.pearson, r.kendall, strict=True
+        )
+    ]
+    why = "a group's EIP fit failed or fewer than 3 questions are retained by both"
+    s.reasons = dict.fromkeys(["spearman", "pearson", "kendall"], why)
+    s.notes.append(
+        "groups: "
+        + "; ".join(f"{n} ({len(groups[n])} models)" for n in names)
+        + "; size groups are params_b tertiles; correlations over questions both fits retain"
+    )
+    s.notes.append(
+        "paper: difficulty from open-weight and proprietary models, and from different "
+        "sizes, agrees strongly (Fig. 6)"
+    )
+    return s
+
+
 def _pools(c: _Ctx) -> Section:
     from ranking.eip_analyses import pool_difficulty
 
@@ -968,6 +1103,9 @@ RUNNERS: dict[str, Callable[[_Ctx], Section]] = {
     "datasets": _datasets,
     "alpha": _alpha,
     "vs-accuracy": _vs_accuracy,
+    "scale": _scale,
+    "tiers": _tiers,
+    "group-agreement": _group_agreement,
     "pools": _pools,
     "weak-inflation": _weak_inflation,
     "wrong-side": _wrong_side,

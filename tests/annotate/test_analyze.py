@@ -268,6 +268,10 @@ def test_chembench_report(shared_data, capsys, tmp_path: Path) -> None:
         pools[p]["dead_pct"] for p in ("small", "medium", "large")
     )
     assert sec["families"]["rows"][-1]["family"] == "total"
+    groups = {(r["group_a"], r["group_b"]) for r in sec["group-agreement"]["rows"]}
+    assert ("open-weight", "proprietary") in groups
+    tiers = {r["model"]: r for r in sec["tiers"]["rows"]}
+    assert all(t["easy_pct"] >= t["hard_pct"] for t in tiers.values())
     lines = [f"{k}: {json.dumps(v['rows'])}" for k, v in sec.items() if not v["skipped"]]
     print("\n".join(lines))
 
@@ -310,3 +314,42 @@ def test_rank_weighted_accuracy_needs_datasets(capsys) -> None:
     assert code == 1
     assert "--questions FILE" in err
     assert err.count("\n") == 1
+
+
+def test_scale_rho_is_scipys(capsys, tmp_path: Path) -> None:
+    """Figs. 3-4 on the demo: rho with log params equals scipy's on the demo's models.csv."""
+    from annotate.services.estimators import read_matrix
+    from ranking.baselines import accuracy
+
+    doc = run_json(capsys, "analyze", str(DEMO), "--only", "scale", "--out", str(tmp_path))
+    m = read_matrix(DEMO)
+    params = svc.read_models(DEMO / "models.csv")
+    logp = np.log([params[x].params_b for x in m.models])
+    rho = doc["sections"]["scale"]["scale_rho"]["accuracy_vs_log_params"]
+    assert rho == pytest.approx(stats.spearmanr(logp, accuracy(m.scores)).statistic, abs=1e-12)
+
+
+def test_missing_answers_run_every_analysis(capsys, tmp_path: Path) -> None:
+    """A long-format matrix with 10% of the answers missing: every section runs or says why,
+    and every null in the JSON has a reason."""
+    rng = np.random.default_rng(3)
+    n_q, n_m = 200, 8
+    b = rng.normal(size=n_q)
+    theta = np.linspace(-1, 1.5, n_m)
+    path = tmp_path / "long.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["question_id", "model", "score"])
+        for i in range(n_q):
+            for j in range(n_m):
+                if rng.random() < 0.1:
+                    continue
+                w.writerow(
+                    [f"q{i}", f"m{j}", int(rng.random() < 1 / (1 + np.exp(b[i] - theta[j])))]
+                )
+    doc = run_json(
+        capsys, "analyze", str(path), "--out", str(tmp_path / "o"), "--boot", "10", "--no-plots"
+    )
+    nulls_have_reasons(doc)
+    skipped = {k for k, v in doc["sections"].items() if v["skipped"]}
+    assert skipped == {"datasets", "families", "group-agreement"}
