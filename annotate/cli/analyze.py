@@ -87,6 +87,14 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
     a.add_argument(
         "--boot", metavar="N", type=int, default=200, help="bootstrap resamples (default 200)"
     )
+    a.add_argument(
+        "--question",
+        metavar="ID",
+        action="append",
+        default=[],
+        help="wrong-side: why is this question hard, its failing models and their share of "
+        "its difficulty (repeatable; default: the hardest question)",
+    )
     a.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     a.add_argument(
         "--export-anchors",
@@ -148,6 +156,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             seed=args.seed,
             n_boot=args.boot,
             anchor_rate=args.anchor_rate if args.export_anchors else None,
+            questions=args.question,
             progress=progress,
         )
     if args.out:

@@ -352,6 +352,8 @@ class _Ctx:
     n_boot: int
     full: Any
     """The full-matrix EIPResult."""
+    questions: tuple[str, ...] = ()
+    """Question ids for the wrong-side view (``--question``); empty: the hardest."""
 
 
 def _model_removal(c: _Ctx) -> Section:
@@ -876,39 +878,69 @@ def _weak_inflation(c: _Ctx) -> Section:
 def _wrong_side(c: _Ctx) -> Section:
     from ranking.eip_analyses import wrong_side_shares
 
-    s = Section("wrong-side", "Wrong-side contribution of the hardest question", "Table 16")
+    chosen = list(c.questions)
+    title = (
+        "Why these questions are hard: wrong-side contributions"
+        if chosen
+        else "Wrong-side contribution of the hardest question"
+    )
+    s = Section("wrong-side", title, "Table 16")
     keep = c.full.retained
     if not keep.any():
         s.skipped = "no retained question"
         return s
+    index = {q: i for i, q in enumerate(c.matrix.questions)}
+    unknown = [q for q in chosen if q not in index]
+    if unknown:
+        raise AnnotateError(
+            f"--question {unknown[0]!r} is not a question of the matrix "
+            f"(ids look like {c.matrix.questions[0]!r})"
+        )
+    targets = [index[q] for q in chosen] or [
+        int(np.flatnonzero(keep)[np.argmax(c.full.difficulty[keep])])
+    ]
     shares = wrong_side_shares(c.A, c.full)
-    q = int(np.flatnonzero(keep)[np.argmax(c.full.difficulty[keep])])
     fail = np.nan_to_num(1.0 - c.A)
     F = fail[keep].sum(axis=0)
-    failing = np.flatnonzero(shares[q] > 0)
-    failing = failing[np.argsort(-shares[q, failing], kind="stable")]
-    s.columns = ["model", "competency_100", "F_m", "share_pct"]
-    s.rows = [
-        [c.matrix.models[j], _f(c.full.competency_100[j]), _f(F[j]), _pct(shares[q, j])]
-        for j in failing
-    ]
+    s.columns = ["question", "model", "competency_100", "F_m", "share_pct"]
+    s.extra["questions"] = []
+    for q in targets:
+        name = c.matrix.questions[q]
+        if not keep[q]:
+            why = "solved by every model" if c.full.solved_by_all[q] else "solved by no model"
+            s.notes.append(f"question {name!r} is {why}: left out of the propagation")
+            continue
+        failing = np.flatnonzero(shares[q] > 0)
+        failing = failing[np.argsort(-shares[q, failing], kind="stable")]
+        s.rows += [
+            [name, c.matrix.models[j], _f(c.full.competency_100[j]), _f(F[j]), _pct(shares[q, j])]
+            for j in failing
+        ]
+        weak = failing[np.argsort(c.full.competency[failing], kind="stable")][
+            : max(1, failing.size // 2)
+        ]
+        strongest = failing[np.argmax(c.full.competency[failing])]
+        s.notes.append(
+            f"question {name!r}: difficulty_100 {c.full.difficulty_100[q]:.2f}, "
+            f"{failing.size} failing models; the {weak.size} weakest hold "
+            f"{_pct(shares[q, weak].sum()):.2f}%, the strongest "
+            f"({c.matrix.models[strongest]}) {_pct(shares[q, strongest]):.2f}%"
+        )
+        s.extra["questions"].append(
+            {
+                "question": name,
+                "difficulty_100": _f(c.full.difficulty_100[q]),
+                "failing_models": int(failing.size),
+            }
+        )
     s.notes.append(
-        f"question {c.matrix.questions[q]!r} (difficulty_100 {c.full.difficulty_100[q]:.2f}), "
-        f"{failing.size} failing models; share = (1 - score) pi_m / F(m) normalised (eq. 2); "
-        "F(m) is the failure total over retained questions"
+        "share = (1 - score) pi_m / F(m) normalised over the failing models (eq. 2); F(m) is "
+        "the failure total over retained questions. A strong model holding most of an easy "
+        "question's difficulty is worth a look (label error, contamination of the others)"
     )
     s.notes.append(
         "paper (question 14703, 15 failing models): GPT-4o 32.69%, the 7 weakest failing "
         "models together 18.60%"
-    )
-    s.extra["question"] = c.matrix.questions[q]
-    weak = failing[np.argsort(c.full.competency[failing], kind="stable")][
-        : max(1, failing.size // 2)
-    ]
-    s.notes.append(
-        f"the {weak.size} weakest failing models together hold "
-        f"{_pct(shares[q, weak].sum()):.2f}% of it; the strongest holds "
-        f"{_pct(shares[q, failing[np.argmax(c.full.competency[failing])]]):.2f}%"
     )
     return s
 
@@ -1126,6 +1158,7 @@ def analyze(
     seed: int = 0,
     n_boot: int = 200,
     anchor_rate: float | None = None,
+    questions: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
 ) -> Analysis:
     """Run the analyses named in ``only`` (default: all of :data:`ANALYSES`).
@@ -1155,7 +1188,7 @@ def analyze(
         raise AnnotateError(
             f"EIP cannot fit this matrix: {_named(err, matrix)}", title="Cannot analyze"
         ) from err
-    ctx = _Ctx(A, matrix, meta, alpha, seed, n_boot, full)
+    ctx = _Ctx(A, matrix, meta, alpha, seed, n_boot, full, tuple(questions))
     sections = []
     for i, name in enumerate(names):
         if progress is not None:

@@ -353,3 +353,27 @@ def test_missing_answers_run_every_analysis(capsys, tmp_path: Path) -> None:
     nulls_have_reasons(doc)
     skipped = {k for k, v in doc["sections"].items() if v["skipped"]}
     assert skipped == {"datasets", "families", "group-agreement"}
+
+
+def test_why_is_this_question_hard(capsys, tmp_path: Path) -> None:
+    """--question: the failing models' shares of its difficulty add to 100%; an unknown id
+    is one line."""
+    doc = run_json(
+        capsys,
+        "analyze",
+        str(DEMO),
+        "--only",
+        "wrong-side",
+        "--question",
+        "arith-08",
+        "--out",
+        str(tmp_path),
+    )
+    rows = doc["sections"]["wrong-side"]["rows"]
+    assert {r["question"] for r in rows} == {"arith-08"}
+    assert sum(r["share_pct"] for r in rows) == pytest.approx(100.0)
+    code = main(["analyze", str(DEMO), "--only", "wrong-side", "--question", "nope"])
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert "--question 'nope' is not a question" in err
+    assert err.count("\n") == 1
