@@ -74,7 +74,7 @@ def write_inputs(folder: Path, seed: int = 0) -> None:
         w = csv.writer(fh)
         w.writerow(["model", "family", "params_b", "open_weight"])
         for j, m in enumerate(models):
-            w.writerow([m, FAMILIES[j % 6], sizes[j], "true"])
+            w.writerow([m, FAMILIES[j % 6], sizes[j], "true" if j % 2 else "false"])
 
 
 def main() -> int:
