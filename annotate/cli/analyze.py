@@ -134,8 +134,19 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.study:
         from annotate.services.db import open_store
 
-        matrix = study_matrix(open_store(db_path(args)), args.study)
+        engine = open_store(db_path(args))
+        matrix = study_matrix(engine, args.study)
         meta = find_metadata(None, models, questions)
+        if not meta.datasets:
+            from dataclasses import replace
+
+            from annotate.services.analyze import study_datasets
+
+            subjects = study_datasets(engine, args.study)
+            if subjects and all(q in subjects for q in matrix.questions):
+                meta = replace(
+                    meta, datasets=subjects, sources=(*meta.sources, "the study's subjects")
+                )
         source, name = f"study {args.study}", args.study
     elif args.matrix:
         path = Path(args.matrix)

@@ -274,6 +274,19 @@ def read_models(path: Path) -> dict[str, ModelInfo]:
     return out
 
 
+def study_datasets(engine: Any, study: str) -> dict[str, str]:
+    """Question key -> subject of a stored difficulty study (empty when it has none)."""
+    from sqlmodel import Session
+
+    from annotate.store import repo
+
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+        if st is None or st.id is None:
+            return {}
+        return {k: sub for k, sub in repo.question_subjects(s, st.id) if sub}
+
+
 def find_metadata(
     matrix_path: Path | None, models: Path | None = None, questions: Path | None = None
 ) -> Metadata:

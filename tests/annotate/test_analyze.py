@@ -377,3 +377,27 @@ def test_why_is_this_question_hard(capsys, tmp_path: Path) -> None:
     assert code == 1
     assert "--question 'nope' is not a question" in err
     assert err.count("\n") == 1
+
+
+def test_study_in_the_database_gives_the_folders_numbers(capsys, tmp_path: Path) -> None:
+    """--study reads the stored matrix and the questions' subjects as datasets: the same
+    Table 10 as the study folder."""
+    db = tmp_path / "votes.db"
+    assert main(["import", "--db", str(db), "--demo"]) == 0
+    capsys.readouterr()
+    stored = run_json(
+        capsys,
+        "analyze",
+        "--db",
+        str(db),
+        "--study",
+        "demo-difficulty",
+        "--only",
+        "datasets",
+        "--out",
+        str(tmp_path / "a"),
+    )
+    folder = run_json(
+        capsys, "analyze", str(DEMO), "--only", "datasets", "--out", str(tmp_path / "b")
+    )
+    assert stored["sections"]["datasets"]["rows"] == folder["sections"]["datasets"]["rows"]
