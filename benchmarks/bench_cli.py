@@ -9,9 +9,11 @@ commands: ``--help``, each command's ``--help``, ``studies`` (and ``--json``) on
 database holding the demo and a few hundred votes, and a 4-row battle-file import into
 a new database per run.
 
-The app's time to first item: ``annotate --annotator NAME --study demo-difficulty``
-started in a tmux pane (100 x 32, the server already running), timed from the spawn
-to the first item's confirmed paint, read from the app's paint log
+The app's time to first item: ``annotate --annotator NAME --study demo-difficulty``,
+NAME an annotator resuming (with votes already, so the study opens on the item, as it
+does in every version), started in a tmux pane (100 x 32, the server already
+running), timed from the spawn to the first item's confirmed paint, read from the app's
+paint log
 (``ANNOTATE_PAINT_LOG``: the monotonic time Textual confirmed the frame, the same
 clock as this script's).
 
@@ -138,7 +140,7 @@ def first_item_runs(base: list[str], db: Path, env: dict[str, str], runs: int) -
                     "--db",
                     str(db),
                     "--annotator",
-                    f"bench{i}",
+                    f"pre{i % 10}",  # resuming: no instructions before the item
                     "--study",
                     "demo-difficulty",
                 ]
@@ -153,7 +155,10 @@ def first_item_runs(base: list[str], db: Path, env: dict[str, str], runs: int) -
             ).stdout.strip()
             while not (log.exists() and log.read_text().strip()):
                 if time.monotonic_ns() - t0 > 60e9:
-                    raise RuntimeError("no first item painted after 60 s")
+                    screen = subprocess.run(
+                        [*tmux, "capture-pane", "-p", "-t", "b"], capture_output=True, text=True
+                    ).stdout
+                    raise RuntimeError(f"no first item painted after 60 s; the pane:\n{screen}")
                 time.sleep(0.002)
             cpu.append(_process_cpu_ms(int(pid)))
             painted = int(log.read_text().splitlines()[0].split("\t")[1])
