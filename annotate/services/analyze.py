@@ -1172,9 +1172,14 @@ def analyze(
     n_boot: int = 200,
     anchor_rate: float | None = None,
     questions: Sequence[str] = (),
+    threads: int | None = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> Analysis:
     """Run the analyses named in ``only`` (default: all of :data:`ANALYSES`).
+
+    BLAS runs on ``threads`` threads (default 1, None leaves it alone): the analyses are
+    hundreds of small matrix-vector products, which a threaded BLAS only slows down on
+    a small busy machine (6x on 2 cores at load 5: ``benchmarks/bench_analyze.py``).
 
     Raises
     ------
@@ -1182,8 +1187,6 @@ def analyze(
         An unknown analysis name, or the full matrix cannot be fitted by EIP (the
         message names the question or model).
     """
-    from ranking.eip import eip
-    from ranking.errors import ConvergenceError, RankingInputError
 
     names = list(ANALYSES) if not only else list(dict.fromkeys(only))
     unknown = [n for n in names if n not in RUNNERS]
@@ -1191,6 +1194,29 @@ def analyze(
         raise AnnotateError(
             f"unknown analysis {unknown[0]!r}; expected one of {', '.join(ANALYSES)}"
         )
+    from annotate.services.report import blas_threads
+
+    with blas_threads(threads):
+        return _analyze(
+            matrix, source, metadata, names, alpha, seed, n_boot, anchor_rate, questions, progress
+        )
+
+
+def _analyze(
+    matrix: Matrix,
+    source: str,
+    metadata: Metadata | None,
+    names: list[str],
+    alpha: float,
+    seed: int,
+    n_boot: int,
+    anchor_rate: float | None,
+    questions: Sequence[str],
+    progress: Callable[[int, int], None] | None,
+) -> Analysis:
+    from ranking.eip import eip
+    from ranking.errors import ConvergenceError, RankingInputError
+
     meta = metadata or Metadata()
     A = np.asarray(matrix.scores, dtype=np.float64)
     try:
