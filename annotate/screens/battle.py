@@ -12,6 +12,7 @@ from annotate.screens.vote_base import VoteScreen
 from annotate.widgets.panes import TextPane
 
 if TYPE_CHECKING:
+    from annotate.screens.full_text import ItemText
     from annotate.views import ShownBattle, ShownPair
 
 
@@ -32,6 +33,7 @@ class BattleScreen(VoteScreen):
         ),
     ]
     VOTE_ACTIONS = ("a_better", "b_better", "tie", "both_bad")
+    TEXT_PANES = ("prompt", "response-a", "response-b")
     INSTRUCTION = "Which response answers the prompt better?"
 
     def compose_item(self) -> ComposeResult:
@@ -47,10 +49,26 @@ class BattleScreen(VoteScreen):
 
     def show_item(self, shown: ShownPair | ShownBattle) -> None:
         battle = cast("ShownBattle", shown)
-        md = self.session.render_markdown
-        self.query_one("#prompt", TextPane).show_text(battle.prompt, battle.category, markdown=md)
-        self.query_one("#response-a", TextPane).show_text(battle.response_left, markdown=md)
-        self.query_one("#response-b", TextPane).show_text(battle.response_right, markdown=md)
+        md, more = self.session.render_markdown, self.more_hint()
+        self.query_one("#prompt", TextPane).show_text(
+            battle.prompt, battle.category, markdown=md, more=more
+        )
+        self.query_one("#response-a", TextPane).show_text(
+            battle.response_left, markdown=md, more=more
+        )
+        self.query_one("#response-b", TextPane).show_text(
+            battle.response_right, markdown=md, more=more
+        )
+
+    def full_texts(self, shown: ShownPair | ShownBattle) -> list[ItemText]:
+        from annotate.screens.full_text import ItemText
+
+        battle = cast("ShownBattle", shown)
+        return [
+            ItemText("Prompt", battle.prompt),
+            ItemText("A", battle.response_left),
+            ItemText("B", battle.response_right),
+        ]
 
     def action_a_better(self) -> None:
         self.cast("a")

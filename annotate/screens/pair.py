@@ -9,9 +9,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 
 from annotate.screens.vote_base import VoteScreen
-from annotate.widgets.panes import QuestionCard
+from annotate.widgets.panes import QuestionCard, choice_lines
 
 if TYPE_CHECKING:
+    from annotate.screens.full_text import ItemText
     from annotate.views import ShownBattle, ShownPair
 
 
@@ -50,6 +51,7 @@ class PairScreen(VoteScreen):
         ),
     ]
     VOTE_ACTIONS = ("first_harder", "second_harder", "skip")
+    TEXT_PANES = ("first", "second")
     INSTRUCTION = "Which question is harder for a language model to answer correctly?"
 
     def compose_item(self) -> ComposeResult:
@@ -64,10 +66,19 @@ class PairScreen(VoteScreen):
 
     def show_item(self, shown: ShownPair | ShownBattle) -> None:
         pair = cast("ShownPair", shown)
-        md = self.session.render_markdown
+        md, more = self.session.render_markdown, self.more_hint()
         for card_id, q in (("#first", pair.left), ("#second", pair.right)):
             card = self.query_one(card_id, QuestionCard)
-            card.show_question(f"subject: {q.subject}", q.text, q.choices, markdown=md)
+            card.show_question(f"subject: {q.subject}", q.text, q.choices, markdown=md, more=more)
+
+    def full_texts(self, shown: ShownPair | ShownBattle) -> list[ItemText]:
+        from annotate.screens.full_text import ItemText
+
+        pair = cast("ShownPair", shown)
+        return [
+            ItemText(title, q.text, after=choice_lines(q.choices))
+            for title, q in (("1 · first question", pair.left), ("2 · second question", pair.right))
+        ]
 
     def action_first_harder(self) -> None:
         self.cast("left")

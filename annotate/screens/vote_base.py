@@ -38,11 +38,13 @@ from textual.worker import Worker, WorkerState
 from annotate.messages import StudyFinished, StudyOpened, VoteRecorded, VoteUndone
 from annotate.screens.key_gate import KeyGate, clock, freeze_startup_objects
 from annotate.screens.summary import notify_refused_undo
+from annotate.widgets.literal import MAX_SHOWN_CHARS
 from annotate.widgets.progress import StudyProgress
 from annotate.widgets.reveal import RevealLine
 from annotate.widgets.safe_markdown import warm
 
 if TYPE_CHECKING:
+    from annotate.screens.full_text import ItemText
     from annotate.services.voting import VotingSession
     from annotate.views import ShownBattle, ShownPair, VoteReceipt
 
@@ -104,8 +106,18 @@ class VoteScreen(Screen[None]):
             tooltip="Flag this item as broken (typo, identical questions, cut off...).",
             id="flag-item",
         ),
+        Binding(
+            "v",
+            "read_full_text",
+            "Full text",
+            show=False,
+            tooltip="Read this item's texts in full, page by page (long ones are cut).",
+            id="full-text",
+        ),
     ]
     VOTE_ACTIONS: ClassVar[tuple[str, ...]] = ()
+    TEXT_PANES: ClassVar[tuple[str, ...]] = ()
+    """The ids of the panes that show the item's texts, in the order of :meth:`full_texts`."""
     """Actions that cast a vote (disabled when the study is finished)."""
 
     progress_bar = getters.query_one(StudyProgress)
@@ -148,6 +160,17 @@ class VoteScreen(Screen[None]):
         """Display ``shown`` (model names are never part of it)."""
         raise NotImplementedError
 
+    def full_texts(self, shown: ShownPair | ShownBattle) -> list[ItemText]:
+        """The texts of ``shown`` for the full-text view, in the order of :attr:`TEXT_PANES`."""
+        raise NotImplementedError
+
+    def more_hint(self) -> str:
+        """The end of the line under a cut text: which key shows it whole (as remapped)."""
+        for active in self.active_bindings.values():
+            if active.binding.id == "full-text":
+                return f"{self.app.get_key_display(active.binding)} shows the whole text"
+        return ""
+
     def on_mount(self) -> None:
         self.progress_bar.set_title(self.session.study.title or self.session.study.name)
         self.post_message(StudyOpened(self.session.study.name, self.session.annotator))
@@ -166,7 +189,13 @@ class VoteScreen(Screen[None]):
         """Load the session's current item and render its Markdown (call it in a thread)."""
         shown = session.current()
         if shown is not None and session.render_markdown:
-            warm(*cls.item_texts(shown))
+            from annotate.screens.full_text import first_page
+
+            # what the panes show: a longer text is cut there (rendering 1 MB took seconds);
+            # of a cut text, also the first page of the full-text view (v)
+            texts = cls.item_texts(shown)
+            warm(*(text[:MAX_SHOWN_CHARS] for text in texts))
+            warm(*(first_page(text) for text in texts if len(text) > MAX_SHOWN_CHARS))
 
     def _keep_reservation(self) -> None:
         """A long read does not let the item's reservation lapse (renewed in a thread)."""
@@ -333,11 +362,28 @@ class VoteScreen(Screen[None]):
             return None
         if action in self.VOTE_ACTIONS and self.shown is None:
             return None
-        if action in ("comment_item", "flag_item") and self.shown is None:
+        if action in ("comment_item", "flag_item", "read_full_text") and self.shown is None:
             return None
         return True
 
-    # --- history, comments and flags (issue 12) -------------------------------------
+    # --- history, comments and flags, full texts (issue 12) --------------------------
+
+    def action_read_full_text(self) -> None:
+        """The item's texts in full (:class:`FullTextScreen`), starting from a cut one."""
+        from annotate.screens.full_text import FullTextScreen
+
+        shown = self.shown
+        if self.committing or shown is None:
+            return
+        texts = self.full_texts(shown)
+        cut = [i for i, t in enumerate(texts) if len(t.text) > MAX_SHOWN_CHARS]
+        focused = self.focused.id if self.focused is not None else None
+        at = self.TEXT_PANES.index(focused) if focused in self.TEXT_PANES else 0
+        # the focused pane's text if it is cut, else the first cut text, else the focused one
+        start = at if at in cut or not cut else cut[0]
+        self.app.push_screen(
+            FullTextScreen(texts, markdown=self.session.render_markdown, start=start)
+        )
 
     def _show_previous(self, previous: str | None) -> None:
         """Under the instruction: what the annotator chose before undoing this item."""

@@ -18,8 +18,10 @@ line go through :func:`literal_line` (``annotate.names.one_line``: newlines and
 tabs become placeholders too).
 
 Very long texts are shown up to :data:`MAX_SHOWN_CHARS` characters, followed by
-a line saying how many characters are not shown: wrapping a 3 MB string took
-Rich about ten seconds, during which the app could not paint or take a key.
+a line saying how many characters are not shown (on the voting screens, also which
+key shows them all: :mod:`annotate.screens.full_text`, page by page): wrapping a
+3 MB string took Rich about ten seconds, during which the app could not paint or
+take a key.
 """
 
 from __future__ import annotations
@@ -72,27 +74,35 @@ def literal_line(text: object, style: str = "", *, limit: int = MAX_LINE_CHARS) 
     return Text(shown, style=style, end="")
 
 
-def bounded(text: str, limit: int = MAX_SHOWN_CHARS) -> Text:
+def bounded(text: str, limit: int = MAX_SHOWN_CHARS, *, more: str = "") -> Text:
     """``literal(text)``, cut after ``limit`` characters with a line saying how many are left.
+
+    ``more`` ends that line: how to read the rest (the voting screens name their key).
 
     Examples
     --------
     >>> bounded("abcdef", limit=4).plain
     'abcd\\n[… 2 more characters not shown]'
+    >>> bounded("abcdef", limit=4, more="v shows them").plain
+    'abcd\\n[… 2 more characters not shown: v shows them]'
     >>> bounded("abc", limit=4).plain
     'abc'
     """
     if len(text) <= limit:
         return literal(text)
-    return _not_shown(literal(text[:limit]), len(text) - limit)
+    return _not_shown(literal(text[:limit]), len(text) - limit, more)
 
 
-def _not_shown(out: Text, missing: int) -> Text:
-    out.append(f"\n[… {missing:,} more characters not shown]", style="italic")
+def _not_shown(out: Text, missing: int, more: str = "") -> Text:
+    out.append(f"\n[… {missing:,} more characters not shown", style="italic")
+    if more:
+        out.append(": ", style="italic")
+        out.append(one_line(more), style="bold")
+    out.append("]", style="italic")
     return out
 
 
-def bounded_markdown(text: str, limit: int = MAX_SHOWN_CHARS) -> Text:
+def bounded_markdown(text: str, limit: int = MAX_SHOWN_CHARS, *, more: str = "") -> Text:
     """``text`` as safely rendered Markdown (:mod:`annotate.widgets.safe_markdown`), bounded.
 
     Examples
@@ -100,13 +110,13 @@ def bounded_markdown(text: str, limit: int = MAX_SHOWN_CHARS) -> Text:
     >>> bounded_markdown("**bold** [x](http://e.org)").plain
     'bold x (http://e.org)'
     >>> bounded_markdown("abcdef", limit=4).plain
-    'abcd\n[… 2 more characters not shown]'
+    'abcd\\n[… 2 more characters not shown]'
     """
     from annotate.widgets.safe_markdown import markdown_text
 
     if len(text) <= limit:
         return markdown_text(text)
-    return _not_shown(markdown_text(text[:limit]), len(text) - limit)
+    return _not_shown(markdown_text(text[:limit]), len(text) - limit, more)
 
 
 class LiteralText(Static):
@@ -123,6 +133,10 @@ class LiteralText(Static):
     def __init__(self, text: str = "", *, id: str | None = None, classes: str | None = None):
         super().__init__(bounded(text), id=id, classes=classes, markup=False)
 
-    def set_text(self, text: str, *, markdown: bool = False) -> None:
-        """Replace the shown text (at most :data:`MAX_SHOWN_CHARS` of it)."""
-        self.update(bounded_markdown(text) if markdown else bounded(text))
+    def set_text(self, text: str, *, markdown: bool = False, more: str = "") -> None:
+        """Replace the shown text (at most :data:`MAX_SHOWN_CHARS` of it).
+
+        ``more`` ends the line that says how much of a longer text is not shown.
+        """
+        shown = bounded_markdown(text, more=more) if markdown else bounded(text, more=more)
+        self.update(shown)

@@ -60,11 +60,31 @@ class TextPane(VerticalScroll, can_focus=True):
     def compose(self) -> ComposeResult:
         yield LiteralText(classes="body")
 
-    def show_text(self, text: str, subtitle: str = "", *, markdown: bool = False) -> None:
-        """Show ``text`` (study content; literally, or as safe Markdown) and scroll to the top."""
-        self.query_one(".body", LiteralText).set_text(text, markdown=markdown)
+    def show_text(
+        self, text: str, subtitle: str = "", *, markdown: bool = False, more: str = ""
+    ) -> None:
+        """Show ``text`` (study content; literally, or as safe Markdown) and scroll to the top.
+
+        ``more`` says how to read a text cut at :data:`~annotate.widgets.literal.MAX_SHOWN_CHARS`.
+        """
+        self.query_one(".body", LiteralText).set_text(text, markdown=markdown, more=more)
         self.set_subtitle(subtitle)
         self.scroll_home(animate=False)
+
+
+def choice_lines(choices: Sequence[str] | None) -> str:
+    """A question's choices as shown, one a line: ``A. ...``, ``B. ...``.
+
+    Examples
+    --------
+    >>> print(choice_lines(["24", "32"]))
+    A. 24
+    B. 32
+    """
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    return "\n".join(
+        f"{letters[i] if i < len(letters) else i + 1}. {c}" for i, c in enumerate(choices or ())
+    )
 
 
 class QuestionCard(TextPane):
@@ -76,17 +96,23 @@ class QuestionCard(TextPane):
         yield LiteralText(classes="choices")
 
     def show_question(
-        self, subject: str, text: str, choices: Sequence[str] | None, *, markdown: bool = False
+        self,
+        subject: str,
+        text: str,
+        choices: Sequence[str] | None,
+        *,
+        markdown: bool = False,
+        more: str = "",
     ) -> None:
-        """Show one question (study content: its text literally, or as safe Markdown)."""
+        """Show one question (study content: its text literally, or as safe Markdown).
+
+        ``more`` says how to read a text cut at :data:`~annotate.widgets.literal.MAX_SHOWN_CHARS`.
+        """
         self.query_one(".subject", LiteralText).set_text(subject)
-        self.query_one(".body", LiteralText).set_text(text, markdown=markdown)
+        self.query_one(".body", LiteralText).set_text(text, markdown=markdown, more=more)
         box = self.query_one(".choices", LiteralText)
-        letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-        lines = [
-            f"{letters[i] if i < len(letters) else i + 1}. {c}" for i, c in enumerate(choices or ())
-        ]
-        box.set_text("\n".join(lines))
+        lines = choice_lines(choices)
+        box.set_text(lines, more=more)
         box.display = bool(lines)
         self.scroll_home(animate=False)
         self.call_after_refresh(self._mark_more)

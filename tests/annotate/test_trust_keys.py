@@ -424,7 +424,8 @@ async def test_a_3mb_question_is_shown_bounded_and_the_vote_lands(
         ]
         big = max(bodies, key=len)
         assert len(big) <= MAX_SHOWN_CHARS + 100
-        assert big.endswith(f"[… {size - MAX_SHOWN_CHARS:,} more characters not shown]")
+        missing = size - MAX_SHOWN_CHARS
+        assert big.endswith(f"[… {missing:,} more characters not shown: v shows the whole text]")
         assert min(bodies, key=len) == "short"
         await pilot.press("1")
         await settle(pilot)
