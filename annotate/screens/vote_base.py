@@ -328,8 +328,11 @@ class VoteScreen(Screen[None]):
     def _undone(self, undone: bool) -> None:
         if undone:
             self.post_message(VoteUndone(self.session.study.name))
-            self.notify("Last vote withdrawn; the item is back.", title="Undo", timeout=2)
         self.show_current()
+        if undone and (self.shown is None or self.shown.previous is None):
+            # The item's line "You chose: ... (undone)" says it otherwise; a toast would
+            # cover the bottom of the right pane (and its "more below") for 2 s.
+            self.notify("Last vote withdrawn; the item is back.", title="Undo", timeout=2)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:

@@ -135,7 +135,16 @@ class WelcomeScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         if self.host.annotator and self.host.initial_study:
             return  # the study opens straight away; the list loads when this screen is back
-        self.reload(focus_list=not self.loaded and bool(self.host.annotator))
+        focus_list = not self.loaded and bool(self.host.annotator)
+        if focus_list:  # back from a study opened with --study: the list, not the name box
+            self._greet(self.host.annotator or "")
+            self.query_one("#studies", OptionList).focus()  # keys typed meanwhile stay out
+        self.reload(focus_list=focus_list)
+
+    def _greet(self, name: str) -> None:
+        self.query_one("#step-2", Label).update(
+            Text(f"2. Hello {one_line(name)}! Choose a study (↑/↓ to move, Enter to start)")
+        )
 
     def reload(self, *, focus_list: bool = False) -> None:
         """Refresh the study list and progress (in a thread: it counts votes)."""
@@ -177,9 +186,7 @@ class WelcomeScreen(Screen[None]):
             return
         self.host.annotator = name
         remember_annotator(name)
-        self.query_one("#step-2", Label).update(
-            Text(f"2. Hello {one_line(name)}! Choose a study (↑/↓ to move, Enter to start)")
-        )
+        self._greet(name)
         if self.host.initial_study:
             study, self.host.initial_study = self.host.initial_study, None
             self.host.open_study(study)

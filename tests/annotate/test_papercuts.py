@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from annotate.screens.welcome import WelcomeScreen
 from annotate.services.settings import last_annotator
 from annotate.services.voting import VotingSession
 from annotate.store import repo
-from tests.annotate.conftest import press, settle, start
+from tests.annotate.conftest import press, record_titled_notifications, settle, start
 
 SIZE = (100, 30)
 
@@ -208,3 +209,40 @@ async def test_quitting_releases_and_reading_keeps_the_reservation(engine: Engin
         await app.workers.wait_for_complete()
         await pilot.pause()
     assert held(engine, "demo-arena", "rq") is None
+
+
+async def test_undo_is_said_on_the_item_line_not_in_a_toast(engine: Engine) -> None:
+    """At 80x24 the undo toast covered the right pane's bottom border ("more below")."""
+    app = make_app(engine=engine, annotator="undo-line", study="demo-difficulty")
+    notes = record_titled_notifications(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(pilot)
+        await press(pilot, "2", "u")
+        line = app.screen.query_one("#previous-choice")
+        assert line.display
+        assert "(undone)" in str(line.content)
+    assert "Undo" not in {title for title, _ in notes}
+
+
+async def test_back_from_a_study_opened_with_study_focuses_the_list(engine: Engine) -> None:
+    """Keys typed while the list loads no longer replace the name in the name box."""
+    app = make_app(engine=engine, annotator="back", study="demo-arena")
+    list_studies = app.list_studies
+
+    def slow(annotator: str | None) -> Any:
+        time.sleep(0.5)  # a busy machine: the list takes a while to count the votes
+        return list_studies(annotator)
+
+    app.list_studies = slow  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        assert isinstance(app.screen, BattleScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        welcome = app.screen
+        assert isinstance(welcome, WelcomeScreen)
+        assert app.focused is welcome.query_one("#studies")
+        assert "Hello back!" in str(welcome.query_one("#step-2").content)
+        await pilot.press("j")
+        await settle(pilot)
+        assert welcome.query_one("#name").value == "back"
