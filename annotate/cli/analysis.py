@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from annotate.cli import reasoning
 from annotate.cli.options import Parents, db_path, intermixed
 from annotate.cli.output import print_json, progress_bar, say, table
 from annotate.errors import AnnotateError
@@ -37,7 +38,8 @@ checks it), written out here for the same reason."""
 
 
 def add_parser(subparsers: Any, parents: Parents) -> None:
-    """Add ``rank``, ``rate``, ``monitor`` and ``simulate`` to ``subparsers``."""
+    """Add ``rank``, ``rate``, ``monitor`` and ``simulate`` (and, from
+    :mod:`annotate.cli.reasoning`, ``compare``) to ``subparsers``."""
     common, jsonp = parents.db, parents.json
     r = subparsers.add_parser(
         "rank",
@@ -48,7 +50,7 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
         "with responses.csv, lm-evaluation-harness --log_samples output, or the matrix of a "
         "study in the database (--study NAME).",
     )
-    r.add_argument("method", choices=RANK_METHODS)
+    r.add_argument("method", choices=(*RANK_METHODS, *reasoning.RANK_METHODS))
     r.add_argument(
         "matrix",
         metavar="MATRIX",
@@ -83,6 +85,7 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
         nargs="?",
         const="exports",
     )
+    reasoning.add_rank_options(r)
     r.set_defaults(func=cmd_rank)
 
     t = subparsers.add_parser(
@@ -227,6 +230,7 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
     )
     m.add_argument("--seed", type=int, default=0)
     m.set_defaults(func=cmd_simulate)
+    reasoning.add_parser(subparsers, parents)  # compare (annotate/cli/reasoning.py)
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:
@@ -401,6 +405,9 @@ def _finite(v: Any) -> Any:
 
 def cmd_rank(args: argparse.Namespace) -> int:
     """Rank models and questions from a response matrix (a file or a stored study)."""
+    reasoning.check_rank_options(args)
+    if args.method in reasoning.RANK_METHODS:
+        return reasoning.cmd_rank_reasonerrank(args)
     from annotate.services.estimators import estimate, read_matrix, study_matrix, write_ranking
 
     if args.study and args.matrix:

@@ -35,7 +35,9 @@ COMMANDS = [
     ("rate",),
     ("monitor",),
     ("simulate",),
+    ("compare",),
     ("report",),
+    ("analyze",),
 ]
 HEAVY = ("numpy", "scipy", "pandas", "textual", "sqlalchemy", "sqlmodel", "ranking", "matplotlib")
 
