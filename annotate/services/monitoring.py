@@ -443,12 +443,12 @@ def _fit(
 ) -> _Fit:
     m = len(votes.names)
     noun = "question" if kind == "difficulty" else "model"
-    decided = votes.choice != 0
+    decided = votes.choice != Outcome.SKIP
     it = votes.item[decided]
     k = votes.annotator[decided]
     ch = votes.choice[decided]
-    outcome = np.select([ch == 1, ch == 2], [1.0, 0.0], default=0.5)
-    both_bad = ch == 4
+    outcome = np.select([ch == Outcome.FIRST, ch == Outcome.SECOND], [1.0, 0.0], default=0.5)
+    both_bad = ch == Outcome.BOTH_BAD
     left_chosen = np.where(votes.swapped[decided], outcome == 0.0, outcome == 1.0)
     fast = votes.fast[decided]
     a_glob, b_glob = ent_a[it], ent_b[it]
