@@ -15,7 +15,9 @@ import random
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 from sqlalchemy import Engine
+from textual.widgets import Label
 
 from annotate.app import make_app
 from annotate.names import sanitize
@@ -23,7 +25,7 @@ from annotate.screens.battle import BattleScreen
 from annotate.screens.full_text import PAGE_CHARS, FullTextScreen, page_spans
 from annotate.screens.pair import PairScreen
 from annotate.services.importing import import_paths
-from annotate.widgets.literal import MAX_SHOWN_CHARS
+from annotate.widgets.literal import MAX_SHOWN_CHARS, LiteralText
 from annotate.widgets.panes import QuestionCard
 from tests.annotate.conftest import press, start, votes
 
@@ -67,11 +69,16 @@ def long_arena_study(root: Path, size: int) -> tuple[Path, str]:
 
 
 def body_of(screen: FullTextScreen) -> str:
-    return str(screen.query_one(".body").content)
+    return str(screen.query_one(".body", LiteralText).content)
 
 
 def where_of(screen: FullTextScreen) -> str:
-    return str(screen.query_one("#full-text-where").content)
+    return str(screen.query_one("#full-text-where", Label).content)
+
+
+def pane_bodies(screen: PairScreen) -> list[str]:
+    cards = [screen.query_one(c, QuestionCard) for c in ("#first", "#second")]
+    return [str(c.query_one(".body", LiteralText).content) for c in cards]
 
 
 async def test_v_reads_a_cut_question_in_full_and_votes_nothing(
@@ -84,9 +91,7 @@ async def test_v_reads_a_cut_question_in_full_and_votes_nothing(
         await start(pilot)
         screen = app.screen
         assert isinstance(screen, PairScreen)
-        cards = [screen.query_one(c, QuestionCard) for c in ("#first", "#second")]
-        bodies = [str(c.query_one(".body").content) for c in cards]
-        cut = max(bodies, key=len)
+        cut = max(pane_bodies(screen), key=len)
         missing = len(text) - MAX_SHOWN_CHARS
         assert cut.endswith(f"[… {missing:,} more characters not shown: v shows the whole text]")
         await press(pilot, "v")
@@ -103,7 +108,8 @@ async def test_v_reads_a_cut_question_in_full_and_votes_nothing(
         assert "".join(pages) == sanitize(text)  # every character, in order, nothing added
         assert "␛[31mred␛[0m" in pages[-1]
         assert "[bold]markup[/bold]" in pages[-1]
-        assert str(view.query_one(".after").content) == "A. yes\nB. no"  # after the last page
+        after = str(view.query_one(".after", LiteralText).content)
+        assert after == "A. yes\nB. no"  # the choices, after the last page
         assert view.query_one(".after").display
         await press(pilot, "n")  # no page after the last: nothing happens
         assert view.page == 3
@@ -116,7 +122,7 @@ async def test_v_reads_a_cut_question_in_full_and_votes_nothing(
         await press(pilot, "1", "2", "0")  # vote keys do nothing here
         assert isinstance(app.screen, FullTextScreen)
         await press(pilot, "escape")
-        assert app.screen is screen
+        assert app.screen is screen  # type: ignore[comparison-overlap]
         assert votes(db_path, "long-pair") == []
         await press(pilot, "1")  # the item under the view is still the one to vote on
     assert [k for _, k, *_ in votes(db_path, "long-pair")] == ["p1"]
@@ -143,7 +149,9 @@ async def test_full_markdown_text_stays_safe(engine: Engine, tmp_path: Path) -> 
         assert "␛[31mred␛[0m" in last
         assert "␇" in last
         assert "[bold]markup[/bold]" in last
-        for span in view.query_one(".body").content.spans:  # nothing clickable
+        shown = view.query_one(".body", LiteralText).content
+        assert isinstance(shown, Text)
+        for span in shown.spans:  # nothing clickable
             assert getattr(span.style, "link", None) is None
         shot = app.export_screenshot()
         assert "\x1b" not in shot
@@ -180,10 +188,7 @@ async def test_remapped_key_is_named_on_the_cut_line(engine: Engine, tmp_path: P
         await start(pilot)
         screen = app.screen
         assert isinstance(screen, PairScreen)
-        bodies = [
-            str(screen.query_one(c).query_one(".body").content) for c in ("#first", "#second")
-        ]
-        assert max(bodies, key=len).endswith("not shown: r shows the whole text]")
+        assert max(pane_bodies(screen), key=len).endswith("not shown: r shows the whole text]")
         await press(pilot, "r")
         assert isinstance(app.screen, FullTextScreen)
 
