@@ -32,6 +32,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Label
 from textual.worker import Worker, WorkerState
 
@@ -55,6 +56,10 @@ PAINT_RETRY_S = 0.1
 ``call_after_refresh`` can miss while a screen is being pushed (the callback lands on
 the screen below); keys stay dropped until a confirmation arrives for this screen.
 """
+
+
+NOTE_SAVED_S = 3.0
+"""How long "Comment saved." / "Item flagged: ..." stays in the instruction row."""
 
 
 KEEP_RESERVATION_S = 120.0
@@ -129,6 +134,7 @@ class VoteScreen(Screen[None]):
         """True while a vote, undo or subject choice is committed (and before the first item)."""
         self.shown: ShownPair | ShownBattle | None = None
         self.gate = KeyGate.from_environment()
+        self._note_timer: Timer | None = None
         """Whether a key may act now: the item on screen is painted (see key_gate)."""
 
     @property
@@ -146,6 +152,7 @@ class VoteScreen(Screen[None]):
         with Horizontal(id="instruction-row"):
             yield Label(self.INSTRUCTION, classes="instruction")
             yield RevealLine(id="reveal")
+            yield Label("", id="note-saved")
         yield Label("", id="previous-choice")
         yield from self.compose_item()
         yield Footer()
@@ -439,7 +446,19 @@ class VoteScreen(Screen[None]):
     def _save_note(self, item_id: int, kind: str, reason: str, text: str) -> None:
         self.session.add_note(item_id, kind, reason, text)
         said = "Comment saved." if kind == "comment" else f"Item flagged: {reason}."
-        self.app.call_from_thread(self.notify, said, title="Note", timeout=2, markup=False)
+        self.app.call_from_thread(self._note_saved, said)
+
+    def _note_saved(self, said: str) -> None:
+        """Say it in the instruction row for a few seconds: a toast would cover the right pane."""
+        line = self.query_one("#note-saved", Label)
+        line.update(Text(said))
+        line.display = True
+        if self._note_timer is not None:
+            self._note_timer.stop()
+        self._note_timer = self.set_timer(NOTE_SAVED_S, self._hide_note_saved)
+
+    def _hide_note_saved(self) -> None:
+        self.query_one("#note-saved", Label).display = False
 
     # --- command palette --------------------------------------------------------
 

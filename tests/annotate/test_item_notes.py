@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, text
+from textual.widgets import Label
 
 from annotate.app import make_app
 from annotate.screens.item_note import CommentScreen, FlagScreen
+from annotate.screens.vote_base import VoteScreen
 from annotate.services.db import open_store
 from annotate.services.exporting import export_votes
 from annotate.services.importing import import_paths
@@ -17,7 +19,7 @@ from annotate.services.monitoring import monitor_snapshot
 from annotate.services.notes import FLAG_REASONS, report_lines
 from annotate.services.voting import VotingSession
 from annotate.store.migrations import MIGRATIONS, migrate
-from tests.annotate.conftest import press, rows, settle, start
+from tests.annotate.conftest import press, record_titled_notifications, rows, settle, start
 
 NOTES_SQL = """SELECT a.name, i.key, n.kind, n.reason, n.text, n.vote_uuid FROM itemnote n
                JOIN annotator a ON a.id = n.annotator_id JOIN item i ON i.id = n.item_id
@@ -52,6 +54,29 @@ async def test_comment_and_flag_keys_store_notes(engine: Engine, db_path: Path) 
     assert notes[0][4] == "odd [31m"  # the escape key is not typed into the box
     assert notes[0][5] is None
     assert notes[1][5] is None
+
+
+async def test_a_saved_note_is_said_in_the_instruction_row_not_a_toast(engine: Engine) -> None:
+    """At 80x24 a toast covered the bottom of the right pane and its "more below"."""
+    app = make_app(engine=engine, annotator="said", study="demo-difficulty")
+    notes = record_titled_notifications(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(pilot)
+        screen = app.screen
+        assert isinstance(screen, VoteScreen)
+        line = screen.query_one("#note-saved", Label)
+        assert not line.display
+        await press(pilot, "c")
+        await pilot.press(*"typo")
+        await press(pilot, "enter")
+        assert line.display
+        assert str(line.content) == "Comment saved."
+        assert line.region.y == screen.query_one("#instruction-row").region.y  # one row, no shift
+        screen._hide_note_saved()  # what the timer does after NOTE_SAVED_S
+        assert not line.display
+        await press(pilot, "f", "enter")
+        assert str(line.content) == f"Item flagged: {FLAG_REASONS[0]}."
+    assert "Note" not in {title for title, _ in notes}
 
 
 def test_a_note_goes_with_the_annotators_current_vote(engine: Engine, db_path: Path) -> None:
