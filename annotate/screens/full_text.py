@@ -160,13 +160,17 @@ class FullTextScreen(ModalScreen[None]):
         if self.markdown:  # render the pages either side in a thread: turning is a copy
             near = [spans[i] for i in (page - 1, page + 1) if 0 <= i < len(spans)]
             pages = [item.text[a:b] for a, b in near]
-            self.run_worker(
-                partial(warm, *pages),
-                thread=True,
-                exclusive=True,
-                exit_on_error=False,
-                group="full-text-warm",
-            )
+            # after this page is painted: the thread would hold the GIL while it paints
+            self.call_after_refresh(self._warm, pages)
+
+    def _warm(self, pages: list[str]) -> None:
+        self.run_worker(
+            partial(warm, *pages),
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+            group="full-text-warm",
+        )
 
     def _tabs(self) -> Text:
         out = Text()
