@@ -37,6 +37,10 @@ vote-b                  b        arena: response B is better
 vote-tie                t        arena: tie
 vote-both-bad           x        arena: both are bad
 undo                    u        undo the last vote (its item comes back)
+history                 h        your votes in this study; change an earlier one
+comment-item            c        leave a one-line comment on this item
+flag-item               f        flag this item as broken
+full-text               v        read the item's texts in full, page by page
 studies                 escape   back to the list of studies
 help                    ?        show the keys
 quit                    q        quit (votes are already saved)
@@ -70,6 +74,10 @@ BINDING_IDS: dict[str, str] = {
     "vote-tie": "t",
     "vote-both-bad": "x",
     "undo": "u",
+    "history": "h",
+    "comment-item": "c",
+    "flag-item": "f",
+    "full-text": "v",
     "studies": "escape",
     "help": "question_mark",
     "quit": "q",
