@@ -513,6 +513,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
                 "lower": m.lower,
                 "upper": m.upper,
                 "rank": m.rank,
+                "lowest_rank": m.lowest_rank,
                 "battles": m.battles,
             }
             for m in rep.models
@@ -531,7 +532,13 @@ def cmd_rate(args: argparse.Namespace) -> int:
     say(
         table(
             [
-                (m.rank, m.model, f"{m.rating:.1f}", f"[{m.lower:.1f}, {m.upper:.1f}]", m.battles)
+                (
+                    m.rank if m.lowest_rank <= m.rank else f"{m.rank}-{m.lowest_rank}",
+                    m.model,
+                    f"{m.rating:.1f}",
+                    f"[{m.lower:.1f}, {m.upper:.1f}]",
+                    m.battles,
+                )
                 for m in rep.models
             ],
             ["rank", "model", "rating", "95% interval", "battles"],

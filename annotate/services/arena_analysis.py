@@ -175,6 +175,14 @@ def battles_from_file(path: Path) -> BattleArrays:
     )
 
 
+def _lowest_from_intervals(lower: Any, upper: Any) -> Any:
+    """Worst rank by the interval rule: n minus the models whose interval lies below."""
+    lo = np.asarray(lower, dtype=np.float64)
+    up = np.asarray(upper, dtype=np.float64)
+    below = np.searchsorted(np.sort(up), lo, side="left")
+    return (lo.size - below).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class ModelRating:
     model: str
@@ -183,6 +191,10 @@ class ModelRating:
     upper: float
     rank: int
     battles: int
+    lowest_rank: int = 0
+    """Worst rank the data allow (the rank class is ``rank..lowest_rank``): ``n_models``
+    minus the number of models significantly below (am-ELO: the pairwise tests behind
+    ``rank``; Elo and m-ELO: whose interval lies entirely below this model's)."""
 
 
 @dataclass(frozen=True)
@@ -431,6 +443,7 @@ def rate(
                 rng=seed,
             )
             ratings, lower, upper, ranks, iters = r.ratings, r.lower, r.upper, r.ranks, r.iterations
+            lowest = _lowest_from_intervals(lower, upper)
             status = None
         elif method == "m-elo":
             r2 = m_elo(
@@ -448,6 +461,7 @@ def rate(
                 r2.ranks,
                 r2.iterations,
             )
+            lowest = _lowest_from_intervals(lower, upper)
             status = None
         else:
             r3 = stable_arena(
@@ -475,6 +489,11 @@ def rate(
                 r3.upper,
                 r3.ranks,
                 r3.iterations,
+            )
+            lowest = (
+                r3.lowest_ranks
+                if r3.lowest_ranks is not None
+                else _lowest_from_intervals(lower, upper)
             )
             status = r3
             notes.append(
@@ -521,6 +540,7 @@ def rate(
                 float(upper[i]),
                 int(ranks[i]),
                 int(battles[i]),
+                max(int(ranks[i]), int(lowest[i])),
             )
             for i in range(n_m)
         ),

@@ -271,3 +271,45 @@ def test_rank_json_is_valid_with_item_standard_errors(capsys, tmp_path: Path) ->
         if method.startswith("irt"):
             assert "se_status" in doc
             assert all({"difficulty_se", "discrimination_se"} <= set(q) for q in doc["questions"])
+
+
+def _vote_some(engine: Engine, name: str, n: int, seed: int) -> None:
+    """``n`` honest votes (Bradley-Terry, no ties) by ``name``."""
+    rng = np.random.default_rng(seed)
+    session = VotingSession(engine, "demo-arena", name)
+    with Session(engine) as s:
+        st = repo.get_study(s, "demo-arena")
+        assert st is not None
+        pairs = repo.battle_pairs(s, st.id)
+    for _ in range(n):
+        shown = session.current()
+        assert shown is not None
+        ma, mb, _ = pairs[shown.item_id]
+        d = STRENGTH[ma] - STRENGTH[mb]
+        a_wins = bool(rng.random() < 1.0 / (1.0 + math.exp(-1.5 * d)))
+        session.vote("a" if a_wins != shown.swapped else "b", 300_000)
+
+
+@pytest.mark.parametrize("method", ["am-elo", "m-elo"])
+def test_rate_reports_rank_classes(capsys, engine: Engine, db_path: Path, method: str) -> None:
+    """rate --json gives each model its rank class (rank..lowest_rank); the text table shows
+    it as a range where the two differ (a few votes cannot separate every pair)."""
+    for i, name in enumerate(("ada", "bob", "cyd")):
+        _vote_some(engine, name, 8, seed=i)
+    argv = ["rate", "--db", str(db_path), "--study", "demo-arena", "--method", method]
+    doc = run_json(capsys, *argv, "--boot", "0")
+    models = doc["models"]
+    n = len(models)
+    assert n == 4
+    for m in models:
+        assert isinstance(m["lowest_rank"], int)
+        assert 1 <= m["rank"] <= m["lowest_rank"] <= n
+    assert any(m["rank"] < m["lowest_rank"] for m in models)
+    code = main([*argv, "--boot", "0"])
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = [line.split()[:2] for line in out.splitlines() if line.strip()]
+    for m in models:
+        lo, hi = m["rank"], m["lowest_rank"]
+        shown = str(lo) if lo == hi else f"{lo}-{hi}"
+        assert [shown, m["model"]] in rows, (shown, m["model"], out)
