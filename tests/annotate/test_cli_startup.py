@@ -38,6 +38,7 @@ COMMANDS = [
     ("compare",),
     ("report",),
     ("analyze",),
+    ("plan",),
 ]
 HEAVY = ("numpy", "scipy", "pandas", "textual", "sqlalchemy", "sqlmodel", "ranking", "matplotlib")
 

@@ -1,0 +1,256 @@
+"""Designing a difficulty study from a response matrix (``annotate plan pairs``).
+
+:func:`plan_pairs` names the questions, finds their subjects, runs the estimators and
+hands the arrays to :func:`ranking.design.select_pairs`; :func:`write_pairs` writes the
+chosen pairs as a study's ``pairs.csv`` (``pair_id,first,second``).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from annotate.errors import AnnotateError
+from annotate.services.estimators import Matrix, estimate
+
+__all__ = ["DIFFICULTIES", "DISAGREEMENT_ESTIMATORS", "PairPlan", "plan_pairs", "write_pairs"]
+
+DIFFICULTIES = ("eip", "accuracy")
+"""What the difficulty gap is measured on (``--difficulty``)."""
+
+DISAGREEMENT_ESTIMATORS = ("eip", "irt-1pl", "simple")
+"""The estimators whose disagreement ``--strategy disagreement`` weights by."""
+
+
+@dataclass(frozen=True)
+class PairPlan:
+    """The pairs chosen, with what a lead needs to judge them."""
+
+    pairs: list[dict[str, Any]]
+    """``pair_id``, ``first``, ``second``, ``subject``, ``gap``, ``stratum`` and
+    ``disagreement`` (None unless the estimators ran) of each pair, in file order."""
+    strategy: str
+    seed: int
+    max_per_question: int
+    difficulty: str
+    requested: int
+    questions: int
+    """Questions that could be paired (finite difficulty, a subject)."""
+    subjects: dict[str, int]
+    """Pairs per subject."""
+    strata: dict[str, int]
+    """Pairs per gap stratum (``large``, ``medium``, ``small``)."""
+    candidates: dict[str, int]
+    """Candidate pairs per gap stratum."""
+    gap_edges: tuple[float | None, float | None]
+    estimators: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``--json`` document."""
+        return {
+            "strategy": self.strategy,
+            "seed": self.seed,
+            "max_per_question": self.max_per_question,
+            "difficulty": self.difficulty,
+            "requested": self.requested,
+            "chosen": len(self.pairs),
+            "questions": self.questions,
+            "subjects": self.subjects,
+            "strata": self.strata,
+            "candidates": self.candidates,
+            "gap_edges": list(self.gap_edges),
+            "estimators": self.estimators,
+            "notes": self.notes,
+            "pairs": self.pairs,
+        }
+
+
+def _subjects_of(
+    matrix: Matrix, subjects: dict[str, str] | None, notes: list[str]
+) -> list[str | None]:
+    """Each question's subject: from ``subjects``, else the task of harness ids
+    (``task/doc_id``), else one subject for all (said in ``notes``)."""
+    if subjects:
+        out = [subjects.get(q) or None for q in matrix.questions]
+        missing = sum(s is None for s in out)
+        if missing:
+            notes.append(f"{missing} question(s) have no subject and are left out")
+        return out
+    if matrix.questions and all("/" in q for q in matrix.questions):
+        notes.append("subjects: the task of each lm-evaluation-harness question (task/doc_id)")
+        return [q.rsplit("/", 1)[0] for q in matrix.questions]
+    notes.append(
+        "no subjects given (--questions FILE or questions.jsonl beside the matrix): "
+        "all questions count as one subject"
+    )
+    return ["all"] * len(matrix.questions)
+
+
+def _difficulty(matrix: Matrix, method: str) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """Each question's difficulty by ``method`` (NaN where it gives none), in matrix order."""
+    r = estimate(matrix, method)
+    by_q = {q: (math.nan if d is None else d) for q, d in r.questions}
+    return np.array([by_q[q] for q in matrix.questions], dtype=np.float64)
+
+
+def plan_pairs(
+    matrix: Matrix,
+    subjects: dict[str, str] | None = None,
+    *,
+    n: int = 70,
+    strategy: str = "stratified",
+    seed: int = 0,
+    max_per_question: int = 2,
+    difficulty: str = "eip",
+) -> PairPlan:
+    """Choose ``n`` same-subject question pairs of ``matrix`` for a difficulty study.
+
+    Parameters
+    ----------
+    matrix : Matrix
+        The response matrix (:func:`annotate.services.estimators.read_matrix` or
+        :func:`~annotate.services.estimators.study_matrix`).
+    subjects : dict, optional
+        Question id -> subject; questions without one are left out. Without it, the task
+        of lm-evaluation-harness ids, else a single subject.
+    n, strategy, seed, max_per_question
+        As :func:`ranking.design.select_pairs`.
+    difficulty : {"eip", "accuracy"}
+        What the gap strata are cut on: EIP difficulty or 1 - mean score.
+
+    Raises
+    ------
+    AnnotateError
+        A bad option (one line), an estimator that fails, or no pair to choose.
+    """
+    from ranking.design import STRATA, STRATEGIES, select_pairs
+    from ranking.errors import RankingInputError
+
+    if strategy not in STRATEGIES:
+        raise AnnotateError(
+            f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}"
+        )
+    if difficulty not in DIFFICULTIES:
+        raise AnnotateError(
+            f"unknown difficulty {difficulty!r}; expected one of {', '.join(DIFFICULTIES)}"
+        )
+    if n < 1:
+        raise AnnotateError(f"--n must be at least 1, got {n}")
+    if max_per_question < 1:
+        raise AnnotateError(f"--max-per-question must be at least 1, got {max_per_question}")
+    notes: list[str] = list(matrix.notes)
+    subj = _subjects_of(matrix, subjects, notes)
+    d = _difficulty(matrix, difficulty)
+    if difficulty == "eip":
+        notes.append("gap: EIP difficulty (questions solved by every model or by none at 0 / 1)")
+    else:
+        notes.append("gap: 1 - mean score over models")
+    d = np.where([s is not None for s in subj], d, np.nan)
+    ests: list[np.ndarray[Any, np.dtype[np.float64]]] = []
+    used: list[str] = []
+    if strategy == "disagreement":
+        for method in DISAGREEMENT_ESTIMATORS:
+            try:
+                ests.append(_difficulty(matrix, method))
+                used.append(method)
+            except AnnotateError as err:
+                notes.append(f"{method} left out of the disagreement: {err}")
+        if len(ests) < 2:
+            raise AnnotateError(
+                "the disagreement strategy needs at least two estimators that run on this "
+                "matrix; use --strategy stratified",
+                title="Cannot plan",
+            )
+    labels = [s if s is not None else "" for s in subj]
+    try:
+        design = select_pairs(
+            d,
+            labels,
+            n,
+            strategy=strategy,
+            seed=seed,
+            max_per_question=max_per_question,
+            estimators=ests,
+        )
+    except RankingInputError as err:
+        raise AnnotateError(str(err), title="Cannot plan") from err
+    if design.n == 0:
+        raise AnnotateError(
+            "no two questions of the same subject have a difficulty: nothing to pair",
+            title="Cannot plan",
+        )
+    if design.sampled:
+        notes.append(f"{design.candidates} candidate pairs sampled from all same-subject pairs")
+    if design.n < n:
+        notes.append(
+            f"only {design.n} of {n} pairs: the candidates or the cap of {max_per_question} "
+            "pairs per question ran out"
+        )
+    width = len(str(design.n))
+    pairs: list[dict[str, Any]] = []
+    per_subject: dict[str, int] = {}
+    for k in range(design.n):
+        a, b = int(design.first[k]), int(design.second[k])
+        s = labels[a]
+        per_subject[s] = per_subject.get(s, 0) + 1
+        dis = None if design.disagreement is None else float(design.disagreement[k])
+        pairs.append(
+            {
+                "pair_id": f"p{k + 1:0{width}d}",
+                "first": matrix.questions[a],
+                "second": matrix.questions[b],
+                "subject": s,
+                "gap": float(design.gap[k]),
+                "stratum": STRATA[int(design.stratum[k])],
+                "disagreement": dis,
+            }
+        )
+    strata = np.bincount(design.stratum, minlength=3)
+    lo, hi = design.gap_edges
+    return PairPlan(
+        pairs=pairs,
+        strategy=strategy,
+        seed=seed,
+        max_per_question=max_per_question,
+        difficulty=difficulty,
+        requested=n,
+        questions=int(np.isfinite(d).sum()),
+        subjects=dict(sorted(per_subject.items())),
+        strata={name: int(strata[i]) for i, name in enumerate(STRATA)},
+        candidates={name: design.candidates_per_stratum[i] for i, name in enumerate(STRATA)},
+        gap_edges=(
+            lo if math.isfinite(lo) else None,
+            hi if math.isfinite(hi) else None,
+        ),
+        estimators=used,
+        notes=notes,
+    )
+
+
+def write_pairs(plan: PairPlan, path: Path) -> Path:
+    """Write ``plan``'s pairs as a ``pairs.csv`` (``pair_id,first,second``).
+
+    Raises
+    ------
+    AnnotateError
+        ``path`` exists already, or its folder does not.
+    """
+    try:
+        with path.open("x", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["pair_id", "first", "second"])
+            for p in plan.pairs:
+                w.writerow([p["pair_id"], p["first"], p["second"]])
+    except FileExistsError as err:
+        raise AnnotateError(
+            f"{path} exists already; give another --out", title="Cannot write"
+        ) from err
+    except (FileNotFoundError, NotADirectoryError) as err:
+        raise AnnotateError(f"{path}: its folder does not exist", title="Cannot write") from err
+    return path
