@@ -16,7 +16,7 @@ from scipy.special import expit, log_expit
 from scipy.stats import binomtest
 
 from ranking.arena import FLAG_REASONS, FlagReason, stable_arena
-from ranking.errors import ConvergenceError, DegenerateDataError
+from ranking.errors import ConvergenceError, DegenerateDataError, InvalidParameterError
 from ranking.pairwise import ELO_C, am_elo
 from ranking.reliability import adjust_p_values
 from ranking.simulation import perturb_votes, simulate_arena
@@ -435,3 +435,48 @@ def test_large_fit_wandering_at_the_line_search_tolerance_does_not_crash():
     )  # fmt: skip
     assert len(res.status) == 200
     assert np.all(np.asarray(res.status)[ids] == "flagged")
+
+
+def _am_score(a, b, k, w, s, th):
+    """Gradient of the am-ELO log-likelihood in (log-strength s, discrimination theta)."""
+    d = s[a] - s[b]
+    r = w - expit(th[k] * d)
+    gs = np.bincount(a, th[k] * r, s.size) - np.bincount(b, th[k] * r, s.size)
+    return np.concatenate([gs, np.bincount(k, d * r, th.size)])
+
+
+def test_observed_information_covariance_is_the_constrained_inverse_hessian():
+    """information="observed" inverts the finite-difference Hessian of the log-likelihood
+    under the constraints of eq. 7 (sum of log-strengths 0, mean discrimination 1); the
+    ratings do not depend on it, and the expected information gives smaller errors here."""
+    sim = simulate_arena(n_models=6, n_annotators=5, records_per_annotator=60, tie_rate=0.0, rng=3)
+    args = (sim.model_a, sim.model_b, sim.annotator, sim.outcome)
+    obs = am_elo(*args, information="observed")
+    exp = am_elo(*args)
+    np.testing.assert_allclose(obs.ratings, exp.ratings)
+    a, b, k = (np.asarray(x) for x in args[:3])
+    w = np.asarray(sim.outcome, dtype=float)
+    s0 = (obs.ratings - obs.initial) * ELO_C
+    th0 = obs.discriminations
+    n, m = s0.size, th0.size
+    x0 = np.concatenate([s0, th0])
+    h = 1e-5
+    hess = np.empty((n + m, n + m))
+    for j in range(n + m):
+        e = np.zeros(n + m)
+        e[j] = h
+        up, dn = x0 + e, x0 - e
+        hess[:, j] = (
+            _am_score(a, b, k, w, up[:n], up[n:]) - _am_score(a, b, k, w, dn[:n], dn[n:])
+        ) / (2 * h)
+    info = -(hess + hess.T) / 2
+    g = np.zeros((2, n + m))
+    g[0, :n] = 1.0
+    g[1, n:] = 1.0
+    kk = info + g.T @ g
+    ki = np.linalg.inv(kk)
+    v = ki - ki @ g.T @ np.linalg.inv(g @ ki @ g.T) @ g @ ki
+    np.testing.assert_allclose(obs.rating_covariance * ELO_C**2, v[:n, :n], rtol=1e-4, atol=1e-9)
+    assert np.all(obs.rating_standard_errors > 0)
+    with pytest.raises(InvalidParameterError, match="information"):
+        am_elo(*args, information="fisher")  # type: ignore[arg-type]
