@@ -15,7 +15,7 @@ from annotate.names import one_line
 from annotate.services.paths import inside
 
 if TYPE_CHECKING:
-    from annotate.services.analyze import Analysis, Section
+    from annotate.services.analyze_model import Analysis, Section
 
 
 def _figure(width: float, height: float) -> Any:
