@@ -690,6 +690,102 @@ def vote_export_rows(
         cur.close()
 
 
+def _csv_cell(expr: str) -> str:
+    """SQL for a text value as :mod:`csv`'s writer (``QUOTE_MINIMAL``, line end ``\\n``)
+    writes it: in double quotes, quotes doubled, when it holds a comma, a quote or a
+    line feed (a lone carriage return is written as is)."""
+    return (
+        f"CASE WHEN instr({expr}, ',') OR instr({expr}, '\"') OR instr({expr}, char(10)) "
+        f"THEN '\"' || replace({expr}, '\"', '\"\"') || '\"' ELSE {expr} END"
+    )
+
+
+def vote_export_plain(session: Session, study_id: int) -> bool:
+    """Whether every vote of the study has the stored types :func:`vote_export_csv_lines`
+    formats in SQL: text ids, names, keys and choices, a number or nothing as the
+    response time (anything else, written by hand, goes through :mod:`csv`)."""
+    row = session.execute(
+        text(
+            """SELECT 1 FROM vote v JOIN study s ON s.id = v.study_id
+               JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
+               WHERE v.study_id = :s AND (
+                   typeof(v.uuid) != 'text' OR typeof(s.name) != 'text'
+                   OR typeof(s.kind) != 'text' OR typeof(a.name) != 'text'
+                   OR typeof(i.key) != 'text' OR typeof(v.choice) != 'text'
+                   OR typeof(v.response_ms) NOT IN ('integer', 'real', 'null')
+                   OR typeof(v.supersedes) NOT IN ('text', 'null')
+                   OR typeof(v.created_at) != 'text')
+               LIMIT 1"""
+        ),
+        {"s": study_id},
+    ).first()
+    return row is None
+
+
+def vote_export_csv_lines(
+    session: Session,
+    study_id: int,
+    *,
+    tail: str,
+    stamp: Any,
+    batch: int = 20_000,
+) -> Iterator[tuple[Sequence[str], Sequence[int]]]:
+    """A study's whole vote log as CSV lines, oldest first, in batches (streamed), each
+    with whether the vote is current (in ``current_vote``).
+
+    One pass gives both vote files: the lines are those :func:`vote_export_rows` gives
+    (``whole_ms``) as :mod:`csv`'s writer writes them, each ending with ``tail`` (the
+    ``study_fingerprint`` cell, its comma before it and the line end). Only for a study
+    that passes :func:`vote_export_plain`. ``stamp`` as for :func:`vote_export_rows`.
+    """
+    conn = session.connection().connection.dbapi_connection
+    assert conn is not None
+    conn.create_function("annotate_export_stamp", 1, stamp, deterministic=True)
+    swapped = (
+        "CASE WHEN s.kind = 'difficulty' THEN CASE WHEN v.swapped THEN 'second' ELSE 'first' END"
+        " ELSE CASE WHEN v.swapped THEN 'model_b' ELSE 'model_a' END END"
+    )
+    created = (
+        f"CASE WHEN {_CANONICAL_STAMP}"
+        " THEN substr(v.created_at, 1, 10) || 'T' || substr(v.created_at, 12, 8)"
+        " || CASE WHEN length(v.created_at) = 26 AND substr(v.created_at, 20) != '.000000'"
+        " THEN substr(v.created_at, 20) ELSE '' END || 'Z'"
+        f" ELSE {_csv_cell('annotate_export_stamp(v.created_at)')} END"
+    )
+    cells = [
+        _csv_cell("v.uuid"),
+        _csv_cell("s.name"),
+        _csv_cell("s.kind"),
+        _csv_cell("a.name"),
+        _csv_cell("i.key"),
+        _csv_cell("v.choice"),
+        swapped,
+        "coalesce(CASE WHEN typeof(v.response_ms) = 'real'"
+        " THEN CAST(v.response_ms AS INTEGER) ELSE v.response_ms END, '')",
+        "CASE WHEN v.fast THEN 'True' ELSE 'False' END",
+        created,
+        f"coalesce({_csv_cell('v.supersedes')}, '')",
+    ]
+    line = " || ',' || ".join(f"({c})" for c in cells)
+    cur = conn.cursor()
+    try:
+        # "current" is the condition of the current_vote view
+        cur.execute(
+            f"""SELECT {line} || ?,
+                       v.choice != 'retract'
+                       AND NOT EXISTS (SELECT 1 FROM vote AS w WHERE w.supersedes = v.uuid)
+                FROM vote v JOIN study s ON s.id = v.study_id
+                JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
+                WHERE v.study_id = ? ORDER BY v.id""",
+            (tail, study_id),
+        )
+        while rows := cur.fetchmany(batch):
+            lines, current = zip(*rows, strict=True)
+            yield lines, current
+    finally:
+        cur.close()
+
+
 def score_rows(
     session: Session, study_id: int, *, file_order: bool = False
 ) -> list[tuple[str, str, float]]:

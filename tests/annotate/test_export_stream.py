@@ -96,3 +96,70 @@ def test_fingerprint_left_empty_when_unknown(engine, tmp_path: Path) -> None:  #
     export_votes(engine, fmt="csv", out=tmp_path / "new")
     for name in ("votes.csv", "vote_log.csv"):
         assert (tmp_path / "new" / name).read_bytes() == (tmp_path / "old" / name).read_bytes()
+
+
+def _hostile(db: Path, *, awkward_ms: bool) -> None:
+    """Values only a hand-edited database holds: control characters, quotes and commas
+    in every text column, a NUL, timestamps in other forms, a whole response time stored
+    as a float; with ``awkward_ms`` also a fractional one and one stored as text (the
+    former pandas export refused both)."""
+    con = sqlite3.connect(db)
+    with con:
+        con.execute(
+            "UPDATE annotator SET name = ? WHERE name = 'plain'", ('cr\rtab\tnul\x00, "q"',)
+        )
+        con.execute("UPDATE item SET key = key || ' \r\n\"x\",' WHERE key = 'p1'")
+        con.execute("UPDATE study SET name = name || ', \"s\"' WHERE name = 'tiny'")
+        con.execute("UPDATE vote SET response_ms = 12.0 WHERE uuid = ?", (uid(3),))
+        con.execute(
+            "UPDATE vote SET uuid = 'u,\"1\"\n', created_at = '2025-03-01 12:00:00.5' "
+            "WHERE uuid = ?",
+            (uid(6),),
+        )
+        con.execute("UPDATE vote SET created_at = '2025-03-01' WHERE uuid = ?", (uid(7),))
+        if awkward_ms:
+            con.execute("UPDATE vote SET response_ms = 1234.7 WHERE uuid = ?", (uid(1),))
+            con.execute("UPDATE vote SET response_ms = 'slow, \"very\"' WHERE uuid = ?", (uid(5),))
+    con.close()
+
+
+def two_pass_export(engine, folder: Path) -> None:  # type: ignore[no-untyped-def]
+    """The streamed export before the one-pass CSV path: each vote file on its own,
+    rows from ``repo.vote_export_rows`` written by :mod:`csv`."""
+    from sqlmodel import Session
+
+    from annotate.services.exporting import _write_votes
+
+    folder.mkdir()
+    with Session(engine) as s:
+        studies = [st for n in repo.study_names(s) if (st := repo.get_study(s, n))]
+        fps = [study_fingerprint(s, st) for st in studies]
+        _write_votes(s, studies, fps, folder / "votes", "csv", True)
+        _write_votes(s, studies, fps, folder / "vote_log", "csv", False)
+
+
+@pytest.mark.parametrize("awkward_ms", [False, True])
+def test_one_pass_csv_export_is_byte_identical(engine, tmp_path: Path, awkward_ms: bool) -> None:  # type: ignore[no-untyped-def]
+    """The one-pass CSV export (lines formatted in SQL) on hostile values equals the
+    two-pass export and, where it could write them, the former pandas export. A response
+    time stored as text sends its study through the csv-writer path."""
+    from sqlmodel import Session
+
+    _hostile(tmp_path / "v.db", awkward_ms=awkward_ms)
+    with Session(engine) as s:
+        ids = [st.id for n in repo.study_names(s) if (st := repo.get_study(s, n))]
+        plain = [repo.vote_export_plain(s, i) for i in ids]
+    assert plain.count(False) == int(awkward_ms)
+    two_pass_export(engine, tmp_path / "two")
+    if not awkward_ms:
+        old_export(engine, tmp_path / "old", "csv")
+    res = export_votes(engine, fmt="csv", out=tmp_path / "new")
+    assert (res.votes, res.log_rows) == (4, 7)
+    for name in ("votes.csv", "vote_log.csv"):
+        new = (tmp_path / "new" / name).read_bytes()
+        assert new == (tmp_path / "two" / name).read_bytes(), name
+        if not awkward_ms:
+            assert new == (tmp_path / "old" / name).read_bytes(), name
+    log = (tmp_path / "new" / "vote_log.csv").read_bytes()
+    assert b"\x00" in log
+    assert b'"u,""1""\n"' in log
