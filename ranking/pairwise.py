@@ -1703,6 +1703,10 @@ def am_elo(
         raise InvalidParameterError(
             f"ability_prior_sd must be a positive number or None, got {tau!r}"
         )
+    if information not in ("observed", "expected"):
+        raise InvalidParameterError(
+            f"information must be 'observed' or 'expected', got {information!r}"
+        )
     prec = 0.0 if tau is None else 1.0 / float(tau) ** 2
     rsd = rating_prior_sd
     if rsd is not None and not (np.isfinite(rsd) and rsd > 0):
@@ -1795,10 +1799,6 @@ def am_elo(
             iterations=max_iter,
             tol=tol,
             estimator="am_elo",
-        )
-    if information not in ("observed", "expected"):
-        raise InvalidParameterError(
-            f"information must be 'observed' or 'expected', got {information!r}"
         )
     try:
         cov: tuple[FloatArray, FloatArray] | None = None
