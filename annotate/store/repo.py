@@ -704,21 +704,34 @@ def vote_export_plain(session: Session, study_id: int) -> bool:
     """Whether every vote of the study has the stored types :func:`vote_export_csv_lines`
     formats in SQL: text ids, names, keys and choices, a number or nothing as the
     response time (anything else, written by hand, goes through :mod:`csv`)."""
-    row = session.execute(
-        text(
-            """SELECT 1 FROM vote v JOIN study s ON s.id = v.study_id
-               JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
-               WHERE v.study_id = :s AND (
-                   typeof(v.uuid) != 'text' OR typeof(s.name) != 'text'
-                   OR typeof(s.kind) != 'text' OR typeof(a.name) != 'text'
-                   OR typeof(i.key) != 'text' OR typeof(v.choice) != 'text'
-                   OR typeof(v.response_ms) NOT IN ('integer', 'real', 'null')
-                   OR typeof(v.supersedes) NOT IN ('text', 'null')
-                   OR typeof(v.created_at) != 'text')
-               LIMIT 1"""
-        ),
-        {"s": study_id},
-    ).first()
+    (mine,) = session.execute(
+        text("SELECT COUNT(*) FROM vote WHERE study_id = :s"), {"s": study_id}
+    ).one()
+    (total,) = session.execute(text("SELECT COUNT(*) FROM vote")).one()
+    # a study holding most votes is read faster by a scan of the table than by its index
+    study = "+v.study_id" if 2 * mine >= total else "v.study_id"
+    checks = [
+        # the votes' own columns: one pass over the study's votes, no joins
+        f"""SELECT 1 FROM vote v WHERE {study} = :s AND (
+               typeof(v.uuid) != 'text' OR typeof(v.choice) != 'text'
+               OR typeof(v.response_ms) NOT IN ('integer', 'real', 'null')
+               OR typeof(v.supersedes) NOT IN ('text', 'null')
+               OR typeof(v.created_at) != 'text')
+           LIMIT 1""",
+        # the names and keys they join to (small tables)
+        """SELECT 1 FROM study WHERE id = :s
+               AND (typeof(name) != 'text' OR typeof(kind) != 'text')""",
+        """SELECT 1 FROM item WHERE study_id = :s AND typeof(key) != 'text' LIMIT 1""",
+        """SELECT 1 FROM annotator a WHERE typeof(a.name) != 'text'
+               AND EXISTS (SELECT 1 FROM vote v WHERE v.annotator_id = a.id
+                           AND v.study_id = :s)
+           LIMIT 1""",
+    ]
+    row = None
+    for sql in checks:
+        row = session.execute(text(sql), {"s": study_id}).first()
+        if row is not None:
+            break
     return row is None
 
 

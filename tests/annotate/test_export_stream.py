@@ -163,3 +163,32 @@ def test_one_pass_csv_export_is_byte_identical(engine, tmp_path: Path, awkward_m
     log = (tmp_path / "new" / "vote_log.csv").read_bytes()
     assert b"\x00" in log
     assert b'"u,""1""\n"' in log
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        "UPDATE annotator SET name = x'37' WHERE name = 'plain'",
+        "UPDATE item SET key = x'6b6579' WHERE key = 'p1'",
+        "UPDATE vote SET uuid = x'3132' WHERE uuid = '00000000-0000-4000-8000-000000000007'",
+        "UPDATE vote SET supersedes = x'3132' WHERE uuid = '00000000-0000-4000-8000-000000000002'",
+    ],
+)
+def test_unexpected_stored_types_take_the_csv_writer_path(  # type: ignore[no-untyped-def]
+    engine, tmp_path: Path, update: str
+) -> None:
+    """A name, key or id stored as a blob (by hand) sends its study
+    through the csv-writer path: the export is the two-pass one."""
+    from sqlmodel import Session
+
+    con = sqlite3.connect(tmp_path / "v.db")
+    with con:
+        assert con.execute(update).rowcount == 1
+    con.close()
+    with Session(engine) as s:
+        ids = [st.id for n in repo.study_names(s) if (st := repo.get_study(s, n))]
+        assert [repo.vote_export_plain(s, i) for i in ids].count(False) == 1
+    two_pass_export(engine, tmp_path / "two")
+    export_votes(engine, fmt="csv", out=tmp_path / "new")
+    for name in ("votes.csv", "vote_log.csv"):
+        assert (tmp_path / "new" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
