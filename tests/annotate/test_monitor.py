@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 from textual.pilot import Pilot
+from textual.widgets import DataTable
 
 from annotate.monitor_app import MonitorApp, make_monitor_app
 from annotate.screens.monitor import MonitorScreen
@@ -167,11 +168,23 @@ def settled(pilot_check: Callable[[MonitorApp], bool]) -> Callable[[Pilot[Any]],
         app = pilot.app
         assert isinstance(app, MonitorApp)
         await wait_for(pilot, lambda: pilot_check(app))
+        # DataTable measures new rows and sets column widths on its next idle event;
+        # a screenshot taken before that shows every column at its label's width
+        # (seen under load: "flagge", "Auror"). Wait until every table has measured.
+        await wait_for(pilot, lambda: tables_measured(app))
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         await pilot.pause()
 
     return run
+
+
+def tables_measured(app: MonitorApp) -> bool:
+    """No DataTable on the screen has rows or cells still waiting to be measured."""
+    return all(
+        not (t._require_update_dimensions or t._new_rows or t._updated_cells)
+        for t in app.screen.query(DataTable)
+    )
 
 
 def has_snapshot(app: MonitorApp) -> bool:
