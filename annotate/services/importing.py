@@ -943,9 +943,46 @@ def _apply_vote_table(s: Session, table: VoteTable, report: ImportReport) -> Non
     try:
         report.votes_added += repo.bulk_insert_vote_batches(s, batches(), expected=len(table))
     except sqlite3.IntegrityError as err:
-        raise AnnotateError(
-            f"the votes conflict with the database: {err}", title="Cannot import"
-        ) from err
+        raise _bulk_conflict(s, table, err) from err
+
+
+def _bulk_conflict(s: Session, table: VoteTable, err: sqlite3.IntegrityError) -> AnnotateError:
+    """The one-line error for a bulk insert refused by a unique index of the vote table.
+
+    The checks before the insert make this unexpected; it names the file row whose vote
+    id (or ``supersedes``) is stored twice when it can find it, else the database's
+    message. Runs in the failed transaction, which the caller rolls back.
+    """
+    import pyarrow.compute as pc
+
+    msg = str(err)
+    column = next((c for c in ("uuid", "supersedes") if msg.endswith(f"vote.{c}")), None)
+    value = None if column is None else repo.duplicate_vote_value(s, column)
+    if column is None or value is None:
+        return AnnotateError(f"the votes conflict with the database: {err}", title="Cannot import")
+    col = table.uuid if column == "uuid" else table.supersedes
+    hits = pc.indices_nonzero(pc.fill_null(pc.equal(col, value), False)).to_pylist()
+    if not hits:
+        return AnnotateError(f"the votes conflict with the database: {err}", title="Cannot import")
+    # twice in the file: the second occurrence; once: it clashes with a stored vote
+    row = hits[1] if len(hits) > 1 else hits[0]
+    if column == "uuid":
+        return InputFileError(
+            table.path,
+            f"vote {value} is already stored",
+            line=row + 2,
+            field="vote_id",
+            expected="a new vote id (this file conflicts with the database; the database was "
+            "left unchanged)",
+        )
+    return InputFileError(
+        table.path,
+        f"vote {value} is replaced twice",
+        line=row + 2,
+        field="supersedes",
+        expected="one history per annotator and item (this file conflicts with the "
+        "database; the database was left unchanged)",
+    )
 
 
 def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[str]]:

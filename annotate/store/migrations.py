@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sqlalchemy import Connection, Engine, text
+from sqlalchemy.schema import CreateTable
 from sqlmodel import SQLModel
 
 from annotate.store import models
@@ -54,11 +55,85 @@ def _m004_item_note(conn: Connection) -> None:
         index.create(conn, checkfirst=True)
 
 
+def _m005_vote_unique_indexes(conn: Connection) -> None:
+    """Rebuild ``vote`` so that its ``UNIQUE (uuid)`` and ``UNIQUE (supersedes)`` table
+    constraints become the named unique indexes ``ux_vote_uuid`` and
+    ``ux_vote_supersedes`` (issue 13: a bulk import can drop and rebuild those, not the
+    automatic indexes of table constraints).
+
+    The generalized table rebuild of https://www.sqlite.org/lang_altertable.html#otheralter:
+    foreign keys are off for this connection (see :data:`_FOREIGN_KEYS_OFF`) and the
+    whole rebuild is one transaction; the table's indexes and triggers and every view are
+    saved and recreated from their stored SQL, and ``PRAGMA foreign_key_check`` must find
+    nothing before the transaction commits. Same columns, types, rows and row ids. A
+    database created by this version already has the new form: nothing to do.
+    """
+    (fk_on,) = conn.exec_driver_sql("PRAGMA foreign_keys").one()
+    if fk_on:
+        raise DatabaseError("migration 005 must run with foreign keys off", title="Migration")
+    auto = conn.exec_driver_sql(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'vote' "
+        "AND name LIKE 'sqlite_autoindex_vote_%'"
+    ).scalar_one()
+    if not auto:
+        return
+    table = models.Vote.__table__  # type: ignore[attr-defined]
+    new_unique = {ix.name for ix in table.indexes if ix.name in _VOTE_UNIQUE_INDEXES}
+    assert new_unique == set(_VOTE_UNIQUE_INDEXES)
+    # step 3: the schema objects that go with the table (indexes and triggers on it) and
+    # every view (a view naming vote would stop the rename below); keep their SQL
+    saved = conn.exec_driver_sql(
+        "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND "
+        "((type IN ('index', 'trigger') AND tbl_name = 'vote') OR type = 'view') "
+        "ORDER BY rowid"
+    ).all()
+    for kind, name, _ in saved:
+        if kind == "view":
+            conn.exec_driver_sql(f'DROP VIEW "{name}"')
+    # steps 4-7: the new table under a temporary name, the rows copied, the old one dropped
+    create = str(CreateTable(table).compile(dialect=conn.dialect)).strip()
+    head = "CREATE TABLE vote ("
+    assert create.startswith(head), create
+    conn.exec_driver_sql("CREATE TABLE vote_new (" + create[len(head) :])
+    columns = ", ".join(c.name for c in table.columns)
+    old_columns = [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(vote)")]
+    assert old_columns == [c.name for c in table.columns], old_columns
+    conn.exec_driver_sql(f"INSERT INTO vote_new ({columns}) SELECT {columns} FROM vote ORDER BY id")
+    conn.exec_driver_sql("DROP TABLE vote")
+    conn.exec_driver_sql("ALTER TABLE vote_new RENAME TO vote")
+    # step 8: the indexes, triggers and views, as they were, plus the two unique indexes
+    for kind, _, sql in saved:
+        if kind != "view":
+            conn.exec_driver_sql(sql)
+    for ix in sorted(table.indexes, key=lambda i: str(i.name)):
+        if ix.name in _VOTE_UNIQUE_INDEXES:
+            ix.create(conn)
+    for kind, _, sql in saved:
+        if kind == "view":
+            conn.exec_driver_sql(sql)
+    # step 10: the foreign keys still hold
+    bad = conn.exec_driver_sql("PRAGMA foreign_key_check").first()
+    if bad is not None:
+        raise DatabaseError(
+            f"migration 005: a foreign key no longer holds after the rebuild ({tuple(bad)})",
+            title="Migration",
+        )
+
+
+_VOTE_UNIQUE_INDEXES = ("ux_vote_supersedes", "ux_vote_uuid")
+"""The named unique indexes that replace the vote table's UNIQUE constraints (005)."""
+
+_FOREIGN_KEYS_OFF = {"005_vote_unique_indexes"}
+"""Migrations that rebuild a table: run with ``PRAGMA foreign_keys=OFF`` on their
+connection (the pragma is a no-op inside a transaction, so it is set before BEGIN)."""
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_baseline", _m001_baseline),
     ("002_current_vote_view", _m002_current_vote_view),
     ("003_reservation", _m003_reservation),
     ("004_item_note", _m004_item_note),
+    ("005_vote_unique_indexes", _m005_vote_unique_indexes),
 ]
 """Every migration, in the order it is applied. Append only."""
 
@@ -132,16 +207,29 @@ def _apply(engine: Engine, done: list[str]) -> list[str]:
     for name, fn in MIGRATIONS:
         if name in done:
             continue
-        with engine.begin() as conn:
-            exists = conn.execute(
-                text("SELECT 1 FROM _migrations WHERE name = :n"), {"n": name}
-            ).first()
-            if exists:
-                continue
-            fn(conn)
-            conn.execute(
-                text("INSERT INTO _migrations (name, applied_at) VALUES (:n, datetime('now'))"),
-                {"n": name},
-            )
+        with engine.connect() as conn:
+            raw = conn.connection.dbapi_connection
+            assert raw is not None
+            fk_off = name in _FOREIGN_KEYS_OFF
+            if fk_off:
+                raw.execute("PRAGMA foreign_keys=OFF")  # outside any transaction
+            try:
+                with conn.begin():
+                    exists = conn.execute(
+                        text("SELECT 1 FROM _migrations WHERE name = :n"), {"n": name}
+                    ).first()
+                    if exists:
+                        continue
+                    fn(conn)
+                    conn.execute(
+                        text(
+                            "INSERT INTO _migrations (name, applied_at) "
+                            "VALUES (:n, datetime('now'))"
+                        ),
+                        {"n": name},
+                    )
+            finally:
+                if fk_off:
+                    raw.execute("PRAGMA foreign_keys=ON")
         ran.append(name)
     return ran

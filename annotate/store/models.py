@@ -162,8 +162,11 @@ class Vote(SQLModel, table=True):
     """
 
     __table_args__ = (
-        UniqueConstraint("uuid"),
-        UniqueConstraint("supersedes"),
+        # Uniqueness of the vote id and of ``supersedes`` (each vote is replaced at most
+        # once) as named unique indexes, not table constraints (migration 005): a bulk
+        # import drops and rebuilds them inside its transaction like the other indexes.
+        Index("ux_vote_uuid", "uuid", unique=True),
+        Index("ux_vote_supersedes", "supersedes", unique=True),
         # At most one chain of votes per annotator and item: only one row may
         # start it; every later row supersedes exactly one earlier row.
         Index(

@@ -20,7 +20,13 @@ from annotate.views import StudyListing
 DATA_DIR_ENV = "ANNOTATE_DATA_DIR"
 """Environment variable naming the folder of the default database."""
 
-MIGRATION_NAMES = ("001_baseline", "002_current_vote_view", "003_reservation", "004_item_note")
+MIGRATION_NAMES = (
+    "001_baseline",
+    "002_current_vote_view",
+    "003_reservation",
+    "004_item_note",
+    "005_vote_unique_indexes",
+)
 """The schema this module reads: the names of :data:`annotate.store.migrations.MIGRATIONS`.
 
 A test checks that they are the same. Should a migration be added there and not here,

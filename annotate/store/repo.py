@@ -950,11 +950,20 @@ def bulk_insert_vote_batches(
     For a large import (``expected`` rows, at least as many as the table holds) the
     vote table's secondary indexes are dropped first and rebuilt after the last
     batch, in the same transaction: building an index from sorted rows is much
-    faster than maintaining it row by row. Other connections never see the table
-    without them (the transaction commits or rolls back whole, DDL included); the
-    uniqueness constraints are checked when the indexes are rebuilt, and an
-    IntegrityError rolls back the caller's whole transaction. The page cache is
-    enlarged for the duration.
+    faster than maintaining it row by row. That includes the unique indexes on
+    ``uuid`` and ``supersedes`` (named indexes since migration 005). Other connections
+    never see the table without them (the transaction commits or rolls back whole, DDL
+    included); the uniqueness constraints are checked when the indexes are rebuilt, and
+    an IntegrityError (``UNIQUE constraint failed: vote.<column>``) rolls back the
+    caller's whole transaction. The page cache is enlarged for the duration.
+
+    Concurrency: no other writer can add a row while the indexes are missing. The
+    caller's transaction began with ``BEGIN IMMEDIATE`` (``make_engine``), so this
+    connection holds SQLite's RESERVED write lock from before the duplicate checks of
+    the import until COMMIT or ROLLBACK; in WAL mode a second writer's ``BEGIN
+    IMMEDIATE`` or first write fails with SQLITE_BUSY (after the busy timeout) until
+    then, whatever writer lock file it did or did not queue on. Readers see the last
+    committed state, indexes included (tests/store/test_migration_005.py checks both).
     """
     conn = session.connection().connection.dbapi_connection
     assert conn is not None
@@ -986,6 +995,20 @@ def bulk_insert_vote_batches(
     finally:
         cur.execute(f"PRAGMA cache_size = {int(cache)}")
         cur.close()
+
+
+def duplicate_vote_value(session: Session, column: str) -> str | None:
+    """A value of ``vote.uuid`` or ``vote.supersedes`` stored twice, if any (in the open
+    transaction; for the error of a bulk insert whose unique index could not be rebuilt)."""
+    if column not in ("uuid", "supersedes"):
+        raise ValueError(f"not a unique vote column: {column!r}")
+    row = session.execute(
+        text(
+            f"SELECT {column} FROM vote WHERE {column} IS NOT NULL "
+            f"GROUP BY {column} HAVING count(*) > 1 LIMIT 1"
+        )
+    ).first()
+    return None if row is None else str(row[0])
 
 
 def item_text_lengths(session: Session, study_id: int, kind: str) -> dict[int, int]:

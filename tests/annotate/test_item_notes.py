@@ -152,7 +152,9 @@ def test_migration_adds_the_item_note_table_to_an_older_database(tmp_path: Path)
     open_store(db).dispose()
     with sqlite3.connect(db) as con:  # as version 003 left it
         con.execute("DROP TABLE itemnote")
-        con.execute("DELETE FROM _migrations WHERE name = '004_item_note'")
+        con.execute(
+            "DELETE FROM _migrations WHERE name IN ('004_item_note', '005_vote_unique_indexes')"
+        )
     engine = open_store(db)
     with engine.connect() as c:
         names = [r[0] for r in c.execute(text("SELECT name FROM _migrations ORDER BY rowid"))]
