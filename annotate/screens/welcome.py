@@ -191,6 +191,11 @@ class WelcomeScreen(Screen[None]):
             study, self.host.initial_study = self.host.initial_study, None
             self.host.open_study(study)
             return
+        studies = self.query_one("#studies", OptionList)
+        if studies.option_count:
+            # the list already shows (its progress is refreshed for this name below): keys
+            # typed from now on move in it, never back into the name box
+            studies.focus()
         self.reload(focus_list=True)
 
     @on(OptionList.OptionHighlighted, "#studies")

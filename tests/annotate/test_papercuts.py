@@ -246,3 +246,34 @@ async def test_back_from_a_study_opened_with_study_focuses_the_list(engine: Engi
         await pilot.press("j")
         await settle(pilot)
         assert welcome.query_one("#name").value == "back"
+
+
+async def test_keys_right_after_the_name_move_in_the_study_list(engine: Engine) -> None:
+    """Down and Enter typed at once after the name act on the study list.
+
+    The list is already shown when the name is entered; its progress is then reloaded
+    for that name in a thread. Before the fix the focus moved to the list only when the
+    reload came back, so keys typed meanwhile went into the name box (Enter submitted
+    the name again) and were lost: the tmux end-to-end test saw this under load.
+    """
+    app = make_app(engine=engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        studies = app.screen.query_one("#studies")
+        assert studies.option_count >= 2
+        first, second = (studies.get_option_at_index(i).id for i in range(2))
+        welcome = app.screen
+        quick = welcome.list_studies
+
+        def slow(annotator: str | None) -> Any:  # a reload that takes a busy machine's time
+            time.sleep(0.5)
+            return quick(annotator)
+
+        welcome.list_studies = slow
+        await pilot.press(*"Ada", "enter")
+        assert app.screen.focused is studies  # at once, not after the reload
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, InstructionsScreen)
+        assert (first, second) == ("demo-arena", "demo-difficulty")
+        assert "two questions" in str(app.screen.query_one(".instructions-text").content)
