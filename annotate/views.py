@@ -270,6 +270,13 @@ class AnnotatorStatus:
         return ""
 
 
+def share_cell(share: float | None, lower: float | None, upper: float | None) -> str:
+    """A share with its interval in percent, ``"12% [8-17]"``; ``"-"`` when undefined."""
+    if share is None or lower is None or upper is None:
+        return "-"
+    return f"{100 * share:.0f}% [{100 * lower:.0f}-{100 * upper:.0f}]"
+
+
 @dataclass(frozen=True)
 class ItemRating:
     """One row of the leaderboard: a model (arena) or a question (difficulty)."""
@@ -283,6 +290,9 @@ class ItemRating:
     lower: float
     upper: float
     comparisons: int
+    both_bad: tuple[float, float, float] | None = None
+    """Arena: share of the votes on the model's battles that said "both bad", with its
+    Wilson 95% interval (share, lower, upper); None for a question or without votes."""
 
 
 @dataclass(frozen=True)

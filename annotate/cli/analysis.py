@@ -477,6 +477,7 @@ def _more_rows(total: int, top: int) -> None:
 def cmd_rate(args: argparse.Namespace) -> int:
     """Rate models (and, with am-ELO, annotators) from battle votes."""
     from annotate.services.arena_analysis import battles_from_file, rate, rate_study
+    from annotate.views import share_cell
 
     kw: dict[str, Any] = {
         "action": "exclude" if args.exclude_flagged else "warn",
@@ -515,6 +516,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
                 "rank": m.rank,
                 "lowest_rank": m.lowest_rank,
                 "battles": m.battles,
+                "both_bad": m.both_bad,
             }
             for m in rep.models
         ]
@@ -538,10 +540,11 @@ def cmd_rate(args: argparse.Namespace) -> int:
                     f"{m.rating:.1f}",
                     f"[{m.lower:.1f}, {m.upper:.1f}]",
                     m.battles,
+                    share_cell(*[(m.both_bad or {}).get(k) for k in ("share", "lower", "upper")]),
                 )
                 for m in rep.models
             ],
-            ["rank", "model", "rating", "95% interval", "battles"],
+            ["rank", "model", "rating", "95% interval", "battles", "both bad [95%]"],
         )
     )
     if rep.method == "am-elo":

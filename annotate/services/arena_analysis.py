@@ -26,6 +26,7 @@ from annotate.views import describe_reason as describe_reason  # the CLI's `rate
 from ranking.arena import stable_arena
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import elo_bootstrap, m_elo
+from ranking.proportions import both_bad_shares
 from ranking.reliability import annotator_signals, majority_agreement
 
 METHODS = ("elo", "m-elo", "am-elo")
@@ -195,6 +196,10 @@ class ModelRating:
     """Worst rank the data allow (the rank class is ``rank..lowest_rank``): ``n_models``
     minus the number of models significantly below (am-ELO: the pairwise tests behind
     ``rank``; Elo and m-ELO: whose interval lies entirely below this model's)."""
+    both_bad: dict[str, Any] | None = None
+    """``{"share", "lower", "upper", "battles", "votes"}``: the share of the votes on the
+    model's battles that said "both bad" (``votes`` of ``battles``), with its Wilson 95%
+    interval (:func:`ranking.proportions.both_bad_shares`)."""
 
 
 @dataclass(frozen=True)
@@ -531,6 +536,7 @@ def rate(
             f"cannot rate these battles: {fit_problem(err, b.models, b.annotators)}",
             title="Cannot rate",
         ) from err
+    bad = both_bad_shares(b.model_a, b.model_b, b.both_bad, n_models=n_m)
     models = sorted(
         (
             ModelRating(
@@ -541,6 +547,13 @@ def rate(
                 int(ranks[i]),
                 int(battles[i]),
                 max(int(ranks[i]), int(lowest[i])),
+                {
+                    "share": _f(bad.share[i]),
+                    "lower": _f(bad.lower[i]),
+                    "upper": _f(bad.upper[i]),
+                    "battles": int(bad.votes[i]),
+                    "votes": int(bad.both_bad[i]),
+                },
             )
             for i in range(n_m)
         ),

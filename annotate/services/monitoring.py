@@ -55,6 +55,7 @@ from annotate.views import (
 from ranking.components import ComponentFit, DeltaCache, stable_arena_components
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import m_elo
+from ranking.proportions import both_bad_shares
 from ranking.reliability import majority_agreement, position_bias, vote_rates
 
 FIT_ERRORS = (RankingInputError, ConvergenceError, np.linalg.LinAlgError, FloatingPointError)
@@ -297,6 +298,7 @@ class StudyMonitor:
             t3 = time.perf_counter()
         rows = _rows(votes, fit, sig, self.study.kind)
         item_notes = item_note_lines(self.engine, self.study.id)  # comments and flags
+        bad = _both_bad(votes, self._ent_a, self._ent_b, len(self._entities), self.study.kind)
         board = tuple(
             ItemRating(
                 r,
@@ -306,6 +308,7 @@ class StudyMonitor:
                 lo,
                 hi,
                 c,
+                bad[e] if bad is not None else None,
             )
             for r, e, rt, lo, hi, c, grp in fit.board
         )
@@ -430,6 +433,28 @@ def _group_view(cf: ComponentFit, kind: str) -> _GroupFit:
         flags=flags,
         to_verdict=list(res.votes_to_verdict),
     )
+
+
+def _both_bad(
+    votes: _Votes,
+    ent_a: npt.NDArray[np.int64],
+    ent_b: npt.NDArray[np.int64],
+    n: int,
+    kind: str,
+) -> list[tuple[float, float, float] | None] | None:
+    """Arena: each model's share of "both bad" among the decided votes on its battles, with
+    its Wilson interval (:func:`ranking.proportions.both_bad_shares`); None otherwise."""
+    if kind != "arena":
+        return None
+    decided = votes.choice != Outcome.SKIP
+    it = votes.item[decided]
+    r = both_bad_shares(
+        ent_a[it], ent_b[it], votes.choice[decided] == Outcome.BOTH_BAD, n_models=n
+    )
+    return [
+        (float(r.share[e]), float(r.lower[e]), float(r.upper[e])) if r.votes[e] else None
+        for e in range(n)
+    ]
 
 
 def _fit(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
-from annotate.views import AnnotatorStatus, ItemRating
+from annotate.views import AnnotatorStatus, ItemRating, share_cell
 from annotate.widgets.literal import literal_line
 
 DASH = "–"
@@ -142,6 +142,8 @@ class Leaderboard(DataTable[Text]):
             self.add_column("Rating", key="rating")
             self.add_column("95% CI", key="ci")
             self.add_column("Votes", key="votes")
+            if kind == "arena":
+                self.add_column("Both bad [95%]", key="both-bad")
         self.clear()
         for r in rows:
             cells = [_num(r.rank), literal_line(r.name)]
@@ -152,4 +154,6 @@ class Leaderboard(DataTable[Text]):
                 Text(f"{r.lower:.0f} – {r.upper:.0f}"),
                 _num(r.comparisons),
             ]
+            if kind == "arena":
+                cells.append(Text(share_cell(*(r.both_bad or (None, None, None)))))
             self.add_row(*cells, key=r.name)

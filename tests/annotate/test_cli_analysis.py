@@ -260,3 +260,21 @@ def test_simulate_counts_and_bad_options(capsys) -> None:
     _, err = capsys.readouterr()
     assert code == 1
     assert "cannot simulate" in err
+
+
+def test_rate_reports_each_models_both_bad_share(capsys) -> None:
+    """arena_battles.csv: q3 (gamma vs alpha) is the only "tie (bothbad)" of 4 votes, so
+    alpha and gamma are in 1 of their 3 votes and beta in none of its 2; the intervals are
+    statsmodels' Wilson intervals."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    doc = run_json(capsys, "rate", str(DATA / "formats" / "arena_battles.csv"), "--method", "m-elo")
+    got = {m["model"]: m["both_bad"] for m in doc["models"]}
+    for model, k, n in [("alpha", 1, 3), ("beta", 0, 2), ("gamma", 1, 3)]:
+        lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+        assert got[model]["battles"] == n and got[model]["votes"] == k
+        assert got[model]["share"] == pytest.approx(k / n)
+        assert (got[model]["lower"], got[model]["upper"]) == pytest.approx((lo, hi), abs=1e-12)
+    assert main(["rate", str(DATA / "formats" / "arena_battles.csv"), "--method", "m-elo"]) == 0
+    out = capsys.readouterr().out
+    assert "both bad [95%]" in out and "33% [6-79]" in out

@@ -405,3 +405,39 @@ def test_notes_state_the_verdict_rules(arena: Engine) -> None:
     assert any(f.reason == "adversarial" for f in eve.flags)  # type: ignore[attr-defined]
     assert eve.votes_to_verdict is None  # type: ignore[attr-defined]
     assert "adversarial p" in eve.verdict  # type: ignore[attr-defined]
+
+
+def test_leaderboard_shows_each_models_both_bad_share(engine: Engine) -> None:
+    """Issue 16 item 5: bob calls every battle with Cinder-Lite "both bad". The monitor's
+    share per model is the count of such votes among the decided votes on its battles
+    (counted here from the stored current votes), with statsmodels' Wilson interval."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    vote_arena(engine, "ada", seed=1)
+    session = VotingSession(engine, "demo-arena", "bob")
+    with Session(engine) as s:
+        st = repo.get_study(s, "demo-arena")
+        assert st is not None
+        pairs = repo.battle_pairs(s, st.id)
+    while (shown := session.current()) is not None:
+        ma, mb, _ = pairs[shown.item_id]
+        session.vote("both_bad" if "Cinder-Lite" in (ma, mb) else "a", 300_000)
+    snap = monitor_snapshot(engine, "demo-arena")
+    va = vote_arrays(engine, "demo-arena")
+    keys = {k: i for i, k in enumerate(va.item_keys)}
+    with Session(engine) as s:
+        st = repo.get_study(s, "demo-arena")
+        assert st is not None
+        bm = repo.battle_models(s, st.id)
+    models_of = {keys[k]: (v[1], v[2]) for k, v in bm.items() if k in keys}
+    rows = {r.name: r for r in snap.leaderboard}
+    for model, row in rows.items():
+        on = [models_of[int(i)] for i in va.item if model in models_of[int(i)]]
+        mine = [c for i, c in zip(va.item, va.choice, strict=True) if model in models_of[int(i)]]
+        n, k = len(on), sum(int(c) == 4 for c in mine)
+        assert row.both_bad is not None
+        share, lo, hi = row.both_bad
+        assert share == pytest.approx(k / n)
+        assert (lo, hi) == pytest.approx(proportion_confint(k, n, method="wilson"), abs=1e-12)
+    assert max(rows.values(), key=lambda r: r.both_bad[0]).name == "Cinder-Lite"  # type: ignore[index]
+    assert_no_nan(snap)
