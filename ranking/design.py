@@ -36,7 +36,24 @@ import numpy.typing as npt
 
 from ranking.errors import InvalidParameterError, LengthMismatchError
 
-__all__ = ["STRATA", "STRATEGIES", "PairDesign", "pair_disagreement", "select_pairs"]
+__all__ = [
+    "STRATA",
+    "STRATEGIES",
+    "ArenaPlan",
+    "PairDesign",
+    "PairedTest",
+    "PowerRow",
+    "SimulatedDifficultyStudy",
+    "arena_votes_for_width",
+    "arena_width",
+    "arena_width_closed_form",
+    "difficulty_power",
+    "mcnemar_exact",
+    "pair_disagreement",
+    "paired_test",
+    "select_pairs",
+    "simulate_difficulty_study",
+]
 
 STRATEGIES = ("stratified", "disagreement", "uniform")
 """The selection strategies of :func:`select_pairs`."""
@@ -342,4 +359,545 @@ def select_pairs(
         candidates=int(gaps.size),
         candidates_per_stratum=(int(per[0]), int(per[1]), int(per[2])),
         sampled=sampled,
+    )
+
+
+# ---------------------------------------------------------------------------
+# sample-size planning: paired tests, simulated difficulty studies, arena vote counts
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """McNemar's exact test of two estimators scored right or wrong on the same items.
+
+    Attributes
+    ----------
+    n : int
+        Items scored for both estimators.
+    only_first, only_second : int
+        Discordant items: right for the first estimator only, for the second only.
+    difference : float or None
+        Accuracy of the first minus accuracy of the second, ``(b - c) / n`` (None when
+        ``n = 0``).
+    p_value : float
+        Two-sided exact p-value: the binomial test of ``b`` successes in ``b + c`` trials
+        at 1/2 (1.0 without discordant items).
+    """
+
+    n: int
+    only_first: int
+    only_second: int
+    difference: float | None
+    p_value: float
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant counts ``b`` and ``c``.
+
+    Under the null both kinds of discordant item are equally likely, so ``b`` is
+    Binomial(``b + c``, 1/2); the p-value is ``min(1, 2 P(X <= min(b, c)))``.
+
+    References
+    ----------
+    McNemar, Q. (1947). Note on the sampling error of the difference between correlated
+    proportions or percentages. Psychometrika 12(2), 153-157.
+
+    Examples
+    --------
+    >>> round(mcnemar_exact(9, 2), 4)
+    0.0654
+    >>> mcnemar_exact(0, 0)
+    1.0
+    """
+    if b < 0 or c < 0:
+        raise InvalidParameterError(f"discordant counts must be >= 0, got {b}, {c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    from scipy import stats
+
+    return float(min(1.0, 2.0 * stats.binom.cdf(min(b, c), n, 0.5)))
+
+
+def paired_test(correct_first: npt.ArrayLike, correct_second: npt.ArrayLike) -> PairedTest:
+    """McNemar's exact test of two estimators right or wrong on the same items.
+
+    Parameters
+    ----------
+    correct_first, correct_second : array-like of bool, shape (n_items,)
+        Whether each estimator was right on each item (for alignment: its prediction
+        equals the consensus of the votes; a tied prediction is wrong).
+
+    Returns
+    -------
+    PairedTest
+
+    Examples
+    --------
+    >>> t = paired_test([1, 1, 1, 0, 1], [1, 0, 0, 0, 1])
+    >>> (t.only_first, t.only_second, t.difference, t.p_value)
+    (2, 0, 0.4, 0.5)
+    """
+    a = np.asarray(correct_first, dtype=bool).reshape(-1)
+    b = np.asarray(correct_second, dtype=bool).reshape(-1)
+    if a.shape != b.shape:
+        raise LengthMismatchError(f"the two estimators differ in items: {a.size} vs {b.size}")
+    only_a = int((a & ~b).sum())
+    only_b = int((b & ~a).sum())
+    n = int(a.size)
+    return PairedTest(
+        n, only_a, only_b, (only_a - only_b) / n if n else None, mcnemar_exact(only_a, only_b)
+    )
+
+
+@dataclass(frozen=True)
+class SimulatedDifficultyStudy:
+    """A difficulty study drawn by :func:`simulate_difficulty_study`, in the arrays of
+    :func:`ranking.alignment.alignment_report`.
+
+    Attributes
+    ----------
+    difficulty : ndarray of shape (2, 2 * n_pairs)
+        The two estimators' difficulties (1 for the question each calls harder, 0 for
+        the other).
+    pairs : ndarray of int, shape (n_pairs, 2)
+        Pair ``p`` shows questions ``2p`` and ``2p + 1``.
+    truth : ndarray of int, shape (n_pairs,)
+        1 when the first question is really harder, 2 when the second is.
+    vote_pair, vote_annotator, vote_code : ndarray of int, shape (n_votes,)
+        Every annotator's vote on every pair: 0 skip, 1 first harder, 2 second harder.
+    annotator_accuracy : ndarray of shape (n_annotators,)
+        Each annotator's chance of naming the truly harder question.
+    """
+
+    difficulty: npt.NDArray[np.float64]
+    pairs: npt.NDArray[np.intp]
+    truth: npt.NDArray[np.intp]
+    vote_pair: npt.NDArray[np.intp]
+    vote_annotator: npt.NDArray[np.intp]
+    vote_code: npt.NDArray[np.intp]
+    annotator_accuracy: npt.NDArray[np.float64]
+
+
+def _logit(p: float) -> float:
+    return float(np.log(p / (1.0 - p)))
+
+
+def simulate_difficulty_study(
+    n_pairs: int,
+    n_annotators: int,
+    *,
+    annotator_accuracy: float = 0.75,
+    reliability_sd: float = 0.5,
+    skip_rate: float = 0.1,
+    estimator_accuracy: tuple[float, float] = (0.8, 0.7),
+    rng: np.random.Generator | int | None = None,
+) -> SimulatedDifficultyStudy:
+    """Draw the votes and the two estimators' predictions of a difficulty study.
+
+    Each pair has a truly harder question (first or second, equally likely). Annotator
+    ``a`` names it with probability ``expit(logit(annotator_accuracy) + reliability_sd *
+    z_a)``, ``z_a ~ N(0, 1)``, after skipping with probability ``skip_rate``; every
+    annotator sees every pair (a study without an overlap cap). Estimator ``k`` calls the
+    truly harder question harder with probability ``estimator_accuracy[k]``, independently
+    of the other estimator and of the annotators (real estimators err together, which
+    gives McNemar's test fewer discordant pairs and more power: this model is conservative).
+
+    Parameters
+    ----------
+    n_pairs, n_annotators : int
+        Study size (at least 1 each).
+    annotator_accuracy : float in (0.5, 1)
+        Median annotator's chance of a right vote.
+    reliability_sd : float >= 0
+        Spread of the annotators' accuracies on the logit scale.
+    skip_rate : float in [0, 1)
+        Chance that a vote is a skip.
+    estimator_accuracy : pair of float in (0, 1)
+        Each estimator's chance of ordering a pair as the truth does.
+    rng : Generator, int or None
+
+    Returns
+    -------
+    SimulatedDifficultyStudy
+    """
+    if n_pairs < 1 or n_annotators < 1:
+        raise InvalidParameterError(
+            f"need at least one pair and one annotator, got {n_pairs} and {n_annotators}"
+        )
+    if not 0.0 < annotator_accuracy < 1.0:
+        raise InvalidParameterError(
+            f"annotator_accuracy must be in (0, 1), got {annotator_accuracy}"
+        )
+    if not reliability_sd >= 0.0:
+        raise InvalidParameterError(f"reliability_sd must be >= 0, got {reliability_sd}")
+    if not 0.0 <= skip_rate < 1.0:
+        raise InvalidParameterError(f"skip_rate must be in [0, 1), got {skip_rate}")
+    if len(estimator_accuracy) != 2 or not all(0.0 < e < 1.0 for e in estimator_accuracy):
+        raise InvalidParameterError(
+            f"estimator_accuracy must be two numbers in (0, 1), got {estimator_accuracy}"
+        )
+    gen = np.random.default_rng(rng)
+    truth = gen.integers(1, 3, n_pairs).astype(np.intp)
+    pairs = np.arange(2 * n_pairs, dtype=np.intp).reshape(n_pairs, 2)
+    difficulty = np.zeros((2, 2 * n_pairs), dtype=np.float64)
+    for k, acc in enumerate(estimator_accuracy):
+        right = gen.random(n_pairs) < acc
+        says = np.where(right, truth, 3 - truth)  # 1: first harder, 2: second harder
+        difficulty[k, pairs[:, 0]] = (says == 1).astype(np.float64)
+        difficulty[k, pairs[:, 1]] = (says == 2).astype(np.float64)
+    z = gen.standard_normal(n_annotators)
+    p_right = 1.0 / (1.0 + np.exp(-(_logit(annotator_accuracy) + reliability_sd * z)))
+    vp = np.repeat(np.arange(n_pairs, dtype=np.intp), n_annotators)
+    va = np.tile(np.arange(n_annotators, dtype=np.intp), n_pairs)
+    right = gen.random(vp.size) < p_right[va]
+    code = np.where(right, truth[vp], 3 - truth[vp])
+    code = np.where(gen.random(vp.size) < skip_rate, 0, code).astype(np.intp)
+    return SimulatedDifficultyStudy(difficulty, pairs, truth, vp, va, code, p_right)
+
+
+@dataclass(frozen=True)
+class PowerRow:
+    """The simulated outcome of one study size (:func:`difficulty_power`).
+
+    Attributes
+    ----------
+    pairs, annotators : int
+    ci_width_consensus, ci_width_kappa : float or None
+        Mean width over the trials of the two-way bootstrap interval (pairs and
+        annotators resampled, the report's ``CI both``) of the first estimator's
+        consensus alignment and kappa; None when no trial gave one.
+    ci_width_consensus_sd, ci_width_kappa_sd : float or None
+        Their standard deviation over the trials.
+    power : float
+        Share of the trials in which McNemar's exact test on the consensus pairs told
+        the two estimators apart at ``alpha``.
+    power_se : float
+        Its binomial standard error.
+    consensus, kappa : float or None
+        Mean consensus alignment and kappa of the first estimator.
+    trials : int
+    """
+
+    pairs: int
+    annotators: int
+    ci_width_consensus: float | None
+    ci_width_kappa: float | None
+    ci_width_consensus_sd: float | None
+    ci_width_kappa_sd: float | None
+    power: float
+    power_se: float
+    consensus: float | None
+    kappa: float | None
+    trials: int
+
+
+def _width(i: object) -> float | None:
+    low, high = getattr(i, "low", None), getattr(i, "high", None)
+    if low is None or high is None:
+        return None
+    return float(high) - float(low)
+
+
+def _mean_sd(x: list[float]) -> tuple[float | None, float | None]:
+    if not x:
+        return None, None
+    a = np.asarray(x, dtype=np.float64)
+    return float(a.mean()), float(a.std(ddof=1)) if a.size > 1 else 0.0
+
+
+def difficulty_power(
+    pairs: Sequence[int],
+    annotators: Sequence[int],
+    *,
+    trials: int = 100,
+    n_boot: int = 200,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    annotator_accuracy: float = 0.75,
+    reliability_sd: float = 0.5,
+    skip_rate: float = 0.1,
+    estimator_accuracy: tuple[float, float] = (0.8, 0.7),
+    seed: int = 0,
+) -> list[PowerRow]:
+    """Simulate difficulty studies of every (pairs, annotators) size before running one.
+
+    Each trial draws a study (:func:`simulate_difficulty_study`) and analyses it exactly
+    as ``annotate report`` does: :func:`ranking.alignment.alignment_report` with the
+    two-way bootstrap (``resample="both"``, ``n_boot`` replicates, the default near-tie
+    rule) for the intervals, and :func:`paired_test` (McNemar exact) on the pairs with a
+    consensus for the power. The widths are those of the first estimator.
+
+    Parameters
+    ----------
+    pairs, annotators : sequence of int
+        The sizes to try; one row per combination, pairs varying slowest.
+    trials : int
+        Simulated studies per row.
+    n_boot : int
+        Bootstrap replicates per trial.
+    confidence, alpha : float
+        Interval coverage; level of the paired test.
+    annotator_accuracy, reliability_sd, skip_rate, estimator_accuracy
+        As :func:`simulate_difficulty_study`.
+    seed : int
+        Every draw (studies and bootstraps) comes from it.
+
+    Returns
+    -------
+    list of PowerRow
+
+    References
+    ----------
+    Owen, A. B. (2007). The pigeonhole bootstrap. Annals of Applied Statistics 1(2).
+    """
+    from ranking.alignment import alignment_report
+
+    if trials < 1:
+        raise InvalidParameterError(f"trials must be >= 1, got {trials}")
+    if n_boot < 1:
+        raise InvalidParameterError(f"n_boot must be >= 1, got {n_boot}")
+    if not 0.0 < alpha < 1.0:
+        raise InvalidParameterError(f"alpha must be in (0, 1), got {alpha}")
+    sizes = [(int(p), int(a)) for p in pairs for a in annotators]
+    streams = np.random.SeedSequence(seed).spawn(len(sizes))
+    rows: list[PowerRow] = []
+    for (n_p, n_a), ss in zip(sizes, streams, strict=True):
+        gen = np.random.default_rng(ss)
+        w_cons: list[float] = []
+        w_kappa: list[float] = []
+        v_cons: list[float] = []
+        v_kappa: list[float] = []
+        hits = 0
+        for _ in range(trials):
+            s = simulate_difficulty_study(
+                n_p,
+                n_a,
+                annotator_accuracy=annotator_accuracy,
+                reliability_sd=reliability_sd,
+                skip_rate=skip_rate,
+                estimator_accuracy=estimator_accuracy,
+                rng=gen,
+            )
+            if not (s.vote_code != 0).any():
+                continue
+            rep = alignment_report(
+                s.difficulty,
+                s.pairs,
+                s.vote_pair,
+                s.vote_annotator,
+                s.vote_code,
+                n_annotators=n_a,
+                n_boot=n_boot,
+                confidence=confidence,
+                rng=gen,
+                resample=("both",),
+            )
+            for est, widths, values in (
+                (rep.consensus_alignment[0], w_cons, v_cons),
+                (rep.kappa[0], w_kappa, v_kappa),
+            ):
+                if est.value is not None:
+                    values.append(float(est.value))
+                w = _width(est.both_interval)
+                if w is not None:
+                    widths.append(w)
+            q = rep.consensus.consensus != 0
+            cons = rep.consensus.consensus[q]
+            test = paired_test(rep.predictions[0][q] == cons, rep.predictions[1][q] == cons)
+            hits += test.p_value < alpha
+        power = hits / trials
+        wc, wc_sd = _mean_sd(w_cons)
+        wk, wk_sd = _mean_sd(w_kappa)
+        rows.append(
+            PowerRow(
+                n_p,
+                n_a,
+                wc,
+                wk,
+                wc_sd,
+                wk_sd,
+                power,
+                float(np.sqrt(power * (1.0 - power) / trials)),
+                _mean_sd(v_cons)[0],
+                _mean_sd(v_kappa)[0],
+                trials,
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class ArenaPlan:
+    """Votes per model pair for a target rating interval width (:func:`arena_votes_for_width`).
+
+    Attributes
+    ----------
+    votes_per_pair : int
+        The smallest count tried whose mean interval width is at most the target (the
+        largest tried when none reached it; see ``reached``).
+    total_votes : int
+        ``votes_per_pair`` times the number of model pairs.
+    width : float
+        Mean over models and trials of the 95% Wald interval width (Elo points) there.
+    reached : bool
+    curve : tuple of (int, float, float)
+        Every count tried: votes per pair, mean width, its standard deviation over trials.
+    failed : int
+        Trials whose fit failed (a model that never won or never lost), left out.
+    """
+
+    votes_per_pair: int
+    total_votes: int
+    width: float
+    reached: bool
+    curve: tuple[tuple[int, float, float], ...]
+    failed: int
+
+
+def arena_width_closed_form(n_models: int, votes_per_pair: int, confidence: float = 0.95) -> float:
+    """Wald interval width (Elo points) of every rating when ``n_models`` equally strong
+    models meet ``votes_per_pair`` times each (Bradley-Terry at ``p = 1/2``, expected
+    information): ``2 z sqrt(4 (M - 1) / (v M²)) / C`` with ``C = ln 10 / 400``.
+
+    Examples
+    --------
+    >>> round(arena_width_closed_form(2, 100), 1)
+    68.1
+    """
+    from scipy import stats
+
+    from ranking.pairwise import ELO_C
+
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    var = 4.0 * (n_models - 1) / (votes_per_pair * n_models**2)
+    return float(2.0 * z * np.sqrt(var) / ELO_C)
+
+
+def arena_width(
+    n_models: int,
+    votes_per_pair: int,
+    *,
+    rating_sd: float = 100.0,
+    trials: int = 20,
+    confidence: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> tuple[float, float, int]:
+    """Mean width (Elo points) of the m-ELO (Bradley-Terry) Wald intervals of a round robin.
+
+    Each trial draws true ratings ``N(0, rating_sd²)``, lets every pair of models meet
+    ``votes_per_pair`` times with Bradley-Terry outcomes (Elo scale, no ties) and fits
+    :func:`ranking.pairwise.m_elo`.
+
+    Returns
+    -------
+    mean, sd, failed : float, float, int
+        Mean and standard deviation over the trials of the models' mean interval width
+        (NaN when every trial failed), and the number of failed fits.
+    """
+    from ranking.errors import ConvergenceError, RankingInputError
+    from ranking.pairwise import ELO_C, m_elo
+
+    if n_models < 2:
+        raise InvalidParameterError(f"need at least 2 models, got {n_models}")
+    if votes_per_pair < 1:
+        raise InvalidParameterError(f"votes_per_pair must be >= 1, got {votes_per_pair}")
+    gen = np.random.default_rng(rng)
+    i, j = np.triu_indices(n_models, 1)
+    a = np.repeat(i, votes_per_pair)
+    b = np.repeat(j, votes_per_pair)
+    widths: list[float] = []
+    failed = 0
+    for _ in range(trials):
+        r = gen.normal(0.0, rating_sd, n_models)
+        p = 1.0 / (1.0 + np.exp(-ELO_C * (r[a] - r[b])))
+        out = (gen.random(a.size) < p).astype(np.float64)
+        try:
+            fit = m_elo(a, b, out, n_models=n_models, confidence=confidence)
+        except (RankingInputError, ConvergenceError):
+            failed += 1
+            continue
+        widths.append(float(np.mean(fit.upper - fit.lower)))
+    if not widths:
+        return float("nan"), float("nan"), failed
+    arr = np.asarray(widths)
+    return float(arr.mean()), float(arr.std(ddof=1)) if arr.size > 1 else 0.0, failed
+
+
+def arena_votes_for_width(
+    n_models: int,
+    target_width: float,
+    *,
+    rating_sd: float = 100.0,
+    trials: int = 20,
+    confidence: float = 0.95,
+    max_votes_per_pair: int = 100_000,
+    seed: int = 0,
+) -> ArenaPlan:
+    """Votes per model pair (round robin) for a mean rating interval width of ``target_width``.
+
+    Starts from the closed form at equal strengths, ``v0 = 4 (M - 1) / M² * (2 z / (C W))²``
+    (the Bradley-Terry information of a vote is ``p (1 - p) = 1/4``, so the centred
+    ratings' covariance is ``4 / (v M) (I - J / M)`` in logits; ``C = ln 10 / 400``),
+    then simulates (:func:`arena_width`) and moves by bisection between a count that is too
+    few and one that is enough.
+
+    Examples
+    --------
+    >>> plan = arena_votes_for_width(4, 200.0, rating_sd=0.0, trials=5)
+    >>> plan.reached, plan.width <= 200.0
+    (True, True)
+    """
+    from scipy import stats
+
+    from ranking.pairwise import ELO_C
+
+    if not target_width > 0:
+        raise InvalidParameterError(f"target_width must be > 0, got {target_width}")
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    v0 = 4.0 * (n_models - 1) / n_models**2 * (2.0 * z / (ELO_C * target_width)) ** 2
+    streams = iter(np.random.SeedSequence(seed).spawn(64))
+    curve: dict[int, tuple[float, float]] = {}
+    failed = 0
+
+    def width(v: int) -> float:
+        nonlocal failed
+        if v not in curve:
+            m, sd, f = arena_width(
+                n_models,
+                v,
+                rating_sd=rating_sd,
+                trials=trials,
+                confidence=confidence,
+                rng=np.random.default_rng(next(streams)),
+            )
+            failed += f
+            curve[v] = (m, sd)
+        w = curve[v][0]
+        return w if np.isfinite(w) else float("inf")
+
+    hi = min(max(1, int(np.ceil(v0))), max_votes_per_pair)
+    while width(hi) > target_width and hi < max_votes_per_pair and len(curve) < 40:
+        hi = min(2 * hi, max_votes_per_pair)
+    reached = width(hi) <= target_width
+    if reached:
+        lo = hi
+        while lo > 1 and width(lo) <= target_width and len(curve) < 40:
+            lo = max(1, lo // 2)
+        if width(lo) <= target_width:
+            hi = lo
+        while hi - lo > 1 and len(curve) < 60:
+            mid = (lo + hi) // 2
+            if width(mid) <= target_width:
+                hi = mid
+            else:
+                lo = mid
+    n_pairs = n_models * (n_models - 1) // 2
+    return ArenaPlan(
+        hi,
+        hi * n_pairs,
+        curve[hi][0],
+        reached,
+        tuple((v, m, sd) for v, (m, sd) in sorted(curve.items())),
+        failed,
     )

@@ -132,9 +132,7 @@ def both_bad_shares(
         raise InvalidParameterError("model indices must be below n_models")
     votes = np.bincount(np.concatenate([a, b]), minlength=n_models).astype(np.int64)
     w = np.concatenate([bad, bad]).astype(np.float64)
-    k = np.rint(np.bincount(np.concatenate([a, b]), weights=w, minlength=n_models)).astype(
-        np.int64
-    )
+    k = np.rint(np.bincount(np.concatenate([a, b]), weights=w, minlength=n_models)).astype(np.int64)
     lower, upper = wilson_interval(k, votes, confidence)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(votes > 0, k / np.maximum(votes, 1), np.nan)

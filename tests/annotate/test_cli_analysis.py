@@ -272,9 +272,11 @@ def test_rate_reports_each_models_both_bad_share(capsys) -> None:
     got = {m["model"]: m["both_bad"] for m in doc["models"]}
     for model, k, n in [("alpha", 1, 3), ("beta", 0, 2), ("gamma", 1, 3)]:
         lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
-        assert got[model]["battles"] == n and got[model]["votes"] == k
+        assert got[model]["battles"] == n
+        assert got[model]["votes"] == k
         assert got[model]["share"] == pytest.approx(k / n)
         assert (got[model]["lower"], got[model]["upper"]) == pytest.approx((lo, hi), abs=1e-12)
     assert main(["rate", str(DATA / "formats" / "arena_battles.csv"), "--method", "m-elo"]) == 0
     out = capsys.readouterr().out
-    assert "both bad [95%]" in out and "33% [6-79]" in out
+    assert "both bad [95%]" in out
+    assert "33% [6-79]" in out
