@@ -1,8 +1,9 @@
 """``annotate plan``: design a study before it runs.
 
 ``plan pairs`` chooses the question pairs of a difficulty study from a response matrix
-(:func:`annotate.services.plan.plan_pairs`). The services and the statistics stack are
-imported inside the handler, so ``--help`` answers at once.
+(:func:`annotate.services.plan.plan_pairs`); ``plan power`` simulates a study before it
+runs (:func:`annotate.services.plan.plan_power`, ``plan_arena_power``). The services and
+the statistics stack are imported inside the handlers, so ``--help`` answers at once.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
     p = subparsers.add_parser(
         "plan",
         parents=[parents.db],
-        help="design a study: choose the question pairs from a response matrix",
+        help="design a study: choose the question pairs, plan the sample size",
         description="Design a study before it runs. plan pairs: draw same-subject question "
         "pairs for a difficulty study from a response matrix, stratified by difficulty gap.",
     )
@@ -88,6 +89,99 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
     )
     a.add_argument("--out", metavar="FILE", default=None, help="write the pairs here (pairs.csv)")
     a.set_defaults(func=cmd_plan_pairs)
+    w = sub.add_parser(
+        "power",
+        parents=[parents.db, parents.json],
+        help="simulate a study before it runs: interval widths and power per study size",
+        description="Simulate difficulty studies of each --pairs x --annotators size and "
+        "analyse each as annotate report does (two-way bootstrap intervals of the consensus "
+        "alignment and kappa; McNemar's exact test between two estimators on the consensus "
+        "pairs): the expected interval widths and the power to tell the estimators apart. "
+        "With --arena: the votes per model pair (round robin) for a target rating interval "
+        "width, from m-ELO (Bradley-Terry) fits of simulated arenas.",
+    )
+    intermixed(w)
+    w.add_argument(
+        "--pairs",
+        metavar="N",
+        type=int,
+        nargs="+",
+        default=[30, 70, 120],
+        help="numbers of pairs to try (default 30 70 120)",
+    )
+    w.add_argument(
+        "--annotators",
+        metavar="N",
+        type=int,
+        nargs="+",
+        default=[5, 10, 20],
+        help="numbers of annotators to try, each judging every pair (default 5 10 20)",
+    )
+    w.add_argument(
+        "--reliability-sd",
+        metavar="S",
+        type=float,
+        default=0.5,
+        help="sd of the annotators' accuracy on the logit scale (default 0.5)",
+    )
+    w.add_argument(
+        "--skip-rate",
+        metavar="R",
+        type=float,
+        default=0.1,
+        help="chance that a vote is a skip (default 0.1)",
+    )
+    w.add_argument(
+        "--annotator-accuracy",
+        metavar="A",
+        type=float,
+        default=0.75,
+        help="the median annotator's chance of naming the harder question (default 0.75)",
+    )
+    w.add_argument(
+        "--estimator-accuracy",
+        metavar="A",
+        type=float,
+        nargs=2,
+        default=[0.8, 0.7],
+        help="the two estimators' chances of ordering a pair rightly (default 0.8 0.7)",
+    )
+    w.add_argument(
+        "--alpha", type=float, default=0.05, help="level of the paired test (default 0.05)"
+    )
+    w.add_argument(
+        "--trials",
+        metavar="T",
+        type=int,
+        default=None,
+        help="simulated studies per row (default 100; with --arena 20 per vote count)",
+    )
+    w.add_argument(
+        "--boot",
+        metavar="N",
+        type=int,
+        default=200,
+        help="bootstrap replicates per simulated study (default 200)",
+    )
+    w.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
+    w.add_argument("--plot", metavar="FILE", default=None, help="write a PNG plot here")
+    w.add_argument("--arena", action="store_true", help="plan an arena study instead")
+    w.add_argument("--models", metavar="M", type=int, default=None, help="--arena: models")
+    w.add_argument(
+        "--target-width",
+        metavar="W",
+        type=float,
+        default=None,
+        help="--arena: mean 95%% rating interval width wanted, in Elo points",
+    )
+    w.add_argument(
+        "--rating-sd",
+        metavar="S",
+        type=float,
+        default=100.0,
+        help="--arena: sd of the models' true ratings in Elo points (default 100)",
+    )
+    w.set_defaults(func=cmd_plan_power)
 
 
 def cmd_plan_pairs(args: argparse.Namespace) -> int:
@@ -161,6 +255,122 @@ def cmd_plan_pairs(args: argparse.Namespace) -> int:
     if len(plan.pairs) > MAX_PRINTED_ROWS:
         more = len(plan.pairs) - MAX_PRINTED_ROWS
         say(f"... {more} more pair(s); all of them with --out or --json")
+    if written is not None:
+        say(f"wrote {one_line(written)}")
+    return 0
+
+
+def cmd_plan_power(args: argparse.Namespace) -> int:
+    """Simulate the study sizes (or the arena), print the table, write --plot."""
+    from annotate.services.json_ready import check_json
+    from annotate.services.plan import plan_arena_power, plan_power
+
+    plot = Path(args.plot) if args.plot else None
+    if plot is not None and plot.exists():
+        raise AnnotateError(f"{plot} exists already; give another --plot", title="Cannot write")
+    if args.arena:
+        if args.models is None or args.target_width is None:
+            raise AnnotateError("--arena needs --models M and --target-width W")
+        ap = plan_arena_power(
+            args.models,
+            args.target_width,
+            rating_sd=args.rating_sd,
+            trials=20 if args.trials is None else args.trials,
+            seed=args.seed,
+        )
+        written = None
+        if plot is not None:
+            from annotate.services.plan_plots import write_arena_plot
+
+            written = write_arena_plot(ap, plot)
+        if args.json:
+            doc = ap.as_dict()
+            doc["plot"] = None if written is None else str(written)
+            print_json(check_json(doc))
+            return 0
+        n_pairs = ap.models * (ap.models - 1) // 2
+        width = "-" if ap.width is None else f"{ap.width:.1f}"
+        say(
+            f"{ap.votes_per_pair} votes per model pair ({ap.total_votes} votes over {n_pairs} "
+            f"pairs of {ap.models} models): mean 95% rating interval {width} Elo points "
+            f"(target {ap.target_width:g}; rating sd {ap.rating_sd:g}, {ap.trials} simulated "
+            f"arenas per count, seed {ap.seed})"
+        )
+        if not ap.reached:
+            say("  the target was not reached within the largest count tried")
+        if ap.failed:
+            say(f"  {ap.failed} fit(s) failed (a model that never won or never lost), left out")
+        rows = [
+            (
+                c["votes_per_pair"],
+                "-" if c["width"] is None else f"{c['width']:.1f}",
+                "-" if c["sd"] is None else f"{c['sd']:.1f}",
+            )
+            for c in ap.curve
+        ]
+        say(table(rows, ["votes per pair", "mean width", "sd"]))
+        if written is not None:
+            say(f"wrote {one_line(written)}")
+        return 0
+    pp = plan_power(
+        args.pairs,
+        args.annotators,
+        reliability_sd=args.reliability_sd,
+        skip_rate=args.skip_rate,
+        annotator_accuracy=args.annotator_accuracy,
+        estimator_accuracy=(args.estimator_accuracy[0], args.estimator_accuracy[1]),
+        trials=100 if args.trials is None else args.trials,
+        n_boot=args.boot,
+        alpha=args.alpha,
+        seed=args.seed,
+    )
+    written = None
+    if plot is not None:
+        from annotate.services.plan_plots import write_power_plot
+
+        written = write_power_plot(pp, plot)
+    if args.json:
+        doc = pp.as_dict()
+        doc["plot"] = None if written is None else str(written)
+        print_json(check_json(doc))
+        return 0
+
+    def f(x: float | None, digits: int = 3) -> str:
+        return "-" if x is None else f"{x:.{digits}f}"
+
+    st = pp.settings
+    say(
+        f"{st['trials']} simulated studies per row (annotator accuracy "
+        f"{st['annotator_accuracy']:g}, reliability sd {st['reliability_sd']:g}, "
+        f"skip rate {st['skip_rate']:g}, estimators "
+        f"{st['estimator_accuracy'][0]:g} vs {st['estimator_accuracy'][1]:g}, seed {st['seed']})"
+    )
+    say(f"  widths: {st['interval']}; power: {st['test']} at {st['alpha']:g}")
+    say(
+        table(
+            [
+                (
+                    r["pairs"],
+                    r["annotators"],
+                    f(r["ci_width_consensus"]),
+                    f(r["ci_width_kappa"]),
+                    f"{r['power']:.2f} ± {r['power_se']:.2f}",
+                    f(r["consensus"]),
+                    f(r["kappa"]),
+                )
+                for r in pp.rows
+            ],
+            [
+                "pairs",
+                "annotators",
+                "ci width consensus",
+                "ci width kappa",
+                "power",
+                "consensus",
+                "kappa",
+            ],
+        )
+    )
     if written is not None:
         say(f"wrote {one_line(written)}")
     return 0

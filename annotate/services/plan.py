@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,17 @@ import numpy as np
 from annotate.errors import AnnotateError
 from annotate.services.estimators import Matrix, estimate
 
-__all__ = ["DIFFICULTIES", "DISAGREEMENT_ESTIMATORS", "PairPlan", "plan_pairs", "write_pairs"]
+__all__ = [
+    "DIFFICULTIES",
+    "DISAGREEMENT_ESTIMATORS",
+    "ArenaPowerPlan",
+    "PairPlan",
+    "PowerPlan",
+    "plan_arena_power",
+    "plan_pairs",
+    "plan_power",
+    "write_pairs",
+]
 
 DIFFICULTIES = ("eip", "accuracy")
 """What the difficulty gap is measured on (``--difficulty``)."""
@@ -254,3 +264,159 @@ def write_pairs(plan: PairPlan, path: Path) -> Path:
     except (FileNotFoundError, NotADirectoryError) as err:
         raise AnnotateError(f"{path}: its folder does not exist", title="Cannot write") from err
     return path
+
+
+# ---------------------------------------------------------------------------
+# sample-size planning (``annotate plan power``)
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    """The simulated outcome of each study size (:func:`plan_power`)."""
+
+    rows: list[dict[str, Any]]
+    """``pairs``, ``annotators``, ``ci_width_consensus``, ``ci_width_kappa``, ``power``
+    and, beside them, ``*_sd``, ``power_se``, ``consensus``, ``kappa``, ``trials``."""
+    settings: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``--json`` document: ``{"rows": [...], "settings": {...}}``."""
+        return {"rows": self.rows, "settings": self.settings}
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise AnnotateError(message, title="Cannot plan")
+
+
+def plan_power(
+    pairs: list[int],
+    annotators: list[int],
+    *,
+    reliability_sd: float = 0.5,
+    skip_rate: float = 0.1,
+    annotator_accuracy: float = 0.75,
+    estimator_accuracy: tuple[float, float] = (0.8, 0.7),
+    trials: int = 100,
+    n_boot: int = 200,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> PowerPlan:
+    """Simulate difficulty studies of each size (:func:`ranking.design.difficulty_power`).
+
+    Raises
+    ------
+    AnnotateError
+        A bad option, in one line naming it.
+    """
+    from ranking.design import difficulty_power
+
+    _check(bool(pairs) and all(p >= 1 for p in pairs), f"--pairs must be >= 1, got {pairs}")
+    _check(
+        bool(annotators) and all(a >= 1 for a in annotators),
+        f"--annotators must be >= 1, got {annotators}",
+    )
+    _check(reliability_sd >= 0, f"--reliability-sd must be >= 0, got {reliability_sd}")
+    _check(0 <= skip_rate < 1, f"--skip-rate must be in [0, 1), got {skip_rate}")
+    _check(
+        0.5 < annotator_accuracy < 1,
+        f"--annotator-accuracy must be in (0.5, 1), got {annotator_accuracy}",
+    )
+    _check(
+        len(estimator_accuracy) == 2 and all(0 < e < 1 for e in estimator_accuracy),
+        f"--estimator-accuracy must be two numbers in (0, 1), got {list(estimator_accuracy)}",
+    )
+    _check(trials >= 1, f"--trials must be >= 1, got {trials}")
+    _check(n_boot >= 1, f"--boot must be >= 1, got {n_boot}")
+    _check(0 < alpha < 1, f"--alpha must be in (0, 1), got {alpha}")
+    rows = difficulty_power(
+        pairs,
+        annotators,
+        trials=trials,
+        n_boot=n_boot,
+        alpha=alpha,
+        annotator_accuracy=annotator_accuracy,
+        reliability_sd=reliability_sd,
+        skip_rate=skip_rate,
+        estimator_accuracy=(float(estimator_accuracy[0]), float(estimator_accuracy[1])),
+        seed=seed,
+    )
+    settings = {
+        "reliability_sd": reliability_sd,
+        "skip_rate": skip_rate,
+        "annotator_accuracy": annotator_accuracy,
+        "estimator_accuracy": list(estimator_accuracy),
+        "trials": trials,
+        "boot": n_boot,
+        "alpha": alpha,
+        "seed": seed,
+        "interval": "95% two-way percentile bootstrap (pairs and annotators), as the report's "
+        "'CI both', of the first estimator",
+        "test": "McNemar's exact test on the consensus pairs",
+    }
+    return PowerPlan([asdict(r) for r in rows], settings)
+
+
+@dataclass(frozen=True)
+class ArenaPowerPlan:
+    """Votes per model pair for a target rating interval width (:func:`plan_arena_power`)."""
+
+    models: int
+    target_width: float
+    rating_sd: float
+    trials: int
+    seed: int
+    votes_per_pair: int
+    total_votes: int
+    width: float | None
+    """Mean 95% interval width at ``votes_per_pair`` (None when every fit failed)."""
+    reached: bool
+    curve: list[dict[str, float | None]]
+    """Every count simulated: ``votes_per_pair``, mean ``width`` and its ``sd``."""
+    failed: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``--json`` document."""
+        return asdict(self)
+
+
+def plan_arena_power(
+    models: int,
+    target_width: float,
+    *,
+    rating_sd: float = 100.0,
+    trials: int = 20,
+    seed: int = 0,
+) -> ArenaPowerPlan:
+    """Votes per model pair for a mean 95% rating interval of ``target_width`` Elo points
+    (:func:`ranking.design.arena_votes_for_width`).
+
+    Raises
+    ------
+    AnnotateError
+        A bad option, in one line naming it.
+    """
+    from ranking.design import arena_votes_for_width
+
+    _check(models >= 2, f"--models must be >= 2, got {models}")
+    _check(target_width > 0, f"--target-width must be > 0 Elo points, got {target_width}")
+    _check(rating_sd >= 0, f"--rating-sd must be >= 0, got {rating_sd}")
+    _check(trials >= 1, f"--trials must be >= 1, got {trials}")
+    p = arena_votes_for_width(models, target_width, rating_sd=rating_sd, trials=trials, seed=seed)
+    return ArenaPowerPlan(
+        models,
+        float(target_width),
+        float(rating_sd),
+        trials,
+        seed,
+        p.votes_per_pair,
+        p.total_votes,
+        _finite(p.width),
+        p.reached,
+        [{"votes_per_pair": v, "width": _finite(w), "sd": _finite(sd)} for v, w, sd in p.curve],
+        p.failed,
+    )

@@ -76,6 +76,7 @@ from annotate.services.report_model import (
     HumanScale,
     MethodAlignment,
     NearTies,
+    PairedTestRow,
     PairRow,
     QuestionScale,
     ScaleGroup,
@@ -1355,7 +1356,38 @@ def human_alignment_report(
         verdicts=verdicts.annotators,
         verdict_notes=(*((verdicts.problem,) if verdicts.problem else ()), *verdicts.notes),
         item_notes=report_lines(engine, data.name),
+        paired_tests=_paired_tests(alignment, pair_rows),
     )
+
+
+def _paired_tests(
+    alignment: Sequence[MethodAlignment], rows: Sequence[PairRow]
+) -> tuple[PairedTestRow, ...]:
+    """McNemar's exact test of every two methods with a defined consensus alignment, on the
+    consensus pairs both predict (a tied prediction is wrong, as in eq. 9)."""
+    from ranking.design import paired_test
+
+    ok = [i for i, m in enumerate(alignment) if m.consensus.value is not None]
+    cons = np.array([r.consensus for r in rows], dtype=object)
+    out = []
+    for x, i in enumerate(ok):
+        for j in ok[x + 1 :]:
+            pi = np.array([r.predictions[i] for r in rows], dtype=object)
+            pj = np.array([r.predictions[j] for r in rows], dtype=object)
+            keep = (cons != "none") & (pi != "n/a") & (pj != "n/a")
+            t = paired_test(pi[keep] == cons[keep], pj[keep] == cons[keep])
+            out.append(
+                PairedTestRow(
+                    alignment[i].method,
+                    alignment[j].method,
+                    t.n,
+                    t.only_first,
+                    t.only_second,
+                    t.difference,
+                    t.p_value,
+                )
+            )
+    return tuple(out)
 
 
 def report_view(engine: Engine, study: str, **options: Any) -> ReportView:

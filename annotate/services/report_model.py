@@ -12,7 +12,7 @@ Undefined statistics carry ``None`` and a reason, never NaN or 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from annotate.views import AnnotatorStatus
@@ -67,6 +67,24 @@ class MethodAlignment:
     """Pairs whose two questions have the same difficulty (reported as a tie, a miss)."""
     individual: tuple[AnnotatorAlignment, ...]
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PairedTestRow:
+    """McNemar's exact test of two methods on the same consensus pairs
+    (:func:`ranking.design.paired_test`): right = prediction equals the consensus."""
+
+    first: str
+    second: str
+    """Method ids (report order: ``first`` comes before ``second``)."""
+    pairs: int
+    """Consensus pairs both methods predict."""
+    only_first: int
+    """Pairs only ``first`` gets right."""
+    only_second: int
+    difference: float | None
+    """Alignment of ``first`` minus that of ``second`` on these pairs."""
+    p_value: float
 
 
 @dataclass(frozen=True)
@@ -256,6 +274,8 @@ class HumanAlignmentReport:
     (over pairs) or ``"annotators"``; see :data:`RESAMPLE_LABELS`."""
     item_notes: tuple[str, ...] = ()
     """Annotators' comments and flags on pairs: a count, then each (issue 12)."""
+    paired_tests: tuple[PairedTestRow, ...] = ()
+    """Every two methods compared on the same consensus pairs (issue 16)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON document of ``annotate report --json``."""
@@ -402,6 +422,7 @@ def _report_dict(r: HumanAlignmentReport) -> dict[str, Any]:
             "both": RESAMPLE_LABELS["both"],
         },
         "alignment": alignment,
+        "paired_tests": [asdict(t) for t in r.paired_tests],
         "near_ties": {
             "margin": nt.margin,
             "rule": nt.rule,

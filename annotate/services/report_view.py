@@ -163,6 +163,7 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             ),
             f"value [{conf} bootstrap interval over pairs]; — = no non-skipped vote.",
         ),
+        _paired_table(r),
     ]
     if r.subgroups:
         fn = Footnotes()
@@ -410,6 +411,31 @@ def printed_view(r: HumanAlignmentReport) -> ReportView:
     summary = tuple(x for x in v.summary if not x.startswith("Human difficulty scale: not fitted"))
     kept = tuple(t for t in tables if t.key in ("annotators", "reliability") and r.n_votes)
     return ReportView(v.title, (*summary, line), kept)
+
+
+def _paired_table(r: HumanAlignmentReport) -> ReportTable:
+    """McNemar's exact test of every two methods on the same consensus pairs."""
+    label = dict(zip(r.methods, r.labels, strict=True))
+    return ReportTable(
+        "paired",
+        "Telling the methods apart: McNemar's exact test on the same consensus pairs",
+        ("method", "vs", "pairs", "only first right", "only second right", "difference %", "p"),
+        tuple(
+            (
+                label.get(t.first, t.first),
+                label.get(t.second, t.second),
+                str(t.pairs),
+                str(t.only_first),
+                str(t.only_second),
+                "—" if t.difference is None else f"{100 * t.difference:+.1f}",
+                p_text(t.p_value),
+            )
+            for t in r.paired_tests
+        ),
+        "difference: consensus alignment of the first minus the second on these pairs; "
+        "p: two-sided exact binomial test of the discordant pairs (McNemar), unadjusted for "
+        "the number of comparisons.",
+    )
 
 
 def _p_note(correlations: Sequence[Correlation]) -> str:
