@@ -154,6 +154,9 @@ class AnnotateApp(App[int]):
         """
         from annotate.screens.instructions import InstructionsScreen
 
+        if session.needs_questionnaire:  # the study's questionnaire, once, before all else
+            self._ask_questionnaire(session)
+            return
         not_started = session.progress().done == 0
         seen = (session.study.name, session.annotator)
         if not_started and session.instructions and seen not in self.instructions_shown:
@@ -165,6 +168,23 @@ class AnnotateApp(App[int]):
             )
         else:
             self._ask_subjects(session, not_started)
+
+    def _ask_questionnaire(self, session: VotingSession) -> None:
+        from annotate.screens.questionnaire import QuestionnaireScreen
+
+        def answered(answers: dict[str, list[str]] | None) -> None:
+            if answers is None:  # Escape: back to the studies, asked again next time
+                self.initial_study = None
+            else:
+                self._store_answers(session, answers)
+
+        self.push_screen(QuestionnaireScreen(session.settings.questionnaire), answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="open-study")
+    def _store_answers(self, session: VotingSession, answers: dict[str, list[str]]) -> None:
+        session.answer_questionnaire(answers)
+        self._screen_class(session).prepare(session)
+        self.call_from_thread(self._show_session, session)
 
     def _ask_subjects(self, session: VotingSession, not_started: bool) -> None:
         from annotate.screens.subjects import SubjectsScreen

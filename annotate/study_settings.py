@@ -72,6 +72,72 @@ def takes_votes(overlap: int, judged: int) -> bool:
 
 
 @dataclass(frozen=True)
+class QuestionnaireItem:
+    """One question of a study's annotator questionnaire (``[[questionnaire]]``).
+
+    Examples
+    --------
+    >>> q = QuestionnaireItem.from_raw(1, {"key": "field", "prompt": "Your field?",
+    ...                                    "choices": ["Biology", "Law"]})
+    >>> q.key, q.choices, q.multiple
+    ('field', ('Biology', 'Law'), False)
+    """
+
+    key: str
+    """The answer's name in the database, the export and the report's grouping."""
+    prompt: str
+    """The question as shown (literally)."""
+    choices: tuple[str, ...]
+    """The answers offered, in order."""
+    multiple: bool = False
+    """Whether several choices may be chosen (for example the subjects one knows)."""
+
+    @classmethod
+    def from_raw(cls, number: int, raw: Any) -> QuestionnaireItem:
+        """Validate one ``[[questionnaire]]`` table (``number`` counts from 1)."""
+        where = f"questionnaire item {number}"
+        if not isinstance(raw, Mapping):
+            raise SettingError("questionnaire", raw, f"{where}: a table")
+        extra = sorted(str(k) for k in raw if k not in ("key", "prompt", "choices", "multiple"))
+        if extra:
+            raise SettingError(
+                "questionnaire", extra[0], f"{where}: only key, prompt, choices, multiple"
+            )
+        key, prompt = raw.get("key"), raw.get("prompt")
+        if not isinstance(key, str) or not key.strip() or len(key) > 60:
+            raise SettingError("questionnaire", key, f"{where}: key, a name of 1-60 characters")
+        if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > 2000:
+            raise SettingError(
+                "questionnaire", prompt, f"{where}: prompt, text of 1-2,000 characters"
+            )
+        choices = raw.get("choices")
+        if (
+            not isinstance(choices, list | tuple)
+            or not 1 <= len(choices) <= 100
+            or not all(isinstance(c, str) and c.strip() and len(c) <= 200 for c in choices)
+            or len(set(choices)) != len(choices)
+        ):
+            raise SettingError(
+                "questionnaire",
+                choices,
+                f"{where}: choices, a list of 1-100 distinct non-empty strings (<= 200 chars)",
+            )
+        multiple = raw.get("multiple", False)
+        if not isinstance(multiple, bool):
+            raise SettingError("questionnaire", multiple, f"{where}: multiple, true or false")
+        return cls(key.strip(), prompt, tuple(choices), multiple)
+
+    def as_dict(self) -> dict[str, Any]:
+        """As stored (JSON) and exported (``study.toml``)."""
+        return {
+            "key": self.key,
+            "prompt": self.prompt,
+            "choices": list(self.choices),
+            "multiple": self.multiple,
+        }
+
+
+@dataclass(frozen=True)
 class StudySettings:
     """Settings of one study; construct with :meth:`for_kind` or :meth:`from_dict`.
 
@@ -95,6 +161,15 @@ class StudySettings:
     """Show the study's texts as safely rendered Markdown (arena default true)."""
     instructions: str = ""
     """Markdown shown before the first item and on ``?`` (stored as given)."""
+    retest_share: float = 0.0
+    """Share (0-1) of an annotator's items shown again later with sides swapped (issue 16)."""
+    retest_after: int = 10
+    """How many of the annotator's votes come between an item and its swapped re-test."""
+    questionnaire: tuple[QuestionnaireItem, ...] = ()
+    """Questions asked once per annotator before the first item (``[[questionnaire]]``)."""
+    route_subjects: str = ""
+    """Difficulty: the key of a ``multiple`` questionnaire question whose choices are
+    subjects; an annotator then sees only the subjects they declared ("" = off)."""
 
     @classmethod
     def for_kind(cls, kind: str) -> StudySettings:
@@ -122,15 +197,48 @@ class StudySettings:
                 if ignore_unknown:
                     continue
                 raise SettingError(str(key), value, f"one of {', '.join(allowed)}", unknown=True)
-            changes[key] = _checked(key, value, type(getattr(base, key)))
-        return replace(base, **changes)
+            if key == "questionnaire":
+                changes[key] = _questionnaire(value)
+            else:
+                changes[key] = _checked(key, value, type(getattr(base, key)))
+        out = replace(base, **changes)
+        if out.retest_share > 1:
+            raise SettingError("retest_share", out.retest_share, "a number from 0 to 1")
+        if out.retest_share > 0 and out.kind == "arena" and out.reveal_models:
+            raise SettingError(
+                "retest_share",
+                out.retest_share,
+                "0 while reveal_models = true (a re-test after the names were revealed "
+                "is not blind): set reveal_models = false",
+            )
+        keys = [q.key for q in out.questionnaire]
+        if len(set(keys)) != len(keys):
+            raise SettingError("questionnaire", keys, "questionnaire items with distinct keys")
+        if out.route_subjects:
+            if out.route_subjects not in keys:
+                raise SettingError(
+                    "route_subjects", out.route_subjects, "the key of a questionnaire item"
+                )
+            if not out.questionnaire[keys.index(out.route_subjects)].multiple:
+                raise SettingError(
+                    "route_subjects",
+                    out.route_subjects,
+                    "the key of a questionnaire item with multiple = true",
+                )
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as stored (JSON) and exported (``study.toml``): the kind's keys."""
         out: dict[str, Any] = {}
+        base = self.for_kind(self.kind)
         for name in setting_names(self.kind):
             value = getattr(self, name)
-            out[name] = list(value) if isinstance(value, tuple) else value
+            if name in QUALITY_SETTINGS and value == getattr(base, name):
+                continue  # issue 16's settings only where given: older JSON stays the same
+            if name == "questionnaire":
+                out[name] = [q.as_dict() for q in value]
+            else:
+                out[name] = list(value) if isinstance(value, tuple) else value
         return out
 
     def takes_votes(self, judged: int) -> bool:
@@ -143,10 +251,22 @@ class StudySettings:
         return self.overlap > 0
 
 
+QUALITY_SETTINGS = ("retest_share", "retest_after", "questionnaire", "route_subjects")
+"""Settings of the quality checks and questionnaire (issue 16), stored only where set."""
+
+
 def setting_names(kind: str) -> tuple[str, ...]:
     """The settings a study of ``kind`` may give, in file order."""
     names = tuple(f.name for f in fields(StudySettings) if f.name != "kind")
-    return names if kind == "arena" else tuple(n for n in names if n != "identity_phrases")
+    if kind == "arena":
+        return tuple(n for n in names if n != "route_subjects")
+    return tuple(n for n in names if n != "identity_phrases")
+
+
+def _questionnaire(value: Any) -> tuple[QuestionnaireItem, ...]:
+    if not isinstance(value, list | tuple):
+        raise SettingError("questionnaire", value, "a list of [[questionnaire]] tables")
+    return tuple(QuestionnaireItem.from_raw(i, q) for i, q in enumerate(value, 1))
 
 
 def _checked(key: str, value: Any, want: type) -> Any:
@@ -154,6 +274,10 @@ def _checked(key: str, value: Any, want: type) -> Any:
         if not isinstance(value, bool):
             raise SettingError(key, value, "true or false")
         return value
+    if want is float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise SettingError(key, value, "a number >= 0")
+        return float(value)
     if want is int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise SettingError(key, value, "a whole number >= 0")

@@ -258,6 +258,10 @@ class AnnotatorStatus:
     """Why the annotator is flagged, with the evidence; empty unless flagged."""
     votes_to_verdict: int | None = None
     """About how many more votes until a verdict (pending); None when decided."""
+    gold: QualityCheck | None = None
+    """Accuracy on the study's gold items (issue 16); None without gold votes."""
+    consistency: QualityCheck | None = None
+    """Agreement with their own swapped re-tests (issue 16); None without re-tests."""
 
     @property
     def verdict(self) -> str:
@@ -374,3 +378,78 @@ class ReportView:
     title: str
     summary: tuple[str, ...]
     tables: tuple[ReportTable, ...]
+
+
+# --- quality checks and annotator background (issue 16) ------------------------------
+
+
+@dataclass(frozen=True)
+class QualityCheck:
+    """One annotator's (or group's) rate on a quality check: gold accuracy or agreement
+    with their own swapped re-tests, with its Wilson 95% interval."""
+
+    n: int
+    """Checks counted (skips left out)."""
+    hits: int
+    rate: float | None
+    lower: float | None
+    upper: float | None
+    p_value: float | None
+    """One-sided exact binomial p-value of "rate >= threshold" (unadjusted)."""
+    signal: bool
+    """The rate is significantly below the threshold (``low_gold_accuracy`` /
+    ``inconsistent``)."""
+
+    @property
+    def cell(self) -> str:
+        """``"80% [49-94] n=10"``; ``"-"`` without checks."""
+        if not self.n:
+            return "-"
+        return f"{share_cell(self.rate, self.lower, self.upper)} n={self.n}"
+
+
+@dataclass(frozen=True)
+class AnnotatorQuality:
+    """One annotator's quality checks, signals and questionnaire answers in a study."""
+
+    annotator: str
+    gold: QualityCheck | None
+    consistency: QualityCheck | None
+    signals: tuple[str, ...]
+    """``low_gold_accuracy`` and / or ``inconsistent``."""
+    background: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(questionnaire key, the choices given), in questionnaire order."""
+
+
+@dataclass(frozen=True)
+class BackgroundGroup:
+    """The annotators who gave one answer to one questionnaire question, pooled."""
+
+    key: str
+    answer: str
+    annotators: tuple[str, ...]
+    gold: QualityCheck | None
+    consistency: QualityCheck | None
+    alignment: float | None = None
+    """Difficulty report: mean individual alignment of the group's annotators with the
+    consensus (first estimator); None elsewhere."""
+
+
+@dataclass(frozen=True)
+class StudyQuality:
+    """A study's quality checks (gold items, swapped re-tests) and annotator background."""
+
+    annotators: tuple[AnnotatorQuality, ...]
+    groups: tuple[BackgroundGroup, ...]
+    gold_items: int
+    retest_share: float
+    notes: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        """No gold item, no re-test and no questionnaire answer."""
+        return not self.gold_items and not self.retest_share and not self.groups
+
+    def of(self, annotator: str) -> AnnotatorQuality | None:
+        """The row of ``annotator`` (as stored), if they have one."""
+        return next((a for a in self.annotators if a.annotator == annotator), None)

@@ -261,10 +261,11 @@ def write_study_folder(s: Session, st: repo.StudyRow, folder: Path) -> list[Path
                 for q in spec.questions
             ],
         )
+        gold = any(p.gold for p in spec.pairs)  # the gold column only where it was given
         csvfile(
             "pairs.csv",
-            ["pair_id", "first", "second"],
-            [[p.key, p.first, p.second] for p in spec.pairs],
+            ["pair_id", "first", "second", *(["gold"] if gold else [])],
+            [[p.key, p.first, p.second, *([p.gold or ""] if gold else [])] for p in spec.pairs],
         )
         if spec.scores:
             csvfile(
@@ -292,10 +293,14 @@ def write_study_folder(s: Session, st: repo.StudyRow, folder: Path) -> list[Path
             "responses.jsonl",
             [{"prompt_id": r.prompt, "model": r.model, "text": r.text} for r in spec.responses],
         )
+    gold = any(b.gold for b in spec.battles)
     csvfile(
         "battles.csv",
-        ["battle_id", "prompt_id", "model_a", "model_b"],
-        [[b.key, b.prompt or "", b.model_a, b.model_b] for b in spec.battles],
+        ["battle_id", "prompt_id", "model_a", "model_b", *(["gold"] if gold else [])],
+        [
+            [b.key, b.prompt or "", b.model_a, b.model_b, *([b.gold or ""] if gold else [])]
+            for b in spec.battles
+        ],
     )
     return files
 

@@ -272,6 +272,8 @@ def _apply_study(s: Session, spec: StudySpec, path: Path, report: ImportReport) 
         for pos, p in enumerate(spec.pairs):
             item = repo.insert_item(s, sid, p.key, pos)
             repo.insert_pair(s, item, qids[p.first], qids[p.second])
+            if p.gold:
+                repo.insert_gold(s, item, p.gold)
         report.scores_added += repo.insert_scores(s, ((qids[q], m, v) for q, m, v in spec.scores))
         repo.insert_models(s, sid, spec.models)
         report.items_added += len(spec.pairs)
@@ -282,6 +284,8 @@ def _apply_study(s: Session, spec: StudySpec, path: Path, report: ImportReport) 
         for pos, b in enumerate(spec.battles):
             item = repo.insert_item(s, sid, b.key, pos)
             repo.insert_battle(s, item, pids[b.prompt] if b.prompt else None, b.model_a, b.model_b)
+            if b.gold:
+                repo.insert_gold(s, item, b.gold)
         report.items_added += len(spec.battles)
     s.flush()
     report.studies_created.append(spec.name)

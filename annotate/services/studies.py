@@ -36,6 +36,8 @@ class PairSpec:
     key: str
     first: str
     second: str
+    gold: str | None = None
+    """The known answer of a gold pair (``first`` or ``second``), never shown."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,40 @@ class BattleSpec:
     prompt: str | None
     model_a: str
     model_b: str
+    gold: str | None = None
+    """The known answer of a gold battle (``model_a``, ``model_b``, ``tie``, ``both_bad``)."""
+
+
+GOLD_VALUES = {
+    "difficulty": {"1": "first", "first": "first", "2": "second", "second": "second"},
+    "arena": {
+        "a": "model_a",
+        "model_a": "model_a",
+        "b": "model_b",
+        "model_b": "model_b",
+        "tie": "tie",
+        "both_bad": "both_bad",
+    },
+}
+"""The optional ``gold`` column of ``pairs.csv`` / ``battles.csv``: value -> stored choice."""
+
+
+def parse_gold(path: Path, line: int, kind: str, raw: str | None) -> str | None:
+    """A ``gold`` cell as a stored choice; empty (or no column) is no gold answer."""
+    value = (raw or "").strip()
+    if not value:
+        return None
+    allowed = GOLD_VALUES[kind]
+    got = allowed.get(value.lower())
+    if got is None:
+        raise InputFileError(
+            path,
+            f"{describe(value)} is not a gold answer",
+            line=line,
+            field="gold",
+            expected=f"empty or one of {', '.join(allowed)}",
+        )
+    return got
 
 
 @dataclass(frozen=True)
@@ -86,7 +122,8 @@ class StudySpec:
         for q in self.questions:
             h.update(json.dumps([q.key, q.subject, q.text, q.choices]).encode())
         for p in self.pairs:
-            h.update(json.dumps([p.key, p.first, p.second]).encode())
+            gold = [p.gold] if p.gold else []  # studies without gold keep their hash
+            h.update(json.dumps([p.key, p.first, p.second, *gold]).encode())
         for sc in sorted(self.scores):
             h.update(json.dumps(list(sc)).encode())
         for pr in self.prompts:
@@ -94,7 +131,8 @@ class StudySpec:
         for r in self.responses:
             h.update(json.dumps([r.prompt, r.model, r.text]).encode())
         for b in self.battles:
-            h.update(json.dumps([b.key, b.prompt, b.model_a, b.model_b]).encode())
+            gold = [b.gold] if b.gold else []
+            h.update(json.dumps([b.key, b.prompt, b.model_a, b.model_b, *gold]).encode())
         return h.hexdigest()
 
 
@@ -112,12 +150,12 @@ def spec_from_contents(
             QuestionSpec(k, subj, body, tuple(json.loads(ch)) if ch else None)
             for k, subj, body, ch in c.questions
         ),
-        pairs=tuple(PairSpec(*p) for p in c.pairs),
+        pairs=tuple(PairSpec(k, a, b, c.gold.get(k)) for k, a, b in c.pairs),
         scores=tuple(c.scores),
         models={m: json.loads(meta) for m, meta in c.models},
         prompts=tuple(PromptSpec(*p) for p in c.prompts),
         responses=tuple(ResponseSpec(*r) for r in c.responses),
-        battles=tuple(BattleSpec(*b) for b in c.battles),
+        battles=tuple(BattleSpec(k, p, a, b, c.gold.get(k)) for k, p, a, b in c.battles),
     )
 
 
@@ -197,7 +235,7 @@ def parse_settings(path: Path, kind: str, raw: Any) -> StudySettings:
                 field=f"settings.{one_line(err.key)[:60]}",
                 expected=err.expected,
             ) from None
-        textual = isinstance(getattr(StudySettings.for_kind(kind), err.key), str)
+        textual = isinstance(getattr(StudySettings.for_kind(kind), err.key, ""), str)
         value = describe(err.value) if textual else f"{err.value!r}"
         raise InputFileError(
             path, value, field=f"settings.{err.key}", expected=err.expected
@@ -276,7 +314,7 @@ def parse_study(folder: Path) -> StudySpec:
         raise InputFileError(toml_path, f"not valid TOML: {one_line(err)}") from err
     except RecursionError as err:
         raise InputFileError(toml_path, "TOML nested too deeply", expected="a flat table") from err
-    allowed = {"name", "kind", "title", "description", "instructions", "settings"}
+    allowed = {"name", "kind", "title", "description", "instructions", "settings", "questionnaire"}
     for k in meta:
         if k not in allowed:
             raise InputFileError(
@@ -316,6 +354,8 @@ def parse_study(folder: Path) -> StudySpec:
             )
         raw_settings = {**(raw_settings or {})}
         raw_settings["instructions"] = meta["instructions"]
+    if "questionnaire" in meta and (raw_settings is None or isinstance(raw_settings, dict)):
+        raw_settings = {**(raw_settings or {}), "questionnaire": meta["questionnaire"]}
     settings = parse_settings(toml_path, kind, raw_settings)
     common = {
         "name": name,
@@ -378,9 +418,12 @@ def _parse_difficulty(folder: Path, common: dict[str, Any]) -> StudySpec:
 
     ppath = folder / "pairs.csv"
     header, rows = read_csv(ppath) if ppath.exists() else (["pair_id", "first", "second"], iter(()))
-    if header != ["pair_id", "first", "second"]:
+    if header not in (["pair_id", "first", "second"], ["pair_id", "first", "second", "gold"]):
         raise InputFileError(
-            ppath, f"header {','.join(header)!r}", line=1, expected="'pair_id,first,second'"
+            ppath,
+            f"header {','.join(header)!r}",
+            line=1,
+            expected="'pair_id,first,second' or 'pair_id,first,second,gold'",
         )
     pairs: list[PairSpec] = []
     seen_pairs: dict[str, int] = {}
@@ -435,7 +478,7 @@ def _parse_difficulty(folder: Path, common: dict[str, Any]) -> StudySpec:
                 expected="each pair of questions once",
             )
         seen_qq[qq] = line
-        pairs.append(PairSpec(key, a, b))
+        pairs.append(PairSpec(key, a, b, parse_gold(ppath, line, "difficulty", row.get("gold"))))
     if not pairs and not (folder / "responses.csv").exists():
         raise InputFileError(
             ppath, "no pairs", expected="at least one pair (or a response matrix only study)"
@@ -510,12 +553,13 @@ def _parse_arena(folder: Path, common: dict[str, Any]) -> StudySpec:
     bpath = folder / "battles.csv"
     if bpath.exists():
         header, rows = read_csv(bpath)
-        if header != ["battle_id", "prompt_id", "model_a", "model_b"]:
+        base = ["battle_id", "prompt_id", "model_a", "model_b"]
+        if header not in (base, [*base, "gold"]):
             raise InputFileError(
                 bpath,
                 f"header {','.join(header)!r}",
                 line=1,
-                expected="'battle_id,prompt_id,model_a,model_b'",
+                expected="'battle_id,prompt_id,model_a,model_b' (optionally then ',gold')",
             )
         seen: dict[str, int] = {}
         for line, row in rows:
@@ -559,7 +603,8 @@ def _parse_arena(folder: Path, common: dict[str, Any]) -> StudySpec:
                         field=f,
                         expected=f"a model with a response in {rpath.name}",
                     )
-            battles.append(BattleSpec(key, p or None, a, b))
+            gold = parse_gold(bpath, line, "arena", row.get("gold"))
+            battles.append(BattleSpec(key, p or None, a, b, gold))
     else:
         by_prompt: dict[str, list[str]] = {}
         for p, m in responses:

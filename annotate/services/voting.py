@@ -6,6 +6,7 @@ before a vote is committed carries a model name or another annotator's vote.
 
 from __future__ import annotations
 
+import json
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -19,7 +20,7 @@ from sqlmodel import Session
 from annotate.choices import LEFT_CHOICES, Choice
 from annotate.errors import AnnotateError, StudyNotFoundError, VoteConflictError
 from annotate.names import normalize_annotator
-from annotate.services import schedule
+from annotate.services import retest, schedule
 from annotate.services.notes import FLAG_REASONS
 from annotate.store import repo
 from annotate.store.engine import make_engine
@@ -108,7 +109,61 @@ class VotingSession:
         """The item this session holds in an overlap study, and until when (UNIX s)."""
         self._total = 0
         self._done = 0
+        self._retests: list[retest.RetestDue] = []
+        """Swapped re-tests pending for this annotator (``retest_share`` > 0), oldest first."""
+        self._retests_done = 0
+        self._retest_shown: retest.RetestDue | None = None
+        """The re-test on screen, when the item shown is one (screens never see this)."""
+        self._answers = self._read_answers() if st.settings.questionnaire else {}
+        self._routed_out = self._routing()
+        self._excluded |= self._routed_out
         self.refresh()
+
+    # --- the annotator questionnaire and subject routing (issue 16) -----------------
+
+    def _read_answers(self) -> dict[str, str]:
+        with Session(self._reader) as s:
+            return repo.own_answers(s, self.study.id, self.annotator_id)
+
+    @property
+    def needs_questionnaire(self) -> bool:
+        """Whether the study's questionnaire is still to be asked (before the first item)."""
+        return bool(self.settings.questionnaire) and not self._answers
+
+    def answer_questionnaire(self, answers: dict[str, list[str]]) -> None:
+        """Store the annotator's answers (once; each a list of the declared choices).
+
+        Raises
+        ------
+        ValueError
+            When a question is unanswered, has an undeclared choice, or several
+            choices where one is expected (nothing is written).
+        """
+        rows: list[tuple[str, str]] = []
+        for q in self.settings.questionnaire:
+            got = answers.get(q.key, [])
+            if not got or any(c not in q.choices for c in got) or len(got) != len(set(got)):
+                raise ValueError(f"questionnaire {q.key!r}: choose from the choices given")
+            if len(got) > 1 and not q.multiple:
+                raise ValueError(f"questionnaire {q.key!r}: choose one")
+            rows.append((q.key, json.dumps(got, ensure_ascii=False)))
+        _write(
+            self.engine, lambda s: repo.insert_answers(s, self.study.id, self.annotator_id, rows)
+        )
+        self._answers = dict(rows)
+        self._excluded -= self._routed_out
+        self._routed_out = self._routing()
+        self._excluded |= self._routed_out
+        self.refresh()
+
+    def _routing(self) -> set[str]:
+        """Subjects this annotator does not see because they did not declare them
+        (``route_subjects``); empty when routing is off or not yet answered."""
+        key = self.settings.route_subjects
+        if not key or key not in self._answers:
+            return set()
+        declared = set(json.loads(self._answers[key]))
+        return {subj for subj in self.subjects if subj not in declared}
 
     @property
     def kind(self) -> str:
@@ -128,7 +183,7 @@ class VotingSession:
                     repo.add_subject_choice(s, self.study.id, self.annotator_id, subj, want)
 
         _write(self.engine, record)
-        self._excluded = set(subjects)
+        self._excluded = set(subjects) | self._routed_out
         self.refresh()
 
     def refresh(self) -> None:
@@ -150,9 +205,29 @@ class VotingSession:
             overlap=self.overlap,
         )
         self._total = self._done + len(self._queue)
+        self._load_retests()
+
+    def _load_retests(self) -> None:
+        """The annotator's pending swapped re-tests (none unless ``retest_share`` > 0)."""
+        self._retest_shown = None
+        if self.settings.retest_share <= 0:
+            return
+        with Session(self._reader) as s:
+            votes = repo.own_vote_order(s, self.study.id, self.annotator_id)
+            done = repo.retested_item_ids(s, self.study.id, self.annotator_id)
+        self._retests_done = len(done)
+        self._retests = retest.pending(
+            [v for v in votes if self._items[v[0]].subject not in self._excluded],
+            done,
+            study=self.study.name,
+            annotator=self.annotator,
+            seed=self.seed,
+            share=self.settings.retest_share,
+        )
 
     def progress(self) -> Progress:
-        return Progress(self._done, self._total)
+        extra = self._retests_done + len(self._retests)
+        return Progress(self._done + self._retests_done, self._total + extra)
 
     @property
     def undo_refusal(self) -> str | None:
@@ -184,6 +259,11 @@ class VotingSession:
     def _load_current(self) -> ShownPair | ShownBattle | None:
         if self.overlap > 0 and not self._hold_next():
             return None
+        self._retest_shown = retest.due(
+            self._retests, self.settings.retest_after, queue_empty=not self._queue
+        )
+        if self._retest_shown is not None:
+            return self._show_retest(self._retest_shown)
         with Session(self._reader) as s:
             if self._queue:
                 it = self._queue[0]
@@ -201,12 +281,31 @@ class VotingSession:
                 )
         return None
 
-    def _undone_choice(self, s: Session, item_id: int, swapped: bool) -> str | None:
+    def _show_retest(self, due: retest.RetestDue) -> ShownPair | ShownBattle:
+        """A swapped re-test, shown exactly as any item, with the sides the other way round."""
+        sw = not due.swapped
+        with Session(self._reader) as s:
+            before = self._undone_choice(s, due.item_id, sw, retest=True)
+            if self.study.kind == "difficulty":
+                pv = repo.pair_view(s, due.item_id)
+                left, right = (pv.second, pv.first) if sw else (pv.first, pv.second)
+                return ShownPair(due.item_id, due.key, left, right, sw, before)
+            bv = repo.battle_view(s, due.item_id)
+        ra, rb = bv.response_a or "", bv.response_b or ""
+        left_r, right_r = (rb, ra) if sw else (ra, rb)
+        return ShownBattle(
+            due.item_id, due.key, bv.prompt or "", bv.category, left_r, right_r, sw, before
+        )
+
+    def _undone_choice(
+        self, s: Session, item_id: int, swapped: bool, *, retest: bool = False
+    ) -> str | None:
         """In words, this annotator's own vote on the item that an undo withdrew (or None).
 
         Only the annotator's own chain is read: another annotator's vote never shows.
+        ``retest`` reads the annotator's re-test chain on the item.
         """
-        head = repo.chain_head(s, self.annotator_id, item_id)
+        head = repo.chain_head(s, self.annotator_id, item_id, retest=retest)
         if head is None or head.choice != Choice.RETRACT or head.supersedes is None:
             return None
         before = repo.vote_by_uuid(s, head.supersedes)
@@ -346,6 +445,8 @@ class VotingSession:
             raise AnnotateError("there is nothing left to vote on in this study", title="Done")
         choice = self._choice(key, shown.swapped)
         fast = response_ms is not None and response_ms < self.min_ms
+        if self._retest_shown is not None:
+            return self._vote_retest(self._retest_shown, shown, choice, response_ms, fast)
         now = time.time()
         pick: tuple[int | None, set[int]] = (None, set())
 
@@ -393,7 +494,58 @@ class VotingSession:
         self._shown = None
         self._undone_first = False
         self._done += 1
+        self._retests = retest.after_vote(
+            self._retests, (shown.item_id, shown.key, vote_uuid, shown.swapped), self._retest_key
+        )
         return VoteReceipt(vote_uuid, shown.item_id, choice, fast, revealed)
+
+    def _retest_key(self, item_key: str) -> bool:
+        """Whether this annotator's vote on the item is re-tested (``retest_share``)."""
+        share = self.settings.retest_share
+        return share > 0 and retest.selected(
+            self.study.name, self.annotator, self.seed, item_key, share
+        )
+
+    def _vote_retest(
+        self,
+        due: retest.RetestDue,
+        shown: ShownPair | ShownBattle,
+        choice: Choice,
+        response_ms: int | None,
+        fast: bool,
+    ) -> VoteReceipt:
+        """Store a swapped re-test vote: its own chain beside the original (``retest_of``),
+        outside the overlap cap and the fits; committed before this returns."""
+
+        def insert(s: Session) -> str:
+            head = repo.chain_head(s, self.annotator_id, due.item_id, retest=True)
+            row = repo.insert_vote(
+                s,
+                study_id=self.study.id,
+                annotator=self.annotator_id,
+                item_id=due.item_id,
+                choice=choice,
+                swapped=shown.swapped,
+                response_ms=response_ms,
+                fast=fast,
+                supersedes=head.uuid if head else None,
+                retest_of=due.original,
+            )
+            return row.uuid
+
+        try:
+            vote_uuid = _write(self.engine, insert)
+        except IntegrityError as err:
+            self.refresh()
+            raise VoteConflictError(
+                "another session recorded a vote on this item at the same moment; "
+                "the queue was refreshed",
+                title="Vote not recorded",
+            ) from err
+        self._retests = [d for d in self._retests if d.item_id != due.item_id]
+        self._retests_done += 1
+        self._shown = self._retest_shown = None
+        return VoteReceipt(vote_uuid, shown.item_id, choice, fast, None)
 
     def _choice(self, key: str, swapped: bool) -> Choice:
         if self.study.kind == "difficulty":
@@ -427,6 +579,10 @@ class VotingSession:
 
         def retract(s: Session) -> VoteRow | None:
             last = repo.latest_current_vote(s, self.study.id, self.annotator_id)
+            if self.settings.retest_share > 0:  # a swapped re-test cast after it goes first
+                again = repo.latest_retest_vote(s, self.study.id, self.annotator_id)
+                if again is not None and (last is None or again.id > last.id):
+                    last = again
             if last is not None:
                 repo.insert_vote(
                     s,
@@ -438,13 +594,22 @@ class VotingSession:
                     response_ms=None,
                     fast=False,
                     supersedes=last.uuid,
+                    retest_of=last.retest_of,
                 )
             return last
 
         last = _write(self.engine, retract)
         if last is None:
             return False
+        if last.retest_of is not None:  # the re-test comes back first, due at once
+            self._retests_done -= 1
+            it = self._items[last.item_id]
+            back = retest.RetestDue(it.item_id, it.key, last.retest_of, not last.swapped, 1 << 30)
+            self._retests.insert(0, back)
+            self._shown = None
+            return True
         it = self._items[last.item_id]
+        self._retests = [d for d in self._retests if d.item_id != it.item_id]
         self._queue = [q for q in self._queue if q.item_id != it.item_id]
         self._queue.insert(0, it)
         self._undone_first = True

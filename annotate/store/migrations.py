@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, inspect, text
 from sqlalchemy.schema import CreateTable
 from sqlmodel import SQLModel
 
@@ -95,9 +95,12 @@ def _m005_vote_unique_indexes(conn: Connection) -> None:
     head = "CREATE TABLE vote ("
     assert create.startswith(head), create
     conn.exec_driver_sql("CREATE TABLE vote_new (" + create[len(head) :])
-    columns = ", ".join(c.name for c in table.columns)
     old_columns = [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(vote)")]
-    assert old_columns == [c.name for c in table.columns], old_columns
+    # columns added by later migrations (008: retest_of) are created here empty and
+    # skipped by theirs; the rows copied are the columns the old table has
+    model_columns = [c.name for c in table.columns]
+    assert old_columns == model_columns[: len(old_columns)], old_columns
+    columns = ", ".join(old_columns)
     conn.exec_driver_sql(f"INSERT INTO vote_new ({columns}) SELECT {columns} FROM vote ORDER BY id")
     conn.exec_driver_sql("DROP TABLE vote")
     conn.exec_driver_sql("ALTER TABLE vote_new RENAME TO vote")
@@ -120,6 +123,42 @@ def _m005_vote_unique_indexes(conn: Connection) -> None:
         )
 
 
+def _m008_quality_questionnaire(conn: Connection) -> None:
+    """Gold answers, swapped re-tests and the annotators' questionnaire (issue 16).
+
+    Portable SQL only (no SQLite table rebuild): ``vote.retest_of`` is added with
+    ``ALTER TABLE ADD COLUMN`` when missing; the chain-root unique index is recreated
+    narrowed to rows that are not re-tests, beside ``ux_vote_retest_root`` (at most one
+    re-test chain per annotator and item); the ``current_vote`` view leaves re-test rows
+    out; the tables ``goldanswer`` and ``annotatoranswer`` are created when missing (a
+    database created by this version already has all of it from the baseline).
+    """
+    vote = models.Vote.__table__  # type: ignore[attr-defined]
+    have = {c["name"] for c in inspect(conn).get_columns("vote")}
+    if "retest_of" not in have:
+        conn.execute(text("ALTER TABLE vote ADD COLUMN retest_of VARCHAR"))
+    conn.execute(text("DROP INDEX IF EXISTS ux_vote_chain_root"))
+    for ix in vote.indexes:
+        if ix.name in ("ux_vote_chain_root", "ux_vote_retest_root"):
+            ix.create(conn, checkfirst=True)
+    conn.execute(text("DROP VIEW IF EXISTS current_vote"))
+    conn.execute(text(CURRENT_VOTE_VIEW))
+    tables = (models.GoldAnswer.__table__, models.AnnotatorAnswer.__table__)  # type: ignore[attr-defined]
+    for table in tables:
+        table.create(conn, checkfirst=True)
+        for index in table.indexes:
+            index.create(conn, checkfirst=True)
+
+
+CURRENT_VOTE_VIEW = """
+            CREATE VIEW current_vote AS
+            SELECT v.* FROM vote AS v
+            WHERE v.choice != 'retract' AND v.retest_of IS NULL
+              AND NOT EXISTS (SELECT 1 FROM vote AS w WHERE w.supersedes = v.uuid)
+            """
+"""The votes that count (since 008): not retracted, not superseded, not a re-test."""
+
+
 _VOTE_UNIQUE_INDEXES = ("ux_vote_supersedes", "ux_vote_uuid")
 """The named unique indexes that replace the vote table's UNIQUE constraints (005)."""
 
@@ -134,6 +173,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("003_reservation", _m003_reservation),
     ("004_item_note", _m004_item_note),
     ("005_vote_unique_indexes", _m005_vote_unique_indexes),
+    ("008_quality_questionnaire", _m008_quality_questionnaire),
 ]
 """Every migration, in the order it is applied. Append only."""
 

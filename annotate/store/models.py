@@ -169,12 +169,23 @@ class Vote(SQLModel, table=True):
         Index("ux_vote_supersedes", "supersedes", unique=True),
         # At most one chain of votes per annotator and item: only one row may
         # start it; every later row supersedes exactly one earlier row.
+        # A swapped re-test (``retest_of`` set) is its own chain beside it, also at
+        # most one per annotator and item (migration 008 narrows the first index).
         Index(
             "ux_vote_chain_root",
             "annotator_id",
             "item_id",
             unique=True,
-            sqlite_where=text("supersedes IS NULL"),
+            sqlite_where=text("supersedes IS NULL AND retest_of IS NULL"),
+            postgresql_where=text("supersedes IS NULL AND retest_of IS NULL"),
+        ),
+        Index(
+            "ux_vote_retest_root",
+            "annotator_id",
+            "item_id",
+            unique=True,
+            sqlite_where=text("supersedes IS NULL AND retest_of IS NOT NULL"),
+            postgresql_where=text("supersedes IS NULL AND retest_of IS NOT NULL"),
         ),
         Index("ix_vote_study_item", "study_id", "item_id"),
     )
@@ -192,6 +203,10 @@ class Vote(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utc_now)
     supersedes: str | None = None
     """uuid of the vote this row replaces (a change of mind or an undo)."""
+    retest_of: str | None = None
+    """Set on every row of a swapped re-test chain (migration 008): the uuid of the
+    annotator's vote on the item that the re-test repeats. Re-test rows are not in the
+    ``current_vote`` view (they never count twice in the fits)."""
 
 
 class Reservation(SQLModel, table=True):
@@ -244,4 +259,32 @@ class ItemNote(SQLModel, table=True):
     reason: str = ""
     """A flag's reason (``typo``, ``identical questions``, ``response cut off``, ``other``)."""
     text: str = ""
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class GoldAnswer(SQLModel, table=True):
+    """The known answer of a gold item (migration 008): never shown to annotators.
+
+    ``answer`` is a stored choice relative to the item as defined in the study file
+    (``first`` / ``second``; ``model_a``, ``model_b``, ``tie`` or ``both_bad``).
+    """
+
+    item_id: int = Field(foreign_key="item.id", ondelete="CASCADE", primary_key=True)
+    answer: str
+
+
+class AnnotatorAnswer(SQLModel, table=True):
+    """An annotator's answer to one question of a study's questionnaire (migration 008).
+
+    ``answer`` is a JSON list of the chosen choices, as declared in ``study.toml`` (one
+    element unless the question is ``multiple``), stored exactly as given.
+    """
+
+    __table_args__ = (UniqueConstraint("study_id", "annotator_id", "key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", ondelete="CASCADE", index=True)
+    annotator_id: int = Field(foreign_key="annotator.id", ondelete="CASCADE", index=True)
+    key: str
+    answer: str
     created_at: datetime = Field(default_factory=utc_now)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import uuid as uuidlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +18,9 @@ from annotate.errors import AnnotateError
 from annotate.names import InvalidNameError, normalize_annotator, one_line
 from annotate.store.models import (
     Annotator,
+    AnnotatorAnswer,
     Battle,
+    GoldAnswer,
     Item,
     ItemNote,
     ModelInfo,
@@ -60,6 +62,8 @@ class VoteRow:
     fast: bool
     created_at: datetime
     supersedes: str | None
+    retest_of: str | None = None
+    """Set on the rows of a swapped re-test chain (migration 008)."""
 
 
 @dataclass(frozen=True)
@@ -511,14 +515,22 @@ def _vote_row(v: Vote) -> VoteRow:
         v.fast,
         created,
         v.supersedes,
+        v.retest_of,
     )
 
 
-def chain_head(session: Session, annotator: int, item_id: int) -> VoteRow | None:
-    """The newest row of the annotator's vote chain on the item (maybe a retraction)."""
+def chain_head(
+    session: Session, annotator: int, item_id: int, *, retest: bool = False
+) -> VoteRow | None:
+    """The newest row of the annotator's vote chain on the item (maybe a retraction).
+
+    ``retest`` reads the annotator's swapped re-test chain on the item instead.
+    """
+    which = "IS NOT NULL" if retest else "IS NULL"
     row = session.execute(
         text(
-            """SELECT v.id FROM vote v WHERE v.annotator_id = :a AND v.item_id = :i
+            f"""SELECT v.id FROM vote v WHERE v.annotator_id = :a AND v.item_id = :i
+               AND v.retest_of {which}
                AND NOT EXISTS (SELECT 1 FROM vote w WHERE w.supersedes = v.uuid)
                ORDER BY v.id DESC LIMIT 1"""
         ),
@@ -544,8 +556,10 @@ def insert_vote(
     supersedes: str | None,
     vote_uuid: str | None = None,
     created_at: datetime | None = None,
+    retest_of: str | None = None,
 ) -> VoteRow:
     v = Vote(
+        retest_of=retest_of,
         uuid=vote_uuid or str(uuidlib.uuid4()),
         study_id=study_id,
         annotator_id=annotator,
@@ -607,7 +621,7 @@ def vote_records(
 ) -> list[tuple[Any, ...]]:
     """Vote rows in export order (``VOTE_COLUMNS``), oldest first."""
     source = "current_vote" if current_only else "vote"
-    where = "" if study_id is None else "WHERE v.study_id = :s"
+    where = "WHERE v.retest_of IS NULL" + ("" if study_id is None else " AND v.study_id = :s")
     rows = session.execute(
         text(
             f"""SELECT v.uuid, s.name, s.kind, a.name, i.key, v.choice, v.swapped,
@@ -681,7 +695,7 @@ def vote_export_rows(
                        v.supersedes, ?
                 FROM {source} v JOIN study s ON s.id = v.study_id
                 JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
-                WHERE v.study_id = ? ORDER BY v.id""",
+                WHERE v.study_id = ? AND v.retest_of IS NULL ORDER BY v.id""",
             (whole_ms, fingerprint, study_id),
         )
         while rows := cur.fetchmany(batch):
@@ -789,7 +803,7 @@ def vote_export_csv_lines(
                        AND NOT EXISTS (SELECT 1 FROM vote AS w WHERE w.supersedes = v.uuid)
                 FROM vote v JOIN study s ON s.id = v.study_id
                 JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
-                WHERE v.study_id = ? ORDER BY v.id""",
+                WHERE v.study_id = ? AND v.retest_of IS NULL ORDER BY v.id""",
             (tail, study_id),
         )
         while rows := cur.fetchmany(batch):
@@ -836,6 +850,8 @@ class StudyContents:
     """(prompt key, model, text)."""
     battles: list[tuple[str, str | None, str, str]]
     """(battle key, prompt key or None, model_a, model_b)."""
+    gold: dict[str, str] = field(default_factory=dict)
+    """Item key -> the stored gold answer, for the gold items (migration 008)."""
 
 
 def study_contents(session: Session, study_id: int) -> StudyContents:
@@ -884,7 +900,25 @@ def study_contents(session: Session, study_id: int) -> StudyContents:
                WHERE i.study_id = :s ORDER BY i.position, i.id"""
             )
         ],
+        gold=gold_answers(session, study_id),
     )
+
+
+def insert_gold(session: Session, item_id: int, answer: str) -> None:
+    """Record the known answer of a gold item (never shown; used for gold accuracy)."""
+    session.add(GoldAnswer(item_id=item_id, answer=answer))
+
+
+def gold_answers(session: Session, study_id: int) -> dict[str, str]:
+    """Item key -> stored gold answer, for the study's gold items."""
+    rows = session.execute(
+        text(
+            "SELECT i.key, g.answer FROM goldanswer g JOIN item i ON i.id = g.item_id "
+            "WHERE i.study_id = :s ORDER BY i.position, i.id"
+        ),
+        {"s": study_id},
+    ).all()
+    return {str(k): str(a) for k, a in rows}
 
 
 def set_fingerprint(session: Session, study_id: int, fingerprint: str) -> None:
@@ -1060,7 +1094,8 @@ def vote_rows_after(session: Session, study_id: int, after_id: int) -> list[tupl
             f"""SELECT v.id, v.item_id, v.annotator_id, {outcome_sql("v.choice")},
                       v.swapped, coalesce(v.response_ms, -1), v.fast,
                       coalesce((SELECT w.id FROM vote w WHERE w.uuid = v.supersedes), 0)
-               FROM vote v WHERE v.study_id = ? AND v.id > ? ORDER BY v.id""",
+               FROM vote v WHERE v.study_id = ? AND v.id > ? AND v.retest_of IS NULL
+               ORDER BY v.id""",
             (study_id, after_id),
         )
         return list(cur.fetchall())
@@ -1412,7 +1447,7 @@ def study_vote_chain(session: Session, study_id: int) -> list[tuple[Any, ...]]:
         text(
             """SELECT uuid, annotator_id, item_id, choice, swapped, response_ms, fast,
                       created_at, supersedes
-               FROM vote WHERE study_id = :s ORDER BY id"""
+               FROM vote WHERE study_id = :s AND retest_of IS NULL ORDER BY id"""
         ),
         {"s": study_id},
     ).all()
@@ -1513,3 +1548,182 @@ def question_scores(session: Session, study_id: int) -> dict[tuple[int, str], fl
         {"s": study_id},
     ).all()
     return {(int(q), str(m)): float(v) for q, m, v in rows}
+
+
+# --- quality checks: swapped re-tests, gold answers, questionnaire (issue 16) ---------
+
+
+def own_vote_order(
+    session: Session, study_id: int, annotator: int
+) -> list[tuple[int, str, str, bool]]:
+    """The annotator's current votes in the study as ``(item_id, key, uuid, swapped)``,
+    in the order they were cast (re-tests are not current votes)."""
+    rows = session.execute(
+        text(
+            """SELECT v.item_id, i.key, v.uuid, v.swapped FROM current_vote v
+               JOIN item i ON i.id = v.item_id
+               WHERE v.study_id = :s AND v.annotator_id = :a ORDER BY v.id"""
+        ),
+        {"s": study_id, "a": annotator},
+    ).all()
+    return [(int(i), str(k), str(u), bool(sw)) for i, k, u, sw in rows]
+
+
+_CURRENT_RETEST = """vote v WHERE v.retest_of IS NOT NULL AND v.choice != 'retract'
+               AND NOT EXISTS (SELECT 1 FROM vote w WHERE w.supersedes = v.uuid)"""
+"""The current re-test votes: as ``current_vote``, for the re-test chains."""
+
+
+def retested_item_ids(session: Session, study_id: int, annotator: int) -> set[int]:
+    """Items on which the annotator holds a current re-test vote."""
+    rows = session.execute(
+        text(
+            f"""SELECT v.item_id FROM {_CURRENT_RETEST}
+               AND v.study_id = :s AND v.annotator_id = :a"""
+        ),
+        {"s": study_id, "a": annotator},
+    ).all()
+    return {int(r[0]) for r in rows}
+
+
+def latest_retest_vote(session: Session, study_id: int, annotator: int) -> VoteRow | None:
+    """The annotator's most recent current re-test vote in the study."""
+    row = session.execute(
+        text(
+            f"""SELECT v.id FROM {_CURRENT_RETEST}
+               AND v.study_id = :s AND v.annotator_id = :a ORDER BY v.id DESC LIMIT 1"""
+        ),
+        {"s": study_id, "a": annotator},
+    ).first()
+    if row is None:
+        return None
+    v = session.get(Vote, row[0])
+    assert v is not None
+    return _vote_row(v)
+
+
+def retest_choices(session: Session, study_id: int) -> list[tuple[int, int, str, str]]:
+    """``(annotator_id, item_id, original choice, re-test choice)`` for every current
+    re-test vote of the study whose original is still a current vote; choices are
+    relative to the item (as stored), so comparing them un-swaps the sides."""
+    rows = session.execute(
+        text(
+            """SELECT v.annotator_id, v.item_id, c.choice, v.choice FROM vote v
+               JOIN current_vote c ON c.annotator_id = v.annotator_id
+                    AND c.item_id = v.item_id
+               WHERE v.study_id = :s AND v.retest_of IS NOT NULL AND v.choice != 'retract'
+               AND NOT EXISTS (SELECT 1 FROM vote w WHERE w.supersedes = v.uuid)
+               ORDER BY v.id"""
+        ),
+        {"s": study_id},
+    ).all()
+    return [(int(a), int(i), str(c0), str(c1)) for a, i, c0, c1 in rows]
+
+
+def gold_votes(session: Session, study_id: int) -> list[tuple[int, int, str, str]]:
+    """``(annotator_id, item_id, choice, gold answer)`` for the current votes on gold items."""
+    rows = session.execute(
+        text(
+            """SELECT v.annotator_id, v.item_id, v.choice, g.answer FROM current_vote v
+               JOIN goldanswer g ON g.item_id = v.item_id
+               WHERE v.study_id = :s ORDER BY v.id"""
+        ),
+        {"s": study_id},
+    ).all()
+    return [(int(a), int(i), str(c), str(g)) for a, i, c, g in rows]
+
+
+RETEST_COLUMNS = (
+    "vote_id",
+    "study",
+    "annotator",
+    "item_id",
+    "choice",
+    "left",
+    "response_ms",
+    "fast",
+    "created_at",
+    "supersedes",
+    "retest_of",
+)
+"""Columns of the exported re-test votes (``retests.<fmt>``), every row of each chain."""
+
+
+def retest_records(session: Session, study_id: int) -> list[tuple[Any, ...]]:
+    """Every re-test vote row of the study (``RETEST_COLUMNS``), oldest first."""
+    rows = session.execute(
+        text(
+            """SELECT v.uuid, s.name, s.kind, a.name, i.key, v.choice, v.swapped,
+                      v.response_ms, v.fast, v.created_at, v.supersedes, v.retest_of
+               FROM vote v JOIN study s ON s.id = v.study_id
+               JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
+               WHERE v.study_id = :s AND v.retest_of IS NOT NULL ORDER BY v.id"""
+        ),
+        {"s": study_id},
+    ).all()
+    out = []
+    for uuid, study, kind, ann, item, choice, swapped, ms, fast, created, sup, of in rows:
+        left = LEFT_CHOICES["difficulty" if kind == "difficulty" else "arena"][bool(swapped)]
+        out.append((uuid, study, ann, item, choice, str(left), ms, bool(fast), created, sup, of))
+    return out
+
+
+def has_answers(session: Session, study_id: int, annotator: int) -> bool:
+    """Whether the annotator answered the study's questionnaire (one indexed lookup)."""
+    row = session.execute(
+        text("SELECT 1 FROM annotatoranswer WHERE study_id = :s AND annotator_id = :a LIMIT 1"),
+        {"s": study_id, "a": annotator},
+    ).first()
+    return row is not None
+
+
+def insert_answers(
+    session: Session, study_id: int, annotator: int, answers: Sequence[tuple[str, str]]
+) -> None:
+    """Store the annotator's questionnaire answers ``(key, JSON list of choices)``.
+
+    A second answer to the same question fails on the unique index (asked once).
+    """
+    for key, answer in answers:
+        session.add(
+            AnnotatorAnswer(study_id=study_id, annotator_id=annotator, key=key, answer=answer)
+        )
+    session.flush()
+
+
+def own_answers(session: Session, study_id: int, annotator: int) -> dict[str, str]:
+    """The annotator's questionnaire answers in the study: key -> JSON list of choices."""
+    rows = session.execute(
+        text(
+            "SELECT key, answer FROM annotatoranswer WHERE study_id = :s AND annotator_id = :a"
+        ),
+        {"s": study_id, "a": annotator},
+    ).all()
+    return {str(k): str(a) for k, a in rows}
+
+
+ANSWER_COLUMNS = ("study", "annotator", "key", "answer", "created_at")
+"""Columns of the exported questionnaire answers (``annotators.<fmt>``)."""
+
+
+def answer_records(session: Session, study_id: int) -> list[tuple[Any, ...]]:
+    """Every questionnaire answer of the study (``ANSWER_COLUMNS``; ``answer`` the JSON
+    list as stored), by annotator then question."""
+    rows = session.execute(
+        text(
+            """SELECT s.name, a.name, x.key, x.answer, x.created_at FROM annotatoranswer x
+               JOIN study s ON s.id = x.study_id JOIN annotator a ON a.id = x.annotator_id
+               WHERE x.study_id = :s ORDER BY a.name, x.id"""
+        ),
+        {"s": study_id},
+    ).all()
+    return [tuple(r) for r in rows]
+
+
+def study_answers(session: Session, study_id: int) -> list[tuple[int, str, str]]:
+    """``(annotator_id, key, JSON list of choices)`` for every answer of the study."""
+    rows = session.execute(
+        text("SELECT annotator_id, key, answer FROM annotatoranswer WHERE study_id = :s"),
+        {"s": study_id},
+    ).all()
+    return [(int(a), str(k), str(x)) for a, k, x in rows]

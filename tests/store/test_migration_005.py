@@ -25,6 +25,13 @@ DATA = HERE.parent / "data"
 HEAD = "vote_id,study,annotator,item_id,choice,left,response_ms,fast,created_at,supersedes\n"
 
 
+V004 = (
+    "id, uuid, study_id, annotator_id, item_id, choice, swapped, response_ms, fast, "
+    "created_at, supersedes"
+)
+"""The vote columns of schema 004 (later migrations add columns: 008 retest_of)."""
+
+
 def uid(k: int) -> str:
     return f"00000000-0000-4000-8000-{k:012d}"
 
@@ -81,8 +88,8 @@ def old_database(path: Path) -> Path:
 def test_migrated_database_has_the_schema_of_a_fresh_one(tmp_path: Path) -> None:
     old = old_database(tmp_path / "old.db")
     con = sqlite3.connect(old)
-    before = con.execute("SELECT * FROM vote ORDER BY id").fetchall()
-    current_before = con.execute("SELECT * FROM current_vote ORDER BY id").fetchall()
+    before = con.execute(f"SELECT {V004} FROM vote ORDER BY id").fetchall()
+    current_before = con.execute(f"SELECT {V004} FROM current_vote ORDER BY id").fetchall()
     con.close()
     assert "sqlite_autoindex_vote_1" in [r[1] for r in schema(old)]
 
@@ -100,8 +107,8 @@ def test_migrated_database_has_the_schema_of_a_fresh_one(tmp_path: Path) -> None
     assert "ux_vote_supersedes" in names
     assert not [n for n in names if n.startswith("sqlite_autoindex_vote")]
     con = sqlite3.connect(old)
-    assert con.execute("SELECT * FROM vote ORDER BY id").fetchall() == before
-    assert con.execute("SELECT * FROM current_vote ORDER BY id").fetchall() == current_before
+    assert con.execute(f"SELECT {V004} FROM vote ORDER BY id").fetchall() == before
+    assert con.execute(f"SELECT {V004} FROM current_vote ORDER BY id").fetchall() == current_before
     assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     con.execute("PRAGMA foreign_keys=ON")
     assert con.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -133,7 +140,7 @@ def snapshot(db: Path) -> tuple[Any, ...]:
     con = sqlite3.connect(db)
     try:
         return (
-            con.execute("SELECT * FROM vote ORDER BY id").fetchall(),
+            con.execute(f"SELECT {V004} FROM vote ORDER BY id").fetchall(),
             con.execute("SELECT * FROM annotator ORDER BY id").fetchall(),
             schema(db),
         )
