@@ -24,6 +24,9 @@ RANK_METHODS = ("reasonerrank",)
 REASONING_METHODS = ("reasonerrank", "mca", "selfrank-gtr", "selfrank-ftr")
 """``annotate rank reasonerrank --method``: :data:`annotate.services.reasoning.METHODS`."""
 
+ENCODERS = ("hashed", "minilm")
+"""``--encoder``: :data:`annotate.services.text_encoders.ENCODERS`."""
+
 COMPARE_METRICS = ("kendall", "spearman", "rbo", "rbo-weighted", "rbo-ext", "sp@3")
 
 
@@ -56,6 +59,20 @@ def add_rank_options(r: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--seed", type=int, default=None, help="selfrank-gtr: seed of its random choices (0)"
     )
+    g.add_argument(
+        "--encoder",
+        choices=ENCODERS,
+        default=None,
+        help="sentence encoder of the reasoning consistency: hashed (default; character "
+        "n-grams, offline, no extra package) or minilm (all-MiniLM-L6-v2, from the optional "
+        "extra annotate-eval[minilm]; loaded offline)",
+    )
+    g.add_argument(
+        "--one-subset",
+        action="store_true",
+        default=None,
+        help="with --study: rank the study as one subset (default: one subset per prompt category)",
+    )
 
 
 def check_rank_options(args: argparse.Namespace) -> None:
@@ -69,6 +86,8 @@ def check_rank_options(args: argparse.Namespace) -> None:
             ("--template", args.template),
             ("--method", args.reasoning_method),
             ("--seed", args.seed),
+            ("--encoder", args.encoder),
+            ("--one-subset", args.one_subset),
         )
         if v is not None
     ]
@@ -102,14 +121,27 @@ def cmd_rank_reasonerrank(args: argparse.Namespace) -> int:
     method = args.reasoning_method or "reasonerrank"
     if args.k is not None and method != "reasonerrank":
         raise AnnotateError(f"--k applies to --method reasonerrank, not {method}")
+    if args.one_subset and not args.study:
+        raise AnnotateError("--one-subset applies to --study (a file names each question's subset)")
+    if args.encoder == "minilm":
+        from annotate.services.text_encoders import check_minilm_installed
+
+        check_minilm_installed()
     if args.study:
         from annotate.cli.options import db_path
         from annotate.services.db import open_store
 
-        outputs = study_outputs(open_store(db_path(args)), args.study)
+        outputs = study_outputs(
+            open_store(db_path(args)), args.study, one_subset=bool(args.one_subset)
+        )
     else:
         outputs = read_outputs([Path(args.matrix)])
-    scored = score_outputs(outputs, template=args.template or "fixed")
+    encoder = None
+    if args.encoder == "minilm":
+        from annotate.services.text_encoders import minilm_encoder
+
+        encoder = minilm_encoder()
+    scored = score_outputs(outputs, template=args.template or "fixed", encoder=encoder)
     doc = rank_outputs(scored, method=method, k=args.k, seed=0 if args.seed is None else args.seed)
     files = write_rank_outputs(doc, Path(args.out)) if args.out else []
     if args.json:

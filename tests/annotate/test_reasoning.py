@@ -526,11 +526,27 @@ def test_arena_study_responses_as_outputs(tmp_path: Path) -> None:
     out = study_outputs(engine, "demo-arena")
     assert sorted(out.models) == ["Aurora-13B", "Basalt-2", "Cinder-Lite", "Drift-70B"]
     assert len(out.questions) == 16
-    assert set(out.subsets) == {"demo-arena"}
+    # subsets are the prompts' categories (question_pairs/demo/arena/prompts.jsonl)
+    prompts = [
+        json.loads(line)
+        for line in (bundled_studies_dir() / "demo" / "arena" / "prompts.jsonl")
+        .read_text("utf-8")
+        .splitlines()
+        if line.strip()
+    ]
+    category = {p["id"]: p["category"] for p in prompts}
+    assert out.subsets == [category[q] for q in out.questions]
+    assert len(set(out.subsets)) == 8
     assert not out.gold
     doc = rank_outputs(score_outputs(out))
     assert doc["evaluation"] is None
     assert len(doc["models"]) == 4
+    assert len(doc["subsets"]) == 8
+    assert any("categories" in n for n in doc["notes"])
+    one = study_outputs(engine, "demo-arena", one_subset=True)
+    assert set(one.subsets) == {"demo-arena"}
+    assert one.questions == out.questions
+    assert len(rank_outputs(score_outputs(one))["subsets"]) == 1
     with pytest.raises(AnnotateError, match="is a difficulty study"):
         study_outputs(engine, "demo-difficulty")
     with pytest.raises(StudyNotFoundError):

@@ -77,11 +77,28 @@ def test_rank_reasonerrank_study(capsys: pytest.CaptureFixture[str], tmp_path: P
     doc = json.loads(out)
     assert len(doc["models"]) == 4
     assert doc["evaluation"] is None
+    assert len(doc["subsets"]) == 8  # the demo prompts' categories
+    code, out, _ = run(
+        capsys,
+        "rank",
+        "reasonerrank",
+        "--study",
+        "demo-arena",
+        "--db",
+        str(db),
+        "--one-subset",
+        "--json",
+    )
+    assert code == 0
+    assert [s["subset"] for s in json.loads(out)["subsets"]] == ["demo-arena"]
     code, _, err = run(
         capsys, "rank", "reasonerrank", "--study", "demo-difficulty", "--db", str(db)
     )
     assert code == 1
     assert "needs an arena study" in err
+    code, _, err = run(capsys, "rank", "reasonerrank", str(OUTPUTS), "--one-subset")
+    assert code == 1
+    assert "--one-subset applies to --study" in err
 
 
 def test_cli_method_lists_match_the_service() -> None:
