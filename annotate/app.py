@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -22,13 +22,17 @@ from textual.worker import Worker, WorkerState
 
 from annotate.commands import StudyCommands
 from annotate.errors import AnnotateError
+from annotate.messages import ItemPainted, StoreOpened
 from annotate.names import one_line, sanitize
 from annotate.services.settings import user_keymap
-from annotate.services.voting import VotingSession, known_annotators, study_progress
 from annotate.views import StudyProgress
 
 if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
     from annotate.screens.vote_base import VoteScreen
+    from annotate.services.quick_start import StartingSession
+    from annotate.services.voting import VotingSession
 
 QUIT_RELEASE_WAIT_S = 2.0
 """On quit, wait at most this long for the reservations to be released."""
@@ -39,14 +43,19 @@ class AnnotateApp(App[int]):
 
     Parameters
     ----------
-    engine : Engine
-        The store, already migrated (see :func:`annotate.services.db.open_store`).
+    engine : Engine or None
+        The store, already migrated (see :func:`annotate.services.db.open_store`); None
+        with ``starting``, whose real session opens the store.
     annotator : str, optional
         Annotator name; when given, the name prompt is skipped.
     study : str, optional
-        Study to open; with ``annotator``, the app opens it directly.
+        Study to open; with ``annotator``, the app opens it directly (the welcome
+        screen is built only when the annotator leaves the study).
     keymap : dict, optional
         Binding id -> keys; ``None`` reads ``keys.toml`` from the config directory.
+    starting : StartingSession, optional
+        The quick start (:mod:`annotate.services.quick_start`): its item is shown at
+        once and the store opens in the background after it is painted.
     """
 
     CSS_PATH = "app.tcss"
@@ -72,14 +81,19 @@ class AnnotateApp(App[int]):
 
     def __init__(
         self,
-        engine: Engine,
+        engine: Engine | None,
         *,
         annotator: str | None = None,
         study: str | None = None,
         keymap: dict[str, str] | None = None,
+        starting: StartingSession | None = None,
     ) -> None:
         super().__init__()
-        self.engine = engine
+        if engine is None and starting is None:
+            raise ValueError("AnnotateApp needs an engine or a starting session")
+        self._engine = engine
+        self.starting = starting
+        """The quick start's session (None on the usual path)."""
         self.annotator = annotator
         """The annotator's name once known (from the command line or the welcome screen)."""
         self.initial_study = study
@@ -93,6 +107,14 @@ class AnnotateApp(App[int]):
         Voting screens compare it with the paint of the item on screen: a key read
         before the paint is dropped even when it is handled after it.
         """
+
+    @property
+    def engine(self) -> Engine:
+        """The store (with a quick start, opened by its session: blocks until it is)."""
+        if self._engine is None:
+            assert self.starting is not None
+            self._engine = self.starting.open_real().engine
+        return self._engine
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
@@ -109,20 +131,59 @@ class AnnotateApp(App[int]):
                 markup=False,
             )
         self.set_keymap(keymap)
+        if self.starting is not None:
+            self._screen_class(self.starting).prepare(self.starting)
+            self._push_voting(self.starting)
+        elif self.annotator and self.initial_study:
+            self.open_study(self.initial_study)  # the welcome screen waits until they leave
+        else:
+            self._push_welcome()
+
+    def _push_welcome(self) -> None:
+        """Show the welcome screen unless it is in the stack already."""
         from annotate.screens.welcome import WelcomeScreen
 
-        self.push_screen(WelcomeScreen(self, self.list_studies, self.known_names))
-        if self.annotator and self.initial_study:
-            self.open_study(self.initial_study)
+        if not any(isinstance(s, WelcomeScreen) for s in self.screen_stack):
+            self.push_screen(WelcomeScreen(self, self.list_studies, self.known_names))
+
+    def on_item_painted(self, message: ItemPainted) -> None:
+        """After a quick start's first paint: open the store in the background."""
+        starting = self.starting
+        if starting is not None and starting.real is None:
+            starting.load_in_background(self._store_opened)
+
+    def _store_opened(self, err: BaseException | None) -> None:
+        """The quick start's store opened (or failed); called in the loading thread."""
+        self.post_message(StoreOpened(err))  # thread-safe; dropped if the app has exited
+
+    def on_store_opened(self, message: StoreOpened) -> None:
+        from annotate.screens.vote_base import VoteScreen
+
+        if message.error is not None:
+            self.report_failure(message.error)
+            return
+        # The store's start-up objects join the app's in the generation the collector skips
+        # (see annotate.screens.key_gate.freeze_startup_objects).
+        gc.collect()
+        gc.freeze()
+        starting = self.starting
+        if starting is not None and not starting.matches_preview():
+            for screen in self.screen_stack:
+                if isinstance(screen, VoteScreen) and screen.session is starting:
+                    screen.reload_item()
 
     # --- opening a study ----------------------------------------------------
 
     def list_studies(self, annotator: str | None) -> list[StudyProgress]:
         """Every study with the annotator's progress (called from a worker thread)."""
+        from annotate.services.voting import study_progress
+
         return study_progress(self.engine, annotator)
 
     def known_names(self) -> list[str]:
         """Annotator names in the database, offered as completions (called from a thread)."""
+        from annotate.services.voting import known_annotators
+
         return known_annotators(self.engine)
 
     def open_study(self, study: str) -> None:
@@ -138,6 +199,8 @@ class AnnotateApp(App[int]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="open-study")
     def _load_session(self, study: str, annotator: str) -> None:
+        from annotate.services.voting import VotingSession
+
         session = VotingSession(self.engine, study, annotator)
         self._screen_class(session).prepare(session)
         self.call_from_thread(self._show_session, session)
@@ -218,7 +281,11 @@ class AnnotateApp(App[int]):
 
     def _push_voting(self, session: VotingSession) -> None:
         self.initial_study = None
-        self.push_screen(self._screen_class(session)(session))
+        self.push_screen(self._screen_class(session)(session), self._left_study)
+
+    def _left_study(self, _: None) -> None:
+        """Back from a study: to the welcome screen (built now if the app began on the study)."""
+        self._push_welcome()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
@@ -232,6 +299,8 @@ class AnnotateApp(App[int]):
         self.initial_study = None
         if isinstance(self.screen, WelcomeScreen) and not self.screen.loaded:
             self.screen.reload(focus_list=True)
+        else:
+            self._push_welcome()
 
     def report_failure(self, err: BaseException) -> None:
         """Report a failed worker (opening a study, voting, undo); the app goes on.
@@ -284,13 +353,35 @@ def make_app(
     annotator: str | None = None,
     study: str | None = None,
     keymap: dict[str, str] | None = None,
+    quick: bool = False,
+    seed_demo: bool = True,
 ) -> AnnotateApp:
-    """Build the app on the database at ``db_path`` (or an open ``engine``).
+    """Build the app on the database at ``db_path`` (None: the default one) or an open ``engine``.
 
-    A database without studies gets the embedded demo studies.
+    With ``seed_demo``, a database without studies gets the embedded demo studies. With
+    ``quick`` (what ``annotate --annotator NAME --study STUDY`` does), an annotator
+    resuming the study gets the quick start of :mod:`annotate.services.quick_start`
+    when it applies: the first item is read with sqlite3 and the store opens after it
+    is painted.
     """
+    if engine is None and quick and annotator and study:
+        from annotate.services.quick_start import quick_start
+        from annotate.store.quick import default_db_path
+
+        path = Path(db_path) if db_path is not None else default_db_path()
+
+        def open_engine() -> Engine:
+            from annotate.services.db import open_store
+
+            return open_store(db_path, seed_demo=seed_demo)
+
+        starting = quick_start(path, study, annotator, open_engine)
+        if starting is not None:
+            return AnnotateApp(
+                None, annotator=annotator, study=study, keymap=keymap, starting=starting
+            )
     if engine is None:
         from annotate.services.db import open_store
 
-        engine = open_store(db_path, seed_demo=True)
+        engine = open_store(db_path, seed_demo=seed_demo)
     return AnnotateApp(engine, annotator=annotator, study=study, keymap=keymap)

@@ -33,6 +33,21 @@ class StudyOpened(Message):
 
 
 @dataclass
+class ItemPainted(Message):
+    """The item ``item_id`` of ``study`` is on screen (its paint confirmed; keys may act on it)."""
+
+    study: str
+    item_id: int
+
+
+@dataclass
+class StoreOpened(Message):
+    """A quick start's full store opened in the background (``error``: it failed)."""
+
+    error: BaseException | None
+
+
+@dataclass
 class StudyFinished(Message):
     """The annotator has no items left in ``study``; the summary is shown."""
 

@@ -33,13 +33,13 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
 def cmd_app(args: argparse.Namespace) -> int:
     """Open the annotation app; also what ``annotate`` without a command does."""
     from annotate.app import make_app
-    from annotate.services.db import open_store
 
     db = db_path(args)
     # The demo loads only on the first launch on the default database, never into a
-    # database the user named (use ``annotate import --demo`` for that).
-    engine = open_store(db, seed_demo=db is None)
-    app = make_app(engine=engine, annotator=args.annotator, study=args.study)
+    # database the user named (use ``annotate import --demo`` for that). With --annotator
+    # and --study, a resuming annotator's first item is painted before the full store
+    # is imported (annotate.services.quick_start).
+    app = make_app(db, annotator=args.annotator, study=args.study, quick=True, seed_demo=db is None)
     app.run()
     return int(app.return_code or 0)
 

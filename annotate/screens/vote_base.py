@@ -36,7 +36,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Label
 from textual.worker import Worker, WorkerState
 
-from annotate.messages import StudyFinished, StudyOpened, VoteRecorded, VoteUndone
+from annotate.messages import ItemPainted, StudyFinished, StudyOpened, VoteRecorded, VoteUndone
 from annotate.screens.key_gate import KeyGate, clock, freeze_startup_objects
 from annotate.screens.summary import notify_refused_undo
 from annotate.widgets.literal import MAX_SHOWN_CHARS
@@ -258,6 +258,7 @@ class VoteScreen(Screen[None]):
             return  # another screen is on top; the retry timer asks again
         if self.gate.item_painted(generation, self.shown.item_id):
             self.refresh_bindings()
+            self.post_message(ItemPainted(self.session.study.name, self.shown.item_id))
             # Once per process, after the first item is on screen (not before: it
             # costs tens of milliseconds of the app's start-up).
             freeze_startup_objects()
@@ -346,6 +347,16 @@ class VoteScreen(Screen[None]):
             self.app_report(event.worker.error)
             if event.worker.group == "vote":
                 self._reload()
+
+    def reload_item(self) -> None:
+        """Show (and paint anew) the item the session holds now; keys wait for the paint.
+
+        The app calls it when a quick start's real session holds another item than the
+        one shown (see :mod:`annotate.services.quick_start`).
+        """
+        self.committing = True
+        self.gate.close()
+        self._reload()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="reload")
     def _reload(self) -> None:

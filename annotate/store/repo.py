@@ -33,20 +33,10 @@ from annotate.store.models import (
     Vote,
     utc_now,
 )
+from annotate.store.rows import ItemLoad as ItemLoad
+from annotate.store.rows import StudyRow as StudyRow
 from annotate.study_settings import SettingError, StudySettings
 from annotate.views import QuestionView, StudyListing
-
-
-@dataclass(frozen=True)
-class StudyRow:
-    id: int
-    name: str
-    kind: str
-    title: str
-    description: str
-    settings: StudySettings
-    """Parsed and validated when the row is read (see :func:`get_study`)."""
-    fingerprint: str
 
 
 @dataclass(frozen=True)
@@ -84,17 +74,6 @@ class BattleView:
     model_b: str
     response_a: str | None
     response_b: str | None
-
-
-@dataclass(frozen=True)
-class ItemLoad:
-    """An item for scheduling: its id, key, subject and current vote count."""
-
-    item_id: int
-    key: str
-    position: int
-    subject: str
-    votes: int
 
 
 def _study_row(s: Study) -> StudyRow:
