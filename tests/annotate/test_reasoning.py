@@ -656,3 +656,14 @@ def test_evaluation_leaves_out_subsets_without_gold(tmp_path: Path) -> None:
     open_rows = next(s for s in doc["subsets"] if s["subset"] == "open")["models"]
     assert all(r["accuracy"] is None for r in check_json(open_rows))
     json.dumps(check_json(doc), allow_nan=False)
+
+
+def test_readme_shows_the_fixed_prompt_verbatim() -> None:
+    """The README's copy of the prompt (what a lead gives the models) is the code's."""
+    from annotate.services.reasoning import FIXED_PROMPT
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    start = readme.index("```text\n", readme.index("- **Prompt.**")) + len("```text\n")
+    block = readme[start : readme.index("  ```\n", start)]
+    text = "".join(line[2:] + "\n" for line in block.splitlines())
+    assert text == FIXED_PROMPT
