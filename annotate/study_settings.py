@@ -151,6 +151,10 @@ class StudySettings:
     """How many annotators judge each item; 0 = all of them (arena default 5)."""
     seed: int = 0
     """The schedule seed: order and sides are deterministic from (study, annotator, seed)."""
+    file_order: bool = False
+    """Show the items in the study file's order, the same for every annotator (under an
+    overlap cap the least-judged first), instead of each annotator's own random order: for
+    an order written by ``annotate plan pairs``. Sides stay random per annotator."""
     min_response_ms: int = 1500
     """Votes faster than this are stored as ``fast`` (they still count; arena default 2000)."""
     reveal_models: bool = False

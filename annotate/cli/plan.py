@@ -47,16 +47,25 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
         "distinctions) and the three are asked equally often; with --strategy disagreement "
         "pairs that EIP, IRT (1PL) and Simple Rank order differently are drawn more often. "
         "Each question is in at most --max-per-question pairs, shown first and second about "
-        "equally often. Deterministic from --seed. --out writes pairs.csv (pair_id,first,second).",
+        "equally often. Deterministic from --seed. --out writes pairs.csv (pair_id,first,second). "
+        "On an arena (--study NAME of an arena study, or a battles.csv): every battle in the "
+        "order to show it (every model pair once first, balanced across models, then pairs "
+        "by expected information under the m-ELO ratings of the votes so far); --out writes "
+        "battles.csv in that order, shown so with the study setting file_order = true.",
     )
     a.add_argument(
         "matrix",
         metavar="MATRIX",
         nargs="?",
-        help="response matrix CSV, study folder or lm-evaluation-harness output (omit with "
-        "--study)",
+        help="response matrix CSV, study folder or lm-evaluation-harness output, or an "
+        "arena's battles.csv (omit with --study)",
     )
-    a.add_argument("--study", metavar="NAME", default=None, help="a stored study's matrix")
+    a.add_argument(
+        "--study",
+        metavar="NAME",
+        default=None,
+        help="a stored study's matrix (an arena study: its battles)",
+    )
     intermixed(a)
     a.add_argument("--n", type=int, default=70, help="pairs wanted (default 70, as the EIP paper)")
     a.add_argument(
@@ -87,7 +96,12 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
         help="CSV or JSONL question_id,subject (or id,dataset; default: questions.jsonl or "
         "questions.csv beside MATRIX, or the study's subjects)",
     )
-    a.add_argument("--out", metavar="FILE", default=None, help="write the pairs here (pairs.csv)")
+    a.add_argument(
+        "--out",
+        metavar="FILE",
+        default=None,
+        help="write the pairs here (pairs.csv; an arena: battles.csv)",
+    )
     a.set_defaults(func=cmd_plan_pairs)
     w = sub.add_parser(
         "power",
@@ -188,7 +202,7 @@ def cmd_plan_pairs(args: argparse.Namespace) -> int:
     """Choose the pairs, write them with --out, print the summary."""
     from annotate.services.analyze import find_metadata, study_datasets
     from annotate.services.estimators import read_matrix, study_matrix
-    from annotate.services.plan import plan_pairs, write_pairs
+    from annotate.services.plan import is_battle_file, plan_pairs, write_pairs
 
     if args.study and args.matrix:
         raise AnnotateError("give a MATRIX file or --study NAME, not both")
@@ -198,12 +212,17 @@ def cmd_plan_pairs(args: argparse.Namespace) -> int:
         raise AnnotateError(f"{out} exists already; give another --out", title="Cannot write")
     if args.study:
         from annotate.services.db import open_store
+        from annotate.services.plan import study_kind
 
         engine = open_store(db_path(args))
+        if study_kind(engine, args.study) == "arena":
+            return _plan_battles(args, out, engine=engine)
         matrix = study_matrix(engine, args.study)
         subjects = find_metadata(None, None, questions).datasets
         if not subjects:
             subjects = study_datasets(engine, args.study)
+    elif args.matrix and is_battle_file(Path(args.matrix)):
+        return _plan_battles(args, out, path=Path(args.matrix))
     elif args.matrix:
         path = Path(args.matrix)
         matrix = read_matrix(path)
@@ -257,6 +276,64 @@ def cmd_plan_pairs(args: argparse.Namespace) -> int:
         say(f"... {more} more pair(s); all of them with --out or --json")
     if written is not None:
         say(f"wrote {one_line(written)}")
+    return 0
+
+
+def _plan_battles(
+    args: argparse.Namespace, out: Path | None, *, engine: Any = None, path: Path | None = None
+) -> int:
+    """``plan pairs`` on an arena (a stored arena study or a battles.csv): the order in
+    which to show its battles."""
+    from annotate.services.plan import (
+        plan_battle_order,
+        read_battles,
+        study_battles,
+        write_battles,
+    )
+
+    if engine is not None:
+        battles, ratings, note = study_battles(engine, args.study)
+    else:
+        assert path is not None
+        battles, ratings, note = read_battles(path), None, "equal (a battles file): round robin"
+    plan = plan_battle_order(battles, ratings=ratings, ratings_note=note, seed=args.seed)
+    written = write_battles(plan, out) if out is not None else None
+    if args.json:
+        from annotate.services.json_ready import check_json
+
+        doc = plan.as_dict()
+        doc["file"] = None if written is None else str(written)
+        print_json(check_json(doc))
+        return 0
+    say(
+        f"{len(plan.battles)} battle(s) of {plan.models} models over {plan.pairs} model pairs, "
+        f"in the order to show them (seed {plan.seed}): every pair once first, balanced "
+        "across the models, then pairs in proportion to their expected information"
+    )
+    say(f"  information weights: {one_line(plan.ratings)}")
+    for note_line in plan.notes:
+        say(f"  {one_line(note_line)}")
+    say()
+    rows = [
+        (
+            b["position"],
+            one_line(b["battle_id"]),
+            one_line(b["model_a"]),
+            one_line(b["model_b"]),
+            b["round"],
+            f"{b['weight']:.2f}",
+        )
+        for b in plan.battles[:MAX_PRINTED_ROWS]
+    ]
+    say(table(rows, ["#", "battle", "model_a", "model_b", "round", "information"]))
+    if len(plan.battles) > MAX_PRINTED_ROWS:
+        more = len(plan.battles) - MAX_PRINTED_ROWS
+        say(f"... {more} more battle(s); all of them with --out or --json")
+    if written is not None:
+        say(
+            f"wrote {one_line(written)}: put it in the study folder as battles.csv and set "
+            "file_order = true under [settings] in study.toml"
+        )
     return 0
 
 

@@ -11,12 +11,15 @@ import csv
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from annotate.errors import AnnotateError
 from annotate.services.estimators import Matrix, estimate
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 __all__ = [
     "DIFFICULTIES",
@@ -420,3 +423,218 @@ def plan_arena_power(
         [{"votes_per_pair": v, "width": _finite(w), "sd": _finite(sd)} for v, w, sd in p.curve],
         p.failed,
     )
+
+
+# ---------------------------------------------------------------------------
+# arena studies: which battles to show first (``annotate plan pairs`` on an arena)
+
+BATTLE_HEADER = ("battle_id", "prompt_id", "model_a", "model_b")
+"""The arena study's ``battles.csv`` header (``question_pairs/README.md``)."""
+
+
+@dataclass(frozen=True)
+class BattlePlan:
+    """The battles of an arena in the order to show them (:func:`plan_battle_order`)."""
+
+    battles: list[dict[str, Any]]
+    """``position`` (from 1), ``battle_id``, ``prompt_id``, ``model_a``, ``model_b``,
+    ``round`` (battles of the same model pair before it) and ``weight`` (the expected
+    information ``4 p (1 - p)`` of a vote on its pair), first shown first."""
+    seed: int
+    models: int
+    pairs: int
+    ratings: str
+    """Where the information weights came from."""
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``--json`` document."""
+        return {
+            "kind": "arena",
+            "seed": self.seed,
+            "models": self.models,
+            "pairs": self.pairs,
+            "chosen": len(self.battles),
+            "ratings": self.ratings,
+            "notes": self.notes,
+            "battles": self.battles,
+        }
+
+
+Battle = tuple[str, str, str, str]
+"""(battle_id, prompt_id, model_a, model_b); prompt_id may be empty."""
+
+
+def is_battle_file(path: Path) -> bool:
+    """Whether ``path`` is an arena's ``battles.csv`` (or a folder holding one and no
+    ``pairs.csv``): a CSV whose header has ``battle_id``, ``model_a`` and ``model_b``."""
+    if path.is_dir():
+        path = path / "battles.csv"
+        if not path.is_file():
+            return False
+    if path.suffix.lower() != ".csv" or not path.is_file():
+        return False
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            header = next(csv.reader(f), [])
+    except (OSError, UnicodeDecodeError):
+        return False
+    return {"battle_id", "model_a", "model_b"} <= {h.strip() for h in header}
+
+
+def read_battles(path: Path) -> list[Battle]:
+    """The battles of an arena's ``battles.csv`` (or of the folder holding one).
+
+    Raises
+    ------
+    InputFileError
+        A missing field, an empty or repeated battle id, a battle of a model with itself:
+        one line naming the file, the line and the field.
+    """
+    from annotate.errors import InputFileError
+
+    if path.is_dir():
+        path = path / "battles.csv"
+    out: list[Battle] = []
+    seen: set[str] = set()
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            rows = csv.DictReader(f)
+            for line, row in enumerate(rows, start=2):
+                vals = {k: (row.get(k) or "").strip() for k in BATTLE_HEADER}
+                for k in ("battle_id", "model_a", "model_b"):
+                    if not vals[k]:
+                        raise InputFileError(path, "empty", line=line, field=k, expected="a value")
+                if vals["battle_id"] in seen:
+                    raise InputFileError(
+                        path, "repeated", line=line, field="battle_id", expected="unique ids"
+                    )
+                if vals["model_a"] == vals["model_b"]:
+                    raise InputFileError(
+                        path,
+                        "a model against itself",
+                        line=line,
+                        field="model_b",
+                        expected="a model other than model_a",
+                    )
+                seen.add(vals["battle_id"])
+                out.append((vals["battle_id"], vals["prompt_id"], vals["model_a"], vals["model_b"]))
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputFileError(path, f"cannot be read ({err})") from err
+    return out
+
+
+def study_kind(engine: Engine, study: str) -> str | None:
+    """The kind of the stored study ``study`` (None when there is none of that name)."""
+    from sqlmodel import Session
+
+    from annotate.store import repo
+
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+    return None if st is None else st.kind
+
+
+def study_battles(engine: Engine, study: str) -> tuple[list[Battle], dict[str, float] | None, str]:
+    """A stored arena study's battles, and the m-ELO ratings of its current votes (None
+    without votes or when they cannot be fitted), with a line saying which."""
+    from sqlmodel import Session
+
+    from annotate.services.arena_analysis import battles_from_study
+    from annotate.store import repo
+    from ranking.errors import ConvergenceError, RankingInputError
+    from ranking.pairwise import m_elo
+
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+        if st is None:
+            from annotate.errors import StudyNotFoundError
+
+            raise StudyNotFoundError(study, repo.study_names(s))
+        bm = repo.battle_models(s, st.id)
+    battles = [(k, p or "", a, b) for k, (p, a, b) in sorted(bm.items())]
+    b = battles_from_study(engine, study)
+    if len(b) == 0:
+        return battles, None, "equal (no votes yet): pure round robin"
+    try:
+        fit = m_elo(b.model_a, b.model_b, b.outcome, n_models=len(b.models), both_bad=b.both_bad)
+    except (RankingInputError, ConvergenceError) as err:
+        return battles, None, f"equal: the {len(b)} current votes cannot be fitted yet ({err})"
+    ratings = {m: float(r) for m, r in zip(b.models, fit.ratings, strict=True)}
+    return battles, ratings, f"m-ELO fit of the {len(b)} current votes"
+
+
+def plan_battle_order(
+    battles: list[Battle],
+    *,
+    ratings: dict[str, float] | None = None,
+    ratings_note: str = "equal: pure round robin",
+    seed: int = 0,
+) -> BattlePlan:
+    """Order ``battles`` with :func:`ranking.design.order_battles` (every model pair
+    first, balanced, then by expected information under ``ratings``).
+
+    Raises
+    ------
+    AnnotateError
+        No battle to order.
+    """
+    from ranking.design import order_battles
+
+    if not battles:
+        raise AnnotateError("the arena has no battles to order", title="Cannot plan")
+    models = sorted({m for _, _, a, b in battles for m in (a, b)})
+    idx = {m: i for i, m in enumerate(models)}
+    notes: list[str] = []
+    r = None
+    if ratings is not None:
+        mean = sum(ratings.values()) / len(ratings) if ratings else 0.0
+        missing = [m for m in models if m not in ratings]
+        if missing:
+            notes.append(f"{len(missing)} model(s) without votes weighted at the mean rating")
+        r = np.array([ratings.get(m, mean) for m in models], dtype=np.float64)
+    o = order_battles(
+        [idx[a] for _, _, a, _ in battles],
+        [idx[b] for _, _, _, b in battles],
+        n_models=len(models),
+        ratings=r,
+        seed=seed,
+    )
+    rows = []
+    for pos, (i, rnd, w) in enumerate(zip(o.order, o.round, o.weight, strict=True), start=1):
+        key, prompt, a, b = battles[int(i)]
+        rows.append(
+            {
+                "position": pos,
+                "battle_id": key,
+                "prompt_id": prompt,
+                "model_a": a,
+                "model_b": b,
+                "round": int(rnd),
+                "weight": float(w),
+            }
+        )
+    return BattlePlan(rows, seed, len(models), o.pairs, ratings_note, notes)
+
+
+def write_battles(plan: BattlePlan, path: Path) -> Path:
+    """Write ``plan``'s battles as an arena study's ``battles.csv``, in the planned order.
+
+    Raises
+    ------
+    AnnotateError
+        ``path`` exists already, or its folder does not.
+    """
+    try:
+        with path.open("x", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(BATTLE_HEADER)
+            for b in plan.battles:
+                w.writerow([b[k] for k in BATTLE_HEADER])
+    except FileExistsError as err:
+        raise AnnotateError(
+            f"{path} exists already; give another --out", title="Cannot write"
+        ) from err
+    except (FileNotFoundError, NotADirectoryError) as err:
+        raise AnnotateError(f"{path}: its folder does not exist", title="Cannot write") from err
+    return path

@@ -14,7 +14,7 @@ import hashlib
 import random
 from collections.abc import Sequence
 
-from annotate.store.rows import ItemLoad
+from annotate.store.repo import ItemLoad
 from annotate.study_settings import takes_votes
 
 
@@ -50,6 +50,7 @@ def queue(
     done: set[int],
     excluded_subjects: set[str],
     overlap: int,
+    file_order: bool = False,
 ) -> list[ItemLoad]:
     """The annotator's remaining items, in the order they will be shown.
 
@@ -58,7 +59,12 @@ def queue(
     ``overlap`` > 0) are left out. With a cap,
     items with fewer judgments come first; ties keep the annotator's own order.
     """
-    perm = base_order(study, annotator, seed, [it.key for it in items])
+    # ``file_order``: ``items`` come in the study file's order (``item.position``)
+    perm = (
+        list(range(len(items)))
+        if file_order
+        else base_order(study, annotator, seed, [it.key for it in items])
+    )
     rank = {items[i].item_id: r for r, i in enumerate(perm)}
     todo = [
         it

@@ -203,6 +203,7 @@ class VotingSession:
             done=done,
             excluded_subjects=self._excluded,
             overlap=self.overlap,
+            file_order=self.settings.file_order,
         )
         self._total = self._done + len(self._queue)
         self._load_retests()

@@ -171,9 +171,12 @@ def test_no_matrix_and_an_existing_out_are_one_line(
     assert err.count("\n") == 1
 
 
-def test_an_arena_study_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_an_arena_study_gets_its_battles_ordered(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # issue 16 item 1, arena part (tests/annotate/test_plan_battles.py tests the order)
     db = tmp_path / "v.db"
     assert run(capsys, "import", "--db", str(db), str(DEMO.parent / "arena"))[0] == 0
-    code, _, err = run(capsys, "plan", "pairs", "--db", str(db), "--study", "demo-arena")
-    assert code == 1
-    assert "arena study" in err
+    code, out, err = run(capsys, "plan", "pairs", "--db", str(db), "--study", "demo-arena")
+    assert code == 0, err
+    assert "96 battle(s) of 4 models" in out

@@ -68,6 +68,7 @@ def test_stored_json_is_the_same_as_before() -> None:
     assert DIFFICULTY_DEFAULTS.as_dict() == {
         "overlap": 0,
         "seed": 0,
+        "file_order": False,
         "min_response_ms": 1500,
         "reveal_models": False,
         "render_markdown": False,
@@ -76,6 +77,7 @@ def test_stored_json_is_the_same_as_before() -> None:
     assert ARENA_DEFAULTS.as_dict() == {
         "overlap": 5,
         "seed": 0,
+        "file_order": False,
         "min_response_ms": 2000,
         "reveal_models": True,
         "identity_phrases": [],
