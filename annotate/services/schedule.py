@@ -14,7 +14,7 @@ import hashlib
 import random
 from collections.abc import Sequence
 
-from annotate.store.repo import ItemLoad
+from annotate.store.rows import ItemLoad
 from annotate.study_settings import takes_votes
 
 
