@@ -82,6 +82,7 @@ def export_votes(
         for st, target in zip(studies, study_folders, strict=True):
             files += write_study_folder(s, st, target)
         files.append(_write_notes(s, studies, folder, fmt))  # comments and flags (issue 12)
+        files += _write_quality(s, studies, folder, fmt)  # re-tests, questionnaire (issue 16)
     return ExportResult(folder, files, n_current, n_log)
 
 
@@ -209,6 +210,11 @@ def _items(s: Session, st: repo.StudyRow) -> list[dict[str, object]]:
 def _toml_value(v: object) -> str:
     if isinstance(v, bool):
         return str(v).lower()
+    if isinstance(v, list | tuple):  # arrays and inline tables (the questionnaire) nest
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        inner = ", ".join(f"{json.dumps(str(k))} = {_toml_value(x)}" for k, x in v.items())
+        return "{ " + inner + " }"
     return json.dumps(v, ensure_ascii=False)
 
 
@@ -303,6 +309,27 @@ def write_study_folder(s: Session, st: repo.StudyRow, folder: Path) -> list[Path
         ],
     )
     return files
+
+
+def _write_quality(
+    s: Session, studies: list[repo.StudyRow], folder: Path, fmt: str
+) -> list[Path]:
+    """``retests.<fmt>`` (every row of the swapped re-test chains) and ``annotators.<fmt>``
+    (the questionnaire answers, ``answer`` a JSON list), for the studies that have any."""
+    from annotate.services.votes_io import iso_stamp
+
+    retests = [r for st in studies for r in repo.retest_records(s, st.id)]
+    answers = [r for st in studies for r in repo.answer_records(s, st.id)]
+    out: list[Path] = []
+    if retests:
+        cols = list(repo.RETEST_COLUMNS)
+        recs = [dict(zip(cols, r, strict=True)) | {"created_at": iso_stamp(r[8])} for r in retests]
+        out.append(write_table(recs, cols, inside(folder, "retests"), fmt))
+    if answers:
+        cols = list(repo.ANSWER_COLUMNS)
+        recs = [dict(zip(cols, r, strict=True)) | {"created_at": iso_stamp(r[4])} for r in answers]
+        out.append(write_table(recs, cols, inside(folder, "annotators"), fmt))
+    return out
 
 
 def _write_notes(s: Session, studies: list[repo.StudyRow], folder: Path, fmt: str) -> Path:

@@ -296,7 +296,7 @@ class StudyMonitor:
             t2 = time.perf_counter()
             sig, signals_s = signals.result()
             t3 = time.perf_counter()
-        rows = _rows(votes, fit, sig, self.study.kind)
+        rows = with_quality(self.engine, self.study, _rows(votes, fit, sig, self.study.kind))
         item_notes = item_note_lines(self.engine, self.study.id)  # comments and flags
         bad = _both_bad(votes, self._ent_a, self._ent_b, len(self._entities), self.study.kind)
         board = tuple(
@@ -755,6 +755,33 @@ def _rows(votes: _Votes, fit: _Fit, sig: _Signals, kind: str) -> tuple[Annotator
         )
     rows.sort(key=lambda r: (STATUS_ORDER.index(r.status), r.annotator))
     return tuple(rows)
+
+
+def with_quality(
+    engine: Engine, study: repo.StudyRow, rows: tuple[AnnotatorStatus, ...]
+) -> tuple[AnnotatorStatus, ...]:
+    """The rows with each annotator's gold accuracy and self-consistency (issue 16), and
+    ``low gold`` / ``inconsistent`` among the alerts where the signal is raised."""
+    with Session(engine) as s:
+        if not repo.gold_answers(s, study.id) and study.settings.retest_share <= 0:
+            return rows
+    from annotate.services.quality import study_quality
+
+    quality = study_quality(engine, study.name)
+    by_name = {one_line(a.annotator): a for a in quality.annotators}
+    out = []
+    for r in rows:
+        q = by_name.get(r.annotator)
+        if q is None:
+            out.append(r)
+            continue
+        extra = tuple(
+            f"{label} {100 * (c.rate or 0):.0f}%"
+            for label, c in (("low gold", q.gold), ("inconsistent", q.consistency))
+            if c is not None and c.signal
+        )
+        out.append(replace(r, gold=q.gold, consistency=q.consistency, alerts=r.alerts + extra))
+    return tuple(out)
 
 
 def _identity_notes(engine: Engine, study: repo.StudyRow) -> tuple[str, ...]:

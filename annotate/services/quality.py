@@ -22,7 +22,13 @@ from sqlmodel import Session
 from annotate.choices import OUTCOME, Choice
 from annotate.errors import StudyNotFoundError
 from annotate.store import repo
-from annotate.views import AnnotatorQuality, BackgroundGroup, QualityCheck, StudyQuality
+from annotate.views import (
+    AnnotatorQuality,
+    BackgroundGroup,
+    QualityCheck,
+    ReportTable,
+    StudyQuality,
+)
 from ranking.quality import (
     CONSISTENCY_THRESHOLD,
     GOLD_THRESHOLD,
@@ -173,3 +179,108 @@ def with_alignment(quality: StudyQuality, individual: Mapping[str, float | None]
         vals = [v for a in grp.annotators if (v := individual.get(a)) is not None]
         groups.append(replace(grp, alignment=float(np.mean(vals)) if vals else None))
     return replace(quality, groups=tuple(groups))
+
+
+def check_dict(c: QualityCheck | None) -> dict[str, object] | None:
+    """A check as JSON (``null`` without checks)."""
+    if c is None:
+        return None
+    return {
+        "n": c.n,
+        "hits": c.hits,
+        "rate": c.rate,
+        "lower": c.lower,
+        "upper": c.upper,
+        "p_value": c.p_value,
+        "signal": c.signal,
+    }
+
+
+def quality_dict(q: StudyQuality | None) -> dict[str, object] | None:
+    """The ``quality`` member of ``annotate report --json`` (``null`` when the study has
+    no gold item, no re-test and no questionnaire answer)."""
+    if q is None:
+        return None
+    return {
+        "gold_items": q.gold_items,
+        "retest_share": q.retest_share,
+        "notes": list(q.notes),
+        "annotators": [
+            {
+                "annotator": a.annotator,
+                "gold": check_dict(a.gold),
+                "self_consistency": check_dict(a.consistency),
+                "signals": list(a.signals),
+                "background": {k: list(v) for k, v in a.background},
+            }
+            for a in q.annotators
+        ],
+        "groups": [
+            {
+                "key": g.key,
+                "answer": g.answer,
+                "annotators": list(g.annotators),
+                "gold": check_dict(g.gold),
+                "self_consistency": check_dict(g.consistency),
+                "alignment": g.alignment,
+            }
+            for g in q.groups
+        ],
+    }
+
+
+def report_quality(
+    engine: Engine, study: str, individual: Mapping[str, float | None]
+) -> StudyQuality | None:
+    """The report's quality section: :func:`study_quality` with each background group's
+    mean individual alignment; None when the study has none of it."""
+    q = study_quality(engine, study)
+    return None if q.empty else with_alignment(q, individual)
+
+
+def quality_tables(q: StudyQuality) -> tuple[ReportTable, ...]:
+    """The report's tables: each annotator's checks and answers, then the groups."""
+    keys = [k for a in q.annotators for k, _ in a.background]
+    keys = list(dict.fromkeys(keys))
+    rows = tuple(
+        (
+            a.annotator,
+            "-" if a.gold is None else a.gold.cell,
+            "-" if a.consistency is None else a.consistency.cell,
+            ", ".join(a.signals),
+            *("; ".join(dict(a.background).get(k, ())) for k in keys),
+        )
+        for a in q.annotators
+    )
+    tables = [
+        ReportTable(
+            "quality",
+            "Quality checks: gold accuracy and self-consistency",
+            ("annotator", "gold [95% CI]", "re-test agreement [95% CI]", "signals", *keys),
+            rows,
+            " ".join(q.notes),
+        )
+    ]
+    if q.groups:
+        tables.append(
+            ReportTable(
+                "background",
+                "Annotators grouped by their questionnaire answers",
+                ("question", "answer", "annotators", "gold", "re-test agreement", "alignment"),
+                tuple(
+                    (
+                        g.key,
+                        g.answer,
+                        str(len(g.annotators)),
+                        "-" if g.gold is None else g.gold.cell,
+                        "-" if g.consistency is None else g.consistency.cell,
+                        "-" if g.alignment is None else f"{100 * g.alignment:.0f}%",
+                    )
+                    for g in q.groups
+                ),
+                "Pooled over the group's annotators (checks taken as independent); an "
+                "annotator who chose several answers is in each of their groups. alignment: "
+                "mean individual alignment with the consensus of the first estimator.",
+            )
+        )
+    return tuple(tables)

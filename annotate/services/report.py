@@ -65,6 +65,7 @@ from annotate.services.arrays import response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
 from annotate.services.monitoring import StudyMonitor
 from annotate.services.notes import report_lines
+from annotate.services.quality import report_quality
 from annotate.services.report_files import WrittenReport, md_escape, write_report
 from annotate.services.report_model import (
     RESAMPLE_LABELS,
@@ -1356,6 +1357,11 @@ def human_alignment_report(
         verdicts=verdicts.annotators,
         verdict_notes=(*((verdicts.problem,) if verdicts.problem else ()), *verdicts.notes),
         item_notes=report_lines(engine, data.name),
+        quality=report_quality(
+            engine,
+            data.name,
+            {a.annotator: a.value for a in alignment[0].individual} if alignment else {},
+        ),
         paired_tests=_paired_tests(alignment, pair_rows),
     )
 

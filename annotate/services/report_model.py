@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from annotate.views import AnnotatorStatus
+from annotate.views import AnnotatorStatus, StudyQuality
 from ranking.alignment import Estimate, Interval
 
 RESAMPLE_LABELS: dict[str, str] = {
@@ -276,6 +276,9 @@ class HumanAlignmentReport:
     """Annotators' comments and flags on pairs: a count, then each (issue 12)."""
     paired_tests: tuple[PairedTestRow, ...] = ()
     """Every two methods compared on the same consensus pairs (issue 16)."""
+    quality: StudyQuality | None = None
+    """Gold accuracy, self-consistency and the questionnaire groups (issue 16 items 4, 6);
+    None when the study has no gold item, no re-test and no questionnaire answer."""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON document of ``annotate report --json``."""
@@ -284,6 +287,12 @@ class HumanAlignmentReport:
 
 # ---------------------------------------------------------------------------
 # JSON (``annotate report --json``)
+
+
+def _quality_dict(q: StudyQuality | None) -> dict[str, object] | None:
+    from annotate.services.quality import quality_dict
+
+    return quality_dict(q)
 
 
 def _ci(i: Interval | None) -> list[float] | None:
@@ -436,6 +445,7 @@ def _report_dict(r: HumanAlignmentReport) -> dict[str, Any]:
         "subgroups": subgroups,
         "agreement": agreement,
         "human_scale": scale,
+        "quality": _quality_dict(r.quality),
         "verdicts": {
             "notes": list(r.verdict_notes),
             "annotators": [

@@ -298,6 +298,10 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
     )
     if r.verdicts:
         tables.append(_verdict_table(r))
+    if r.quality is not None:  # gold, re-tests and the questionnaire groups (issue 16)
+        from annotate.services.quality import quality_tables
+
+        tables += quality_tables(r.quality)
     hs = r.human_scale
     tables.append(
         ReportTable(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
-from annotate.views import AnnotatorStatus, ItemRating, share_cell
+from annotate.views import AnnotatorStatus, ItemRating, QualityCheck, share_cell
 from annotate.widgets.literal import literal_line
 
 DASH = "–"
@@ -48,6 +48,11 @@ def majority_text(row: AnnotatorStatus) -> str:
     return f"{pct(row.majority_agreement)} ({pct(row.majority_chance)})"
 
 
+def check_text(check: QualityCheck | None) -> str:
+    """``"80% [49-94] n=10"``: a gold accuracy or self-consistency; a dash without checks."""
+    return DASH if check is None else check.cell
+
+
 STATUS_COLOR = {"flagged": "error", "pending": "warning", "reliable": "success"}
 """Theme variable that colours each status."""
 
@@ -62,12 +67,15 @@ class AnnotatorTable(DataTable[Text]):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.kind = ""
+        self.quality = False
+        """Whether the Gold and Re-test columns are shown (a study with gold or re-tests)."""
 
-    def set_kind(self, kind: str) -> None:
-        """Columns for ``arena`` (tie and both-bad rates) or ``difficulty`` (skip rate)."""
-        if kind == self.kind:
+    def set_kind(self, kind: str, quality: bool = False) -> None:
+        """Columns for ``arena`` (tie and both-bad rates) or ``difficulty`` (skip rate),
+        with ``quality`` the gold accuracy and self-consistency too."""
+        if kind == self.kind and quality == self.quality:
             return
-        self.kind = kind
+        self.kind, self.quality = kind, quality
         self.clear(columns=True)
         self.add_column("Annotator", key="annotator")
         self.add_column("Votes", key="votes")
@@ -81,6 +89,9 @@ class AnnotatorTable(DataTable[Text]):
             self.add_column("Tie", key="tie")
             self.add_column("Bad", key="bad")
         self.add_column("Majority", key="majority")
+        if quality:
+            self.add_column("Gold [95%]", key="gold")
+            self.add_column("Re-test [95%]", key="retest")
         self.add_column("Verdict", key="verdict")
         self.add_column("Reason", key="reason")
 
@@ -90,7 +101,7 @@ class AnnotatorTable(DataTable[Text]):
 
     def show(self, kind: str, rows: Sequence[AnnotatorStatus]) -> None:
         """Replace the rows, keeping the cursor on the same annotator."""
-        self.set_kind(kind)
+        self.set_kind(kind, any(r.gold or r.consistency for r in rows))
         current = self.highlighted_name
         self.clear()
         for r in rows:
@@ -106,7 +117,10 @@ class AnnotatorTable(DataTable[Text]):
                 cells.append(_num(pct(r.skip_rate)))
             else:
                 cells += [_num(pct(r.tie_rate)), _num(pct(r.both_bad_rate))]
-            cells += [Text(majority_text(r)), literal_line(r.verdict), literal_line(r.reason)]
+            cells.append(Text(majority_text(r)))
+            if self.quality:
+                cells += [Text(check_text(r.gold)), Text(check_text(r.consistency))]
+            cells += [literal_line(r.verdict), literal_line(r.reason)]
             self.add_row(*cells, key=r.annotator)
         if current is not None:
             for index, r in enumerate(rows):
