@@ -77,7 +77,10 @@ def test_bad_gold_value_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(InputFileError) as err:
         parse_study(folder)
     msg = str(err.value)
-    assert "pairs.csv:2:" in msg and "gold" in msg and "harder" in msg and "\n" not in msg
+    assert "pairs.csv:2:" in msg
+    assert "gold" in msg
+    assert "harder" in msg
+    assert "\n" not in msg
 
 
 @pytest.mark.parametrize(
@@ -159,12 +162,19 @@ def test_retest_shows_sides_swapped_and_is_stored_beside_the_original(
     originals = [r for r in stored if r[4] is None]
     retests = [r for r in stored if r[4] is not None]
     assert len(originals) == len(retests) == 3
-    uuid = dict(rows(db, "SELECT i.key, v.uuid FROM vote v JOIN item i ON i.id = v.item_id"))
-    for key, choice, swapped, _, of in retests:
-        orig = next(r for r in originals if r[0] == key)
-        assert of == uuid[key] or of in {u for (u,) in rows(db, "SELECT uuid FROM vote")}
+    original_uuid = dict(
+        rows(
+            db,
+            "SELECT i.key, v.uuid FROM vote v JOIN item i ON i.id = v.item_id "
+            "WHERE v.retest_of IS NULL",
+        )
+    )
+    for item_key, choice, swapped, _, of in retests:
+        orig = next(r for r in originals if r[0] == item_key)
+        assert of == original_uuid[str(item_key)]  # retest_of names the vote it repeats
         # un-swapped: pressing "left" both times stores opposite choices of the item
-        assert swapped != orig[2] and choice != orig[1]
+        assert swapped != orig[2]
+        assert choice != orig[1]
     # the current votes (what the fits read) hold each item once per annotator
     current = rows(
         db,
@@ -173,7 +183,8 @@ def test_retest_shows_sides_swapped_and_is_stored_beside_the_original(
     )
     assert current == [(3, 3)]
     q = study_quality(gold_engine, "gold").of("ann")
-    assert q is not None and q.consistency is not None
+    assert q is not None
+    assert q.consistency is not None
     assert (q.consistency.n, q.consistency.hits, q.consistency.rate) == (3, 0, 0.0)
 
 
@@ -184,7 +195,8 @@ def test_one_retest_chain_per_annotator_and_item(gold_engine: Engine) -> None:
     with Session(gold_engine) as s, s.begin():
         aid = repo.annotator_id(s, "ann", create=False)
         st = repo.get_study(s, "gold")
-        assert aid is not None and st is not None
+        assert aid is not None
+        assert st is not None
         kw = {
             "study_id": st.id,
             "annotator": aid,
@@ -196,12 +208,11 @@ def test_one_retest_chain_per_annotator_and_item(gold_engine: Engine) -> None:
             "supersedes": None,
         }
         repo.insert_vote(s, **kw, retest_of=receipt.vote_uuid)  # type: ignore[arg-type]
-        with pytest.raises(IntegrityError):  # a second re-test chain on the same item
-            with s.begin_nested():
-                repo.insert_vote(s, **kw, retest_of=receipt.vote_uuid)  # type: ignore[arg-type]
-        with pytest.raises(IntegrityError):  # a second original chain, as before
-            with s.begin_nested():
-                repo.insert_vote(s, **kw)  # type: ignore[arg-type]
+        # a second re-test chain on the same item
+        with pytest.raises(IntegrityError), s.begin_nested():
+            repo.insert_vote(s, **kw, retest_of=receipt.vote_uuid)  # type: ignore[arg-type]
+        with pytest.raises(IntegrityError), s.begin_nested():  # a second original chain
+            repo.insert_vote(s, **kw)  # type: ignore[arg-type]
 
 
 def test_undo_of_a_retest_brings_it_back(gold_engine: Engine, tmp_path: Path) -> None:
@@ -210,12 +221,15 @@ def test_undo_of_a_retest_brings_it_back(gold_engine: Engine, tmp_path: Path) ->
     session.vote("left", 3000)  # p1 or p2
     session.vote("left", 3000)
     retest = session.current()
-    assert retest is not None and session.progress().done == 2
+    assert retest is not None
+    assert session.progress().done == 2
     session.vote("right", 3000)  # the re-test of the first item (retest_after = 1)
     assert session.undo()
     again = session.current()
-    assert again is not None and again.item_id == retest.item_id
-    assert again.swapped == retest.swapped and again.previous is not None
+    assert again is not None
+    assert again.item_id == retest.item_id
+    assert again.swapped == retest.swapped
+    assert again.previous is not None
     session.vote("left", 3000)
     chains = rows(
         tmp_path / "v.db",
@@ -263,14 +277,18 @@ def test_quality_from_rows_by_hand() -> None:
         retest_share=0.5,
     )
     ann, bob = q.annotators
-    assert ann.gold is not None and (ann.gold.n, ann.gold.hits) == (2, 1)
-    assert bob.gold is not None and (bob.gold.n, bob.gold.hits) == (2, 2)
-    assert ann.consistency is not None and (ann.consistency.n, ann.consistency.hits) == (2, 1)
+    assert ann.gold is not None
+    assert (ann.gold.n, ann.gold.hits) == (2, 1)
+    assert bob.gold is not None
+    assert (bob.gold.n, bob.gold.hits) == (2, 2)
+    assert ann.consistency is not None
+    assert (ann.consistency.n, ann.consistency.hits) == (2, 1)
     assert bob.consistency is None  # its only re-test pair has a skip
     assert bob.background == (("field", ("Law",)), ("subjects", ("arith", "chem")))
     law = next(g for g in q.groups if g.answer == "Law")
     assert law.annotators == ("ann", "bob")
-    assert law.gold is not None and (law.gold.n, law.gold.hits) == (4, 3)
+    assert law.gold is not None
+    assert (law.gold.n, law.gold.hits) == (4, 3)
     assert [g.answer for g in q.groups] == ["Law", "arith", "chem"]  # Science: nobody
     tables = quality_tables(q)
     assert [t.key for t in tables] == ["quality", "background"]
@@ -283,7 +301,8 @@ def test_questionnaire_is_stored_once_and_routes_subjects(
     gold_engine: Engine, tmp_path: Path
 ) -> None:
     session = VotingSession(gold_engine, "gold", "ann")
-    assert session.needs_questionnaire and session.progress().total == 3
+    assert session.needs_questionnaire
+    assert session.progress().total == 3
     with pytest.raises(ValueError, match="choose one"):
         session.answer_questionnaire({"field": ["Science", "[link=x]Law[/link]"], "subjects": []})
     session.answer_questionnaire({"field": ["[link=x]Law[/link]"], "subjects": ["chem"]})
@@ -308,9 +327,11 @@ def test_export_writes_gold_retests_and_answers(gold_engine: Engine, tmp_path: P
     votes_csv = (tmp_path / "out/votes.csv").read_text(encoding="utf-8").splitlines()
     assert len(votes_csv) == 1 + 2  # the re-tests are not in votes.csv
     retests = (tmp_path / "out/retests.csv").read_text(encoding="utf-8").splitlines()
-    assert retests[0].endswith("supersedes,retest_of") and len(retests) == 3
+    assert retests[0].endswith("supersedes,retest_of")
+    assert len(retests) == 3
     answers = (tmp_path / "out/annotators.csv").read_text(encoding="utf-8")
-    assert "gold,ann,field" in answers and "Science" in answers
+    assert "gold,ann,field" in answers
+    assert "Science" in answers
     pairs = (tmp_path / "out/studies/gold/pairs.csv").read_text(encoding="utf-8")
     assert pairs.splitlines()[0] == "pair_id,first,second,gold"
     # the exported study folder reads back the same (gold answers and questionnaire too)
@@ -381,11 +402,14 @@ def test_monitor_and_report_show_the_checks(gold_engine: Engine) -> None:
     vote_all(gold_engine, "bob", "left", "[link=x]Law[/link]")
     snap = monitor_snapshot(gold_engine, "gold")
     ann = next(r for r in snap.annotators if r.annotator == "ann")
-    assert ann.consistency is not None and ann.consistency.rate == 0.0
-    assert ann.gold is not None and ann.gold.n == 2
+    assert ann.consistency is not None
+    assert ann.consistency.rate == 0.0
+    assert ann.gold is not None
+    assert ann.gold.n == 2
     report = human_alignment_report(gold_engine, "gold", n_boot=0, parallel=False)
     doc = report.as_dict()["quality"]
-    assert doc["gold_items"] == 2 and doc["retest_share"] == 1.0
+    assert doc["gold_items"] == 2
+    assert doc["retest_share"] == 1.0
     by = {a["annotator"]: a for a in doc["annotators"]}
     assert by["ann"]["self_consistency"]["hits"] == 0
     assert by["bob"]["background"] == {
@@ -397,4 +421,5 @@ def test_monitor_and_report_show_the_checks(gold_engine: Engine) -> None:
     assert groups[("subjects", "arith")]["annotators"] == ["ann", "bob"]
     assert groups[("subjects", "arith")]["self_consistency"]["n"] == 6
     keys = [t.key for t in build_view(report).tables]
-    assert "quality" in keys and "background" in keys
+    assert "quality" in keys
+    assert "background" in keys

@@ -33,14 +33,16 @@ def test_wilson_matches_statsmodels(k: int, n: int) -> None:
 
 def test_wilson_without_trials_is_undefined() -> None:
     lo, hi = wilson_bounds([0], [0])
-    assert np.isnan(lo[0]) and np.isnan(hi[0])
+    assert np.isnan(lo[0])
+    assert np.isnan(hi[0])
 
 
 def test_p_value_is_scipy_binomtest_less() -> None:
     r = check_rates(
         [0] * 10 + [1] * 4, [True] * 5 + [False] * 5 + [True] * 4, n_annotators=2, threshold=0.7
     )
-    assert r.n.tolist() == [10, 4] and r.hits.tolist() == [5, 4]
+    assert r.n.tolist() == [10, 4]
+    assert r.hits.tolist() == [5, 4]
     for i, (k, n) in enumerate([(5, 10), (4, 4)]):
         ref = stats.binomtest(k, n, 0.7, alternative="less").pvalue
         assert r.p_value[i] == pytest.approx(ref, rel=1e-12)
@@ -56,7 +58,9 @@ def test_gold_accuracy_by_hand() -> None:
     assert r.n.tolist() == [3, 2, 0]
     assert r.hits.tolist() == [2, 1, 0]
     np.testing.assert_allclose(r.rate[:2], [2 / 3, 1 / 2])
-    assert np.isnan(r.rate[2]) and np.isnan(r.p_value[2]) and not r.signal[2]
+    assert np.isnan(r.rate[2])
+    assert np.isnan(r.p_value[2])
+    assert not r.signal[2]
 
 
 def test_self_consistency_by_hand() -> None:
@@ -74,7 +78,8 @@ def test_position_voter_is_inconsistent() -> None:
     # 30 re-tests of an annotator who always presses the left key: the original shown
     # unswapped gives "first", the swapped re-test gives "second"; never consistent
     r = self_consistency([0] * 30, [1] * 30, [2] * 30, n_annotators=1)
-    assert r.rate[0] == 0.0 and r.signal[0]
+    assert r.rate[0] == 0.0
+    assert r.signal[0]
     assert quality_reasons(1, consistency=r) == [["inconsistent"]]
 
 
