@@ -9,6 +9,9 @@ how often each model's 95% interval holds its true rating:
   :func:`ranking.stable_arena` uses), from the expected (Fisher) information, the
   default, and from the observed information (``am_elo(..., information="observed")``,
   rows "obs");
+* the Wald intervals of :func:`ranking.stable_arena` (rows "bias-aware": the "+prior obs"
+  intervals widened for the estimated scale bias of the ratings, the default of
+  ``annotate rate --boot 0`` and of the monitor);
 * am-ELO bias-corrected percentile intervals from the bootstrap over annotators
   (``stable_arena(..., intervals="bootstrap")``).
 
@@ -45,7 +48,7 @@ def coverage(
     n_studies: int, votes: int, n_boot: int, sd: float, seed: int
 ) -> tuple[dict[str, tuple[float, float, int]], float]:
     """Mean and worst-model coverage and number of fits per method; mean am-ELO scale."""
-    names = ("m-ELO", "am-ELO", "am-ELO obs", "am-ELO+prior", "+prior obs")
+    names = ("m-ELO", "am-ELO", "am-ELO obs", "am-ELO+prior", "+prior obs", "bias-aware")
     hits: dict[str, list[np.ndarray]] = {k: [] for k in names}
     if n_boot:
         hits["am-ELO boot"] = []
@@ -73,6 +76,8 @@ def coverage(
         for info, key in (("expected", "am-ELO+prior"), ("observed", "+prior obs")):
             h = am_elo(*args, ability_prior_sd=2.0, information=info)
             hits[key].append((h.lower <= truth) & (truth <= h.upper))
+        sw = stable_arena(*args, delta=0, epsilon=0.0)
+        hits["bias-aware"].append((sw.lower <= truth) & (truth <= sw.upper))
         x = truth - truth.mean()
         slopes.append(float(x @ (h.ratings - h.ratings.mean()) / (x @ x)))
         if n_boot:

@@ -33,7 +33,7 @@ import math
 import os
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -62,6 +62,8 @@ class Cell:
     annotators: int = 0
     crashes: int = 0
     runs: int = 0
+    ff_reasons: dict[str, int] = field(default_factory=dict)
+    miss_status: dict[str, int] = field(default_factory=dict)
 
 
 def run_cell(
@@ -112,6 +114,11 @@ def run_cell(
         cell.eligible += int(elig.sum())
         cell.caught += int((flagged & elig).sum())
         cell.pending += int((st == "pending").sum())
+        for j in np.flatnonzero(flagged & honest):
+            for f in res.flags[j]:
+                cell.ff_reasons[f.reason] = cell.ff_reasons.get(f.reason, 0) + 1
+        for j in np.flatnonzero(elig & ~flagged):
+            cell.miss_status[st[j]] = cell.miss_status.get(st[j], 0) + 1
         cell.annotators += n_ann
     return cell
 
@@ -141,10 +148,17 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="one study per cell, fewer sizes")
     p.add_argument("--reps", type=int, default=None)
+    p.add_argument("--annotators", type=int, nargs="+", default=[3, 20, 42, 200])
+    p.add_argument("--votes", type=int, nargs="+", default=None)
+    p.add_argument("--sds", type=float, nargs="+", default=[0.0, 0.5, 1.0])
+    p.add_argument("--strategies", nargs="+", default=list(STRATEGIES), choices=list(STRATEGIES))
+    p.add_argument("--ratios", type=float, nargs="+", default=None)
+    p.add_argument("--no-paper", action="store_true", help="skip the paper F1 table")
+    p.add_argument("--why", action="store_true", help="print false-flag reasons and misses")
     args = p.parse_args()
     reps = args.reps or (1 if args.quick else 3)
-    votes_grid = (10, 50, 200) if args.quick else (10, 25, 50, 100, 200)
-    ratios = (0.1, 0.45) if args.quick else (0.1, 0.25, 0.45)
+    votes_grid = tuple(args.votes or ((10, 50, 200) if args.quick else (10, 25, 50, 100, 200)))
+    ratios = tuple(args.ratios or ((0.1, 0.45) if args.quick else (0.1, 0.25, 0.45)))
     t0 = time.perf_counter()
 
     def cell_reps(n_ann: int) -> int:
@@ -161,10 +175,12 @@ def main() -> None:
     print(head + " | crash")
     worst_ff, worst_rec, crashes = 0.0, 1.0, 0
     by_strategy: dict[tuple[str, int], list[int]] = {}
-    for n_ann in (3, 20, 42, 200):
+    why: list[str] = []
+    n_ff_cells = n_rec_cells = n_cells = n_rec_total = 0
+    for n_ann in args.annotators:
         for votes in votes_grid:
-            for sd in (0.0, 0.5, 1.0):
-                for name in STRATEGIES:
+            for sd in args.sds:
+                for name in args.strategies:
                     line = f"{n_ann:>4} {votes:>5} {sd:>4.1f} {name:<9}"
                     cr = 0
                     for ratio in ratios:
@@ -176,6 +192,16 @@ def main() -> None:
                         rec = c.caught / c.eligible if c.eligible else float("nan")
                         pend = c.pending / c.annotators if c.annotators else float("nan")
                         cr += c.crashes
+                        n_cells += 1
+                        n_ff_cells += int(bool(c.honest) and ff > 0.05)
+                        if c.eligible and votes >= 50:
+                            n_rec_total += 1
+                            n_rec_cells += int(rec < 0.9)
+                        if args.why and (c.ff_reasons or c.miss_status):
+                            why.append(
+                                f"{n_ann:>4} {votes:>5} {sd:>4.1f} {name:<9} {int(ratio * 100)}%: "
+                                f"false flags {c.ff_reasons} missed {c.miss_status}"
+                            )
                         if c.honest:
                             worst_ff = max(worst_ff, ff)
                         if c.eligible and votes >= 50:
@@ -192,7 +218,7 @@ def main() -> None:
     print()
     print("recall / false-flag rate by strategy and votes (all cells pooled)")
     print(f"{'strategy':<9}" + "".join(f" | {v:>3} votes: rec   ff  " for v in votes_grid))
-    for name in STRATEGIES:
+    for name in args.strategies:
         line = f"{name:<9}"
         for v in votes_grid:
             cau, eli, fal, hon = by_strategy[(name, v)]
@@ -204,6 +230,17 @@ def main() -> None:
         f"worst false-flag rate {worst_ff:.3f} (target <= 0.05); worst recall at >= 50 votes "
         f"{worst_rec:.2f} (target >= 0.9); crashes {crashes} (target 0)"
     )
+    print(
+        f"cells with ff > 0.05: {n_ff_cells} of {n_cells}; cells with recall < 0.9 at >= 50 "
+        f"votes: {n_rec_cells} of {n_rec_total}"
+    )
+    if why:
+        print()
+        print("false flags of honest annotators by reason, missed perturbed ones by status")
+        print("\n".join(why))
+    if args.no_paper:
+        print(f"({time.perf_counter() - t0:.0f} s)")
+        return
     print()
     print("paper sec. 5.5 detection F1 (42 annotators, 100 votes, delta = 0 for fixed epsilon)")
     print(f"{'strategy':<8} {'ratio':>5} {'eps=0':>6} {'0.005':>6} {'test':>6}")

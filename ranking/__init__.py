@@ -36,6 +36,7 @@ from ranking.alignment import (
 from ranking.arena import (
     ANNOTATOR_STATUSES,
     FLAG_REASONS,
+    Evidence,
     FlagReason,
     StableArenaResult,
     dynamic_delta,
@@ -178,6 +179,7 @@ __all__ = [
     "EIPResult",
     "EloBootstrapResult",
     "EloResult",
+    "Evidence",
     "FlagReason",
     "HumanScaleResult",
     "IRTResult",

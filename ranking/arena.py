@@ -70,7 +70,7 @@ import numpy.typing as npt
 from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.special import expit
-from scipy.stats import binom, norm
+from scipy.stats import binom, ncx2, norm
 
 from ranking._validation import as_index_array, make_rng
 from ranking.errors import (
@@ -98,6 +98,7 @@ from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
 __all__ = [
     "ANNOTATOR_STATUSES",
     "FLAG_REASONS",
+    "Evidence",
     "FlagReason",
     "StableArenaResult",
     "dynamic_delta",
@@ -165,6 +166,24 @@ class FlagReason:
             "threshold": self.threshold,
             "p_value": self.p_value,
         }
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Evidence about each annotator from outside the battles (for example gold items or
+    swapped re-tests), tested like the per-vote checks: the raw one-sided p-values are
+    adjusted across the annotators tested (the study's ``correction``) and an annotator is
+    flagged with ``reason`` where the adjusted p-value is at most ``alpha``."""
+
+    reason: str
+    """Name of the flag (for example ``"low_gold"``); not one of :data:`FLAG_REASONS`'s
+    fit-based reasons."""
+    statistic: npt.ArrayLike
+    """The annotator's value of the statistic, shape (n_annotators,)."""
+    threshold: npt.ArrayLike
+    """What it is compared with, a number or shape (n_annotators,)."""
+    p_value: npt.ArrayLike
+    """Unadjusted p-value per annotator, shape (n_annotators,); NaN where not tested."""
 
 
 @dataclass(frozen=True)
@@ -260,6 +279,11 @@ class StableArenaResult:
     (n_models, n_models): the Wald covariance of the final fit, or the covariance of
     the bootstrap replicates."""
 
+    scale_bias: float | None = None
+    """With Wald intervals: the estimated relative bias ``beta`` of the rating spread
+    that widened them (``_scale_bias``; fitted deviations from the mean are about
+    ``1 + beta`` times the true ones); None with bootstrap intervals."""
+
     def verdict(self, j: int) -> dict[str, Any]:
         """Annotator ``j``'s verdict for JSON: ``status``, ``reasons`` (dicts) and
         ``votes_to_verdict``."""
@@ -279,11 +303,11 @@ class StableArenaResult:
 
 
 def dynamic_delta(
-    model_a: Any,
-    model_b: Any,
-    outcome: Any,
+    model_a: npt.ArrayLike,
+    model_b: npt.ArrayLike,
+    outcome: npt.ArrayLike,
     *,
-    annotator: Any = None,
+    annotator: npt.ArrayLike | None = None,
     n_models: int | None = None,
     se_bound: float = 0.5,
 ) -> int:
@@ -416,9 +440,9 @@ def _typical_discrimination(x: FloatArray, w: FloatArray, k: IntArray, m: int) -
 
 
 def null_ability_threshold(
-    x: Any,
-    outcome: Any,
-    annotator: Any,
+    x: npt.ArrayLike,
+    outcome: npt.ArrayLike,
+    annotator: npt.ArrayLike,
     *,
     n_annotators: int,
     quantile: float = 0.85,
@@ -663,18 +687,17 @@ def _fit_am(
     ``sqrt(2 d)`` = 0.0014 standard errors from the optimum, far below anything reported,
     instead of failing the whole verdict.
     """
-    kw: dict[str, Any] = {
-        "n_models": n,
-        "n_annotators": m,
-        "confidence": confidence,
-        "ability_prior_sd": tau,
-        "rating_prior_sd": rating_sd,
-        "information": "observed",
-    }
     try:
-        return am_elo(a, b, k, w, **kw)
+        return am_elo(
+            a, b, k, w, n_models=n, n_annotators=m, confidence=confidence,
+            ability_prior_sd=tau, rating_prior_sd=rating_sd, information="observed",
+        )  # fmt: skip
     except ConvergenceError:
-        return am_elo(a, b, k, w, max_iter=5000, tol=1e-6, **kw)
+        return am_elo(
+            a, b, k, w, n_models=n, n_annotators=m, confidence=confidence,
+            ability_prior_sd=tau, rating_prior_sd=rating_sd, information="observed",
+            max_iter=5000, tol=1e-6,
+        )  # fmt: skip
 
 
 def _bootstrap_intervals(
@@ -737,6 +760,62 @@ def _bootstrap_intervals(
     return lower, upper, cov, failed
 
 
+def _slope_bias(x: FloatArray, g: FloatArray, k: IntArray) -> FloatArray:
+    """First-order bias of each annotator's maximum-likelihood slope ``g_k`` in the logistic
+    model ``P(w = 1) = sigmoid(g_k x)`` with ``x`` known, shape (n_annotators,):
+    ``-sum(x**3 p (1 - p) (1 - 2 p)) / (2 I_k**2)`` with ``I_k = sum(x**2 p (1 - p))``
+    (Cox and Snell, 1968), 0 where ``I_k`` is 0."""
+    m = g.size
+    p = expit(g[k] * x)
+    v = p * (1.0 - p)
+    info = np.bincount(k, weights=x * x * v, minlength=m)
+    k3 = np.bincount(k, weights=x**3 * v * (1.0 - 2.0 * p), minlength=m)
+    out: FloatArray = np.where(info > 1e-12, -k3 / (2.0 * np.maximum(info, 1e-12) ** 2), 0.0)
+    return out
+
+
+def _scale_bias(fit: AmEloResult, a: IntArray, b: IntArray, k: IntArray) -> float:
+    """Estimated relative bias of the spread of the ratings, ``beta``: fitted rating
+    deviations are about ``(1 + beta)`` times the true ones.
+
+    Each annotator's discrimination ``g_k`` is, with the strengths held fixed, the slope of
+    a one-parameter logistic model in ``x = s_a - s_b``; its maximum-likelihood estimate
+    is biased away from 0 by about ``b_k = -sum(x**3 p (1 - p) (1 - 2 p)) / (2 I_k**2)``,
+    ``I_k = sum(x**2 p (1 - p))`` (the Cox and Snell, 1968, bias of a canonical
+    one-parameter exponential family: minus half the third cumulant of the sufficient
+    statistic over the squared information). Eq. 7 holds the mean discrimination at 1, so
+    the ratings absorb the mean bias: ``beta = mean(b_k) / mean(g_k)``. An incidental-
+    parameter bias, ``O(1 / votes per annotator)``: about 0.075 at 40 votes, 0.028 at 100
+    (``benchmarks/results/bench_coverage.txt``).
+    """
+    g = fit.discriminations
+    ls = fit.log_strengths
+    bk = _slope_bias(ls[a] - ls[b], g, k)
+    mg = float(np.mean(g))
+    beta = float(np.mean(bk)) / mg if abs(mg) > 1e-12 else 0.0
+    return max(beta, 0.0) if np.isfinite(beta) else 0.0
+
+
+def _bias_aware_wald(
+    fit: AmEloResult, beta: float, confidence: float
+) -> tuple[FloatArray, FloatArray]:
+    """Wald intervals widened for the scale bias ``beta``, the bias-aware intervals of
+    Armstrong and Kolesar (2020): rating ``i`` has estimated bias
+    ``B_i = beta / (1 + beta) (R_i - initial)``, and its interval is
+    ``R_i +- cv(|B_i| / se_i) se_i`` where ``cv(t)`` is the ``confidence`` quantile of
+    ``|N(t, 1)|`` (``sqrt`` of the noncentral chi-square quantile with 1 degree of freedom
+    and noncentrality ``t**2``), so that the interval covers at ``confidence`` whenever the
+    bias is at most ``B_i``; centred on the estimate, never narrower than plain Wald."""
+    se = fit.rating_standard_errors
+    bias = beta / (1.0 + beta) * (fit.ratings - fit.initial)
+    t = np.abs(bias) / np.maximum(se, 1e-300)
+    cv = np.sqrt(ncx2.ppf(confidence, 1, np.maximum(t * t, 1e-12)))
+    cv = np.maximum(cv, float(norm.ppf(0.5 + confidence / 2.0)))
+    lower: FloatArray = fit.ratings - cv * se
+    upper: FloatArray = fit.ratings + cv * se
+    return lower, upper
+
+
 def _score_z(x: FloatArray, w: FloatArray, k: IntArray, m: int) -> FloatArray:
     """Permutation score statistic of each annotator's ability at 0, standardised.
 
@@ -763,7 +842,11 @@ def _score_z(x: FloatArray, w: FloatArray, k: IntArray, m: int) -> FloatArray:
 
 
 def _random_threshold(
-    th: FloatArray, se: FloatArray, p_adv: FloatArray | None, fraction: float
+    th: FloatArray,
+    se: FloatArray,
+    p_adv: FloatArray | None,
+    fraction: float,
+    clean: BoolArray | None = None,
 ) -> float:
     """Ability below which an annotator counts as a random voter.
 
@@ -775,11 +858,14 @@ def _random_threshold(
     alike, the 5% quantile of a log-normal spread when they differ. With fewer than five
     clear annotators, or when their abilities are noisy (median ``se / theta`` of 0.42 or
     more, where selecting the clear ones selects lucky estimates), it is ``fraction``
-    times the median positive ability.
+    times the median positive ability. Only ``clean`` annotators (not flagged by a
+    per-vote test or extra evidence) count as clearly honest.
     """
     pos = th > 0
     if p_adv is not None:
         clear = pos & (p_adv > 0.95)
+        if clean is not None:
+            clear &= clean
         if clear.sum() >= 5:
             lg = np.log(th[clear])
             centre = float(np.median(lg))
@@ -820,7 +906,13 @@ def _identifies(a: IntArray, b: IntArray, n: int) -> bool:
 
 
 def _median_disagrees(
-    ls: FloatArray, a: IntArray, b: IntArray, w: FloatArray, k: IntArray, m: int
+    ls: FloatArray,
+    a: IntArray,
+    b: IntArray,
+    w: FloatArray,
+    k: IntArray,
+    m: int,
+    skip: BoolArray | None = None,
 ) -> bool:
     """Whether the median annotator votes against the ranking ``ls``.
 
@@ -831,12 +923,19 @@ def _median_disagrees(
     two middle annotators (the least decided) break the tie by how far they lean, rather
     than eq. 7's sum of abilities, which a coherent group of confident against-voters
     dominates (bench_flags: 9 of 20 always against, one honest annotator of
-    discrimination 0.35 netting -10 of 140 decisive votes: 10 against 10).
+    discrimination 0.35 netting -10 of 140 decisive votes: 10 against 10). Annotators in
+    ``skip`` (flagged by a per-vote test or extra evidence: position bias, too fast, ...)
+    are left out of the count, as long as anyone is left: their net rates are about 0 and,
+    when many, they put the median among themselves and its sign at random (bench_flags:
+    9 of 20 choosing the left item, 25 votes each, discrimination sd 1.0).
     """
     agree = np.sign(w - 0.5) * np.sign(ls[a] - ls[b])
     dec = np.bincount(k, weights=(w != 0.5).astype(np.float64), minlength=m)
     net = np.bincount(k, weights=agree, minlength=m)
-    rates = net[dec > 0] / dec[dec > 0]
+    use = dec > 0
+    if skip is not None and (use & ~skip).any():
+        use &= ~skip  # flagged by a per-vote test: their choices do not follow the items
+    rates = net[use] / dec[use]
     return bool(rates.size) and float(np.median(rates)) < 0.0
 
 
@@ -876,6 +975,7 @@ def stable_arena(
     n_boot: int = 200,
     rng: RNGLike = None,
     rank_correction: Correction = "bh",
+    evidence: tuple[Evidence, ...] = (),
 ) -> StableArenaResult:
     """Rate items and give each annotator a verdict (Stable Arena, Algorithm 3).
 
@@ -1044,6 +1144,11 @@ def stable_arena(
     rank_correction : {"bh", "holm"}, default "bh"
         Adjustment of the pairwise rank tests across pairs of models: false
         discovery rate (BH) or family-wise error rate (Holm) at ``1 - confidence``.
+    evidence : tuple of Evidence, default ()
+        Further per-annotator tests (gold items, re-tests, ...): each is adjusted
+        across annotators with ``correction`` and flags at ``alpha`` like the
+        per-vote checks; a flagged annotator is left out of the honest reference of
+        the ``random`` test.
 
     Returns
     -------
@@ -1150,6 +1255,9 @@ def stable_arena(
         correction,
         max_fast_share,
     )
+    for ev in evidence:
+        _add_evidence(vote_flags, ev, m, alpha, correction)
+    vote_flagged = np.array([bool(f) for f in vote_flags], dtype=bool)
     a_all, b_all, w_all, k_all = d.a, d.b, d.w, d.k
     n_records = np.bincount(k_raw, minlength=m).astype(np.int64)
     dynamic = epsilon is None
@@ -1213,7 +1321,7 @@ def stable_arena(
         fits += 1
         judged = fit_set[rate_ids]
         # orient by the median annotator still in play (judged or pending)
-        if _median_disagrees(fit.log_strengths, a, b, w, k, m):
+        if _median_disagrees(fit.log_strengths, a, b, w, k, m, vote_flagged):
             fit = _mirror(fit)
         ls = fit.log_strengths
         ids = rate_ids[judged]
@@ -1232,7 +1340,9 @@ def stable_arena(
         flagged_fit = np.zeros(m, dtype=bool)
         new_flags: dict[int, list[FlagReason]] = {}
         adv = ((p_adv_adj <= alpha) if dynamic else (th <= eps_value)) & comparable
-        t0 = _random_threshold(th, se, p_adv if dynamic else None, random_fraction)
+        t0 = _random_threshold(
+            th, se, p_adv if dynamic else None, random_fraction, ~vote_flagged[ids]
+        )
         p_rnd_adj = adjust_p_values(norm.cdf((th - t0) / safe_se), method=correction)
         for i, j in enumerate(ids.tolist()):
             if adv[i]:
@@ -1261,6 +1371,7 @@ def stable_arena(
             break
         excluded |= flagged_now
     ratings = fit.ratings
+    scale_bias: float | None = None
     if intervals == "bootstrap":
         lower, upper, rcov, _ = _bootstrap_intervals(
             a[sel],
@@ -1277,7 +1388,8 @@ def stable_arena(
             rng,
         )
     else:
-        lower, upper = fit.lower, fit.upper
+        scale_bias = _scale_bias(fit, a[sel], b[sel], remap[k[sel]])
+        lower, upper = _bias_aware_wald(fit, scale_bias, confidence)
         rcov = (
             fit.rating_covariance
             if fit.rating_covariance is not None
@@ -1380,7 +1492,40 @@ def stable_arena(
         rank_tests=rank_test,
         rank_correction=rank_correction,
         rating_covariance=rcov,
+        scale_bias=scale_bias,
     )
+
+
+def _add_evidence(
+    out: list[list[FlagReason]], ev: Evidence, m: int, alpha: float, correction: str
+) -> None:
+    """Append ``ev``'s flags to ``out`` (one list per annotator)."""
+    if ev.reason in FLAG_REASONS:
+        raise InvalidParameterError(
+            f"evidence reason {ev.reason!r} is one of the built-in reasons {FLAG_REASONS}"
+        )
+    arrays = []
+    for name, v in (
+        ("statistic", ev.statistic),
+        ("threshold", ev.threshold),
+        ("p_value", ev.p_value),
+    ):
+        x = (
+            np.broadcast_to(np.asarray(v, dtype=np.float64), (m,))
+            if np.ndim(v) == 0
+            else np.asarray(v, dtype=np.float64)
+        )
+        if x.shape != (m,):
+            raise ShapeError(
+                f"evidence {ev.reason!r}: {name} must have shape ({m},), got {x.shape}"
+            )
+        arrays.append(x)
+    stat, thr, raw = arrays
+    if np.any((raw < 0) | (raw > 1)):
+        raise InvalidParameterError(f"evidence {ev.reason!r}: p-values must lie in [0, 1]")
+    adj = adjust_p_values(raw, method=correction)
+    for j in np.flatnonzero(adj <= alpha):
+        out[j].append(FlagReason(ev.reason, float(stat[j]), float(thr[j]), float(adj[j])))
 
 
 def _item_ids(item: npt.ArrayLike, n: int) -> IntArray:
@@ -1405,6 +1550,8 @@ def _describe(f: FlagReason, n: int, rule: str, corr: str) -> str:
         return f"position bias: chose the left item in {f.statistic:.0%} of decisive votes{p}"
     if f.reason == "too_fast":
         return f"too fast: {f.statistic:.0%} of votes fast (more than {f.threshold:.0%}{p})"
+    if f.reason != "low_agreement":
+        return f"{f.reason}: {f.statistic:.4g} against {f.threshold:.4g}{p}"
     return (
         f"low agreement: {f.statistic:.0%} agreement with the others, chance {f.threshold:.0%}{p}"
     )

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -363,9 +363,9 @@ def simulate_arena(
 
 
 def perturb_outcomes(
-    outcome: Any,
-    annotator: Any,
-    perturbed: Any,
+    outcome: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    perturbed: npt.ArrayLike,
     *,
     strategy: str,
     rng: RNGLike = None,
@@ -556,7 +556,7 @@ def perturb_votes(
     )
 
 
-def ranking_consistency(scores_a: Any, scores_b: Any) -> float:
+def ranking_consistency(scores_a: npt.ArrayLike, scores_b: npt.ArrayLike) -> float:
     """Share of item pairs ordered the same way by two score vectors.
 
     The paper's consistency (sec. 5.4-5.5): over all pairs ``i < j``, 1 when
@@ -598,7 +598,7 @@ def ranking_consistency(scores_a: Any, scores_b: Any) -> float:
     return float(agree.mean())
 
 
-def detection_scores(truth: Any, flagged: Any) -> tuple[float, float, float]:
+def detection_scores(truth: npt.ArrayLike, flagged: npt.ArrayLike) -> tuple[float, float, float]:
     """Precision, recall and F1 of flagged annotators against perturbed ones.
 
     With nothing flagged precision is 1, with nothing perturbed recall is 1

@@ -144,8 +144,9 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
         metavar="N",
         help="am-elo: bootstrap resamples of the annotators for the rating intervals (default "
         "200; each costs one am-ELO fit, so about N times the time of one fit: seconds for a "
-        "study, a minute or more for tens of thousands of votes); 0 gives Wald intervals, "
-        "which are too narrow when annotators have few votes. elo: bootstrap rounds",
+        "study, a minute or more for tens of thousands of votes); 0 gives Wald intervals "
+        "widened for the rating-scale bias of annotators with few votes (bias-aware Wald). "
+        "elo: bootstrap rounds",
     )
     t.add_argument(
         "--seed", type=int, default=0, help="seed of the bootstrap (default 0: reproducible)"

@@ -418,7 +418,7 @@ def rate(
     flag (:data:`FAST_VOTE_RULE`) and the battle of each vote (agreement with
     the majority). ``intervals="bootstrap"`` resamples the annotators
     ``bootstrap_rounds`` times (seeded by ``seed``) for the am-ELO intervals;
-    ``"wald"`` is faster and too narrow when annotators have few votes.
+    ``"wald"`` is faster: bias-aware Wald (see :func:`ranking.stable_arena`).
     Elo always uses a bootstrap over battles of ``bootstrap_rounds`` rounds.
     """
     if method not in METHODS:

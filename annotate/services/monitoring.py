@@ -409,8 +409,10 @@ def _group_view(cf: ComponentFit, kind: str) -> _GroupFit:
         f"delta = {dlt} votes (dynamic, set at {cf.delta_at_votes or 0:,} votes{capped}): "
         f"annotators with at most this many are pending. Reliable: ability above a random "
         f"voter's (one-sided test at {res.alpha:.0%}); flags adjusted across annotators ({corr} "
-        f"at {res.alpha:.0%}). Intervals are Wald: too narrow when annotators have few votes "
-        "(annotate rate gives bootstrap intervals). Fast: " + FAST_VOTE_RULE + "."
+        f"at {res.alpha:.0%}). Intervals are bias-aware Wald (widened for the rating-scale bias "
+        "of annotators with few votes; annotate rate gives bootstrap intervals). Fast: "
+        + FAST_VOTE_RULE
+        + "."
     )
     flags = [
         tuple(

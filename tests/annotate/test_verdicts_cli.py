@@ -246,7 +246,10 @@ def test_every_json_command_is_valid(
     commands = [
         ["studies", "--db", db],
         ["rate", "--db", db, "--study", "demo-arena", "--boot", "20"],
+        ["rate", "--db", db, "--study", "demo-arena", "--boot", "0"],  # bias-aware Wald
         ["rate", "--db", db, "--study", "demo-arena", "--method", "m-elo"],
+        ["rank", "simple", "--db", db, "--study", "demo-difficulty"],
+        ["rank", "eip", "--db", db, "--study", "demo-arena"],  # no response matrix: an error
         ["rate", "--db", db, "--study", "demo-arena", "--method", "elo", "--boot", "20"],
         ["report", "--db", db, "--study", "demo-difficulty", "--no-plots", "--boot", "20",
          "--out", str(tmp_path / f"r-{state}")],
