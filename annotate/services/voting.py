@@ -255,6 +255,9 @@ class VotingSession:
         """
         if self._shown is None:
             self._shown = self._load_current()
+            if self._shown is None and self._retests:  # nothing else free now: the re-tests
+                self._retest_shown = self._retests[0]
+                self._shown = self._show_retest(self._retests[0])
         return self._shown
 
     def _load_current(self) -> ShownPair | ShownBattle | None:
@@ -415,8 +418,8 @@ class VotingSession:
         Screens may call this on a timer shorter than :data:`RESERVATION_S`; a hold that
         lapses is still honoured unless others filled the item meanwhile.
         """
-        if self.overlap <= 0 or self._shown is None:
-            return
+        if self.overlap <= 0 or self._shown is None or self._retest_shown is not None:
+            return  # a re-test is outside the cap: it holds no slot
         item_id, now = self._shown.item_id, time.time()
 
         def renew(s: Session) -> None:

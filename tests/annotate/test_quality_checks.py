@@ -423,3 +423,34 @@ def test_monitor_and_report_show_the_checks(gold_engine: Engine) -> None:
     keys = [t.key for t in build_view(report).tables]
     assert "quality" in keys
     assert "background" in keys
+
+
+def test_retests_in_an_overlap_study_hold_no_slot_and_are_not_lost(tmp_path: Path) -> None:
+    folder = copy_study(
+        tmp_path,
+        GOLD_ARENA,
+        study_toml='name = "ga"\nkind = "arena"\n[settings]\noverlap = 1\n'
+        "reveal_models = false\nretest_share = 1.0\nretest_after = 1\n",
+    )
+    engine = open_store(tmp_path / "o.db")
+    import_paths(engine, [folder])
+    ann, bob = VotingSession(engine, "ga", "ann"), VotingSession(engine, "ga", "bob")
+    shown: dict[str, list[bool]] = {"ann": [], "bob": []}
+    for _ in range(6):
+        for s in (ann, bob):
+            item = s.current()
+            if item is None:
+                continue
+            s.keep_reservation()  # a re-test on screen renews no reservation
+            shown[s.annotator].append(s._retest_shown is not None)
+            s.vote("a", 3000)
+    # three battles under a cap of one: every battle judged once (re-tests do not count
+    # against the cap), and each annotator re-tested every battle they judged
+    assert rows(tmp_path / "o.db", "SELECT count(*) FROM current_vote") == [(3,)]
+    assert rows(tmp_path / "o.db", "SELECT count(*) FROM vote WHERE retest_of IS NOT NULL") == [
+        (3,)
+    ]
+    assert sorted(shown["ann"] + shown["bob"]) == [False] * 3 + [True] * 3
+    assert ann.current() is None
+    assert bob.current() is None
+    assert rows(tmp_path / "o.db", "SELECT count(*) FROM reservation") == [(0,)]
