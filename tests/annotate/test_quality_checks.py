@@ -393,7 +393,7 @@ def vote_all(engine: Engine, annotator: str, key: str, field: str) -> None:
         session.vote(key, 3000)
 
 
-def test_monitor_and_report_show_the_checks(gold_engine: Engine) -> None:
+def test_monitor_and_report_show_the_checks(gold_engine: Engine, tmp_path: Path) -> None:
     from annotate.services.monitoring import monitor_snapshot
     from annotate.services.report import human_alignment_report
     from annotate.services.report_view import build_view
@@ -420,6 +420,14 @@ def test_monitor_and_report_show_the_checks(gold_engine: Engine) -> None:
     assert groups[("field", "Science")]["annotators"] == ["ann"]
     assert groups[("subjects", "arith")]["annotators"] == ["ann", "bob"]
     assert groups[("subjects", "arith")]["self_consistency"]["n"] == 6
+    from annotate.services.report_files import write_report
+
+    md = (write_report(report, tmp_path / "rep", plots=False).folder / "report.md").read_text(
+        encoding="utf-8"
+    )
+    assert "Annotators grouped by their questionnaire answers" in md
+    assert "\\[link=x\\]Law\\[/link\\]" in md  # the hostile answer, literal
+    assert "[link=x]" not in md.replace("\\[link=x\\]", "")
     keys = [t.key for t in build_view(report).tables]
     assert "quality" in keys
     assert "background" in keys
