@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from annotate.cli import reasoning
+from annotate.cli import arena_paper, reasoning
 from annotate.cli.options import Parents, db_path, intermixed
 from annotate.cli.output import print_json, progress_bar, say, table
 from annotate.errors import AnnotateError
@@ -151,6 +151,7 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
     t.add_argument(
         "--seed", type=int, default=0, help="seed of the bootstrap (default 0: reproducible)"
     )
+    arena_paper.add_rate_options(t)  # --stats, --heldout, ... (annotate/cli/arena_paper.py)
     t.set_defaults(func=cmd_rate)
 
     mon = subparsers.add_parser(
@@ -230,6 +231,7 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
         help="probability of a tie between equally rated models (default 0.3)",
     )
     m.add_argument("--seed", type=int, default=0)
+    arena_paper.add_simulate_options(m)  # --out DIR: Fig. 6 abilities
     m.set_defaults(func=cmd_simulate)
     reasoning.add_parser(subparsers, parents)  # compare (annotate/cli/reasoning.py)
 
@@ -268,8 +270,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             )
     except (ValueError, ZeroDivisionError, RankingInputError) as err:
         raise AnnotateError(f"cannot simulate: {err}") from err
+    abilities = arena_paper.simulate_out(args, ratios)
     if args.json:
         doc = _simulate_doc(study)
+        if abilities is not None:
+            doc["abilities"] = abilities
         json.dumps(doc, allow_nan=False)  # a NaN or infinity here is a bug: fail loudly
         print_json(doc)
         return 0
@@ -343,6 +348,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 f"  {r.strategy} {r.n_perturbed}/{study.n_annotators}: {r.n_failed} of "
                 f"{r.n_repeats} failed; first: {one_line(r.first_failure or '')}"
             )
+    for f in (abilities or {}).get("files", []):
+        say(f"wrote {one_line(f)}")
     return 0
 
 
@@ -477,6 +484,8 @@ def _more_rows(total: int, top: int) -> None:
 
 def cmd_rate(args: argparse.Namespace) -> int:
     """Rate models (and, with am-ELO, annotators) from battle votes."""
+    if arena_paper.wants_analyses(args):
+        return arena_paper.cmd_rate_analyses(args)
     from annotate.services.arena_analysis import battles_from_file, rate, rate_study
     from annotate.views import share_cell
 
