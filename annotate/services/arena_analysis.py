@@ -601,6 +601,7 @@ def rate(
             alpha=status.alpha,
             correction=status.correction,
             intervals=status.intervals,
+            interval_scale_bias=_f(status.scale_bias),
             bootstrap_rounds=bootstrap_rounds if status.intervals == "bootstrap" else None,
             seed=seed if status.intervals == "bootstrap" else None,
             rank_error_rate=status.rank_error_rate,

@@ -90,6 +90,21 @@ def test_pure_against_voter_is_flagged(capsys, arena: Engine, db_path: Path) -> 
     settings = rows["_doc"]["settings"]
     assert settings["intervals"] == "bootstrap"
     assert settings["bootstrap_rounds"] == 40
+    assert settings["interval_scale_bias"] is None
+
+
+def test_wald_intervals_say_they_are_bias_aware(capsys, arena: Engine, db_path: Path) -> None:
+    """``--boot 0``: Wald intervals widened for the estimated scale bias, which the JSON
+    reports; each is at least the plain Wald interval around the same rating."""
+    doc = _rate(capsys, db_path, "--boot", "0")["_doc"]
+    settings = doc["settings"]
+    assert settings["intervals"] == "wald"
+    assert settings["bootstrap_rounds"] is None
+    beta = settings["interval_scale_bias"]
+    assert isinstance(beta, float)
+    assert beta >= 0.0
+    for m in doc["models"]:
+        assert m["lower"] < m["rating"] < m["upper"]
 
 
 def test_always_left_is_position_bias_everywhere(
