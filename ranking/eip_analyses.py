@@ -77,6 +77,7 @@ __all__ = [
     "model_removal",
     "pool_difficulty",
     "rank_comparison",
+    "scale_to_100",
     "super_model_addition",
     "weak_model_inflation",
     "wrong_side_shares",
@@ -1381,3 +1382,40 @@ def difficulty_tiers(
             solved[m, t] = float(v[seen].sum())
             answered[m, t] = float(seen.sum())
     return TierResult(solved=solved, answered=answered, failed=failed)
+
+
+def scale_to_100(values: npt.ArrayLike, rule: str = "max") -> FloatArray:
+    """Scores on the 0-100 scales of the EIP paper's figures.
+
+    ``rule="max"`` divides by the largest value (Fig. 3 and Table 16: EIP scores and
+    accuracies "normalized to a fixed maximum of 100"); ``rule="minmax"`` maps the
+    smallest value to 0 and the largest to 100 (App. H.4: IRT abilities "min-max scaled
+    to a 0-100 range"). NaN stays NaN; all NaN, a largest value of 0 (``max``) or no
+    spread (``minmax``) give NaN.
+
+    Examples
+    --------
+    >>> scale_to_100([0.2, 0.5, 0.1]).round(6).tolist()
+    [40.0, 100.0, 20.0]
+    >>> scale_to_100([-1.0, 0.0, 3.0], "minmax").tolist()
+    [0.0, 25.0, 100.0]
+
+    References
+    ----------
+    EIP paper (003), Fig. 3, Table 16 and App. H.4.
+    """
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    out = np.full(x.shape, np.nan)
+    ok = np.isfinite(x)
+    if not ok.any():
+        return out
+    lo, hi = float(x[ok].min()), float(x[ok].max())
+    if rule == "max":
+        if hi > 0:
+            out[ok] = 100.0 * x[ok] / hi
+    elif rule == "minmax":
+        if hi > lo:
+            out[ok] = 100.0 * (x[ok] - lo) / (hi - lo)
+    else:
+        raise InvalidParameterError(f"rule must be 'max' or 'minmax', got {rule!r}")
+    return out

@@ -439,9 +439,15 @@ def cmd_rank(args: argparse.Namespace) -> int:
         datasets = read_datasets(Path(args.questions))
     r = estimate(matrix, args.method, alpha=args.alpha, threshold=args.threshold, datasets=datasets)
     files = write_ranking(r, Path(args.out)) if args.out else []
+    rule, s100, d100 = _scales_100(r)
     if args.json:
         doc = r.as_dict()
         doc["files"] = [str(f) for f in files]
+        doc["scale_100"] = rule
+        for row, v in zip(doc["models"], s100, strict=True):
+            row["score_100"] = v
+        for row, v in zip(doc["questions"], d100, strict=True):
+            row["difficulty_100"] = v
         from annotate.services.json_ready import check_json
 
         print_json(check_json(doc))
@@ -455,8 +461,11 @@ def cmd_rank(args: argparse.Namespace) -> int:
     say()
     say(
         table(
-            [(i + 1, m, f"{s:.6g}") for i, (m, s) in enumerate(r.models[: args.top])],
-            ["rank", "model", "score"],
+            [
+                (i + 1, m, f"{s:.6g}", "-" if v is None else f"{v:.1f}")
+                for i, ((m, s), v) in enumerate(zip(r.models[: args.top], s100, strict=False))
+            ],
+            ["rank", "model", "score", "0-100"],
         )
     )
     _more_rows(len(r.models), args.top)
@@ -464,16 +473,37 @@ def cmd_rank(args: argparse.Namespace) -> int:
     say(
         table(
             [
-                (i + 1, q, "-" if d is None else f"{d:.6g}")
-                for i, (q, d) in enumerate(r.questions[: args.top])
+                (i + 1, q, "-" if d is None else f"{d:.6g}", "-" if v is None else f"{v:.1f}")
+                for i, ((q, d), v) in enumerate(zip(r.questions[: args.top], d100, strict=False))
             ],
-            ["rank", "question (hardest first)", "difficulty"],
+            ["rank", "question (hardest first)", "difficulty", "0-100"],
         )
     )
     _more_rows(len(r.questions), args.top)
+    say(f"0-100: {rule}")
     for f in files:
         say(f"wrote {one_line(f)}")
     return 0
+
+
+def _scales_100(r: Any) -> tuple[str, list[float | None], list[float | None]]:
+    """The 0-100 scales of the EIP paper's figures for a ranking: the rule, model scores
+    and question difficulties (None where undefined)."""
+    from ranking.eip_analyses import scale_to_100
+
+    minmax = r.method.startswith("irt") or r.method == "mirt"
+    rule = (
+        "min-max scaled (lowest 0, highest 100), as the EIP paper scales IRT (App. H.4)"
+        if minmax
+        else "divided by the largest value (largest = 100), as the EIP paper's Fig. 3"
+    )
+    how = "minmax" if minmax else "max"
+
+    def scaled(xs: list[float | None]) -> list[float | None]:
+        v = scale_to_100([math.nan if x is None else x for x in xs], how)
+        return [float(x) if math.isfinite(x) else None for x in v]
+
+    return rule, scaled([s for _, s in r.models]), scaled([d for _, d in r.questions])
 
 
 def _more_rows(total: int, top: int) -> None:

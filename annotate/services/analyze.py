@@ -657,6 +657,7 @@ def _group_agreement(c: _Ctx) -> Section:
             "in the model metadata"
         )
         return s
+    groups["both"] = list(range(len(info)))  # the paper's Both (Whole): every model
     names = list(groups)
     r = group_agreement(c.A, [groups[n] for n in names], alpha=c.alpha)
     s.columns = ["group_a", "group_b", "questions", "spearman", "pearson", "kendall"]
@@ -671,11 +672,13 @@ def _group_agreement(c: _Ctx) -> Section:
     s.notes.append(
         "groups: "
         + "; ".join(f"{n} ({len(groups[n])} models)" for n in names)
-        + "; size groups are params_b tertiles; correlations over questions both fits retain"
+        + "; size groups are params_b tertiles; both = every model; correlations over "
+        "questions both fits retain"
     )
     s.notes.append(
-        "paper: difficulty from open-weight and proprietary models, and from different "
-        "sizes, agrees strongly (Fig. 6)"
+        "paper (Fig. 6): open-weight vs both (all models) Spearman / Pearson / Kendall "
+        "0.96 / 0.94 / 0.85, proprietary vs both 0.78 / 0.84 / 0.64; difficulty from "
+        "different sizes agrees strongly too"
     )
     return s
 

@@ -270,6 +270,7 @@ def test_chembench_report(shared_data, capsys, tmp_path: Path) -> None:
     assert sec["families"]["rows"][-1]["family"] == "total"
     groups = {(r["group_a"], r["group_b"]) for r in sec["group-agreement"]["rows"]}
     assert ("open-weight", "proprietary") in groups
+    assert ("open-weight", "both") in groups
     tiers = {r["model"]: r for r in sec["tiers"]["rows"]}
     assert all(t["easy_pct"] >= t["hard_pct"] for t in tiers.values())
     lines = [f"{k}: {json.dumps(v['rows'])}" for k, v in sec.items() if not v["skipped"]]
@@ -401,3 +402,22 @@ def test_study_in_the_database_gives_the_folders_numbers(capsys, tmp_path: Path)
         capsys, "analyze", str(DEMO), "--only", "datasets", "--out", str(tmp_path / "b")
     )
     assert stored["sections"]["datasets"]["rows"] == folder["sections"]["datasets"]["rows"]
+
+
+def test_rank_prints_the_papers_0_100_scales(capsys) -> None:
+    """rank adds score_100 / difficulty_100: EIP divided by its largest value (EIP paper
+    Fig. 3, by hand here), IRT min-max scaled (App. H.4)."""
+    matrix = str(DEMO / "responses.csv")
+    doc = run_json(capsys, "rank", "eip", matrix)
+    top = max(m["score"] for m in doc["models"])
+    for m in doc["models"]:
+        assert m["score_100"] == pytest.approx(100 * m["score"] / top, abs=1e-9)
+    assert "largest" in doc["scale_100"]
+    irt = run_json(capsys, "rank", "irt-1pl", matrix)
+    s = [m["score"] for m in irt["models"]]
+    for m in irt["models"]:
+        assert m["score_100"] == pytest.approx(100 * (m["score"] - min(s)) / (max(s) - min(s)))
+    assert main(["rank", "eip", matrix, "--top", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "0-100" in out
+    assert "100.0" in out
