@@ -24,6 +24,7 @@ annotate.study_settings.SettingError: setting overlap = -1: expected a whole num
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -165,6 +166,15 @@ class StudySettings:
     """Show the study's texts as safely rendered Markdown (arena default true)."""
     instructions: str = ""
     """Markdown shown before the first item and on ``?`` (stored as given)."""
+    schedule: str = "standard"
+    """``standard`` (each annotator's own random order; least-judged first under an
+    overlap cap) or ``adaptive`` (the most informative item next, see
+    :mod:`annotate.services.adaptive`)."""
+    exploration: float = 0.2
+    """Adaptive schedule: the share of items drawn uniformly at random, in [0, 1]."""
+    target_width: float = 0.0
+    """Adaptive schedule: the stopping rule's target, the full width (Elo points) of every
+    rating's 95% interval; 0 = no width target (items still stop once settled)."""
     retest_share: float = 0.0
     """Share (0-1) of an annotator's items shown again later with sides swapped (issue 16)."""
     retest_after: int = 10
@@ -237,7 +247,7 @@ class StudySettings:
         base = self.for_kind(self.kind)
         for name in setting_names(self.kind):
             value = getattr(self, name)
-            if name in QUALITY_SETTINGS and value == getattr(base, name):
+            if name in QUALITY_SETTINGS + ADAPTIVE_SETTINGS and value == getattr(base, name):
                 continue  # issue 16's settings only where given: older JSON stays the same
             if name == "questionnaire":
                 out[name] = [q.as_dict() for q in value]
@@ -273,7 +283,25 @@ def _questionnaire(value: Any) -> tuple[QuestionnaireItem, ...]:
     return tuple(QuestionnaireItem.from_raw(i, q) for i, q in enumerate(value, 1))
 
 
+SCHEDULES = ("standard", "adaptive")
+"""The values of the ``schedule`` setting."""
+
+ADAPTIVE_SETTINGS = ("schedule", "exploration", "target_width")
+"""The adaptive schedule's settings (issue 16 item 3): stored only where given."""
+
+
 def _checked(key: str, value: Any, want: type) -> Any:
+    if key == "schedule":
+        if value not in SCHEDULES:
+            raise SettingError(key, value, " or ".join(f'"{v}"' for v in SCHEDULES))
+        return value
+    if key in ("exploration", "target_width"):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        top = 1.0 if key == "exploration" else math.inf
+        if not ok or not math.isfinite(value) or not (0.0 <= value <= top):
+            what = "a number in [0, 1]" if key == "exploration" else "a finite number >= 0"
+            raise SettingError(key, value, what)
+        return float(value)
     if want is bool:
         if not isinstance(value, bool):
             raise SettingError(key, value, "true or false")

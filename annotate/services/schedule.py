@@ -78,3 +78,13 @@ def queue(
     else:
         todo.sort(key=lambda it: rank[it.item_id])
     return todo
+
+
+def adaptive_draw_seed(study: str, annotator: str, seed: int, step: int) -> int:
+    """The seed of an adaptive study's draw number ``step`` for this annotator.
+
+    The adaptive schedule (:mod:`annotate.services.adaptive`) draws each next item with
+    ``random.Random(adaptive_draw_seed(...))``: deterministic from (study, annotator,
+    seed, step) and the votes stored, like the standard order.
+    """
+    return _seed("adaptive", study, annotator, seed, step)

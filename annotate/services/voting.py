@@ -109,6 +109,10 @@ class VotingSession:
         """The item this session holds in an overlap study, and until when (UNIX s)."""
         self._total = 0
         self._done = 0
+        self._selection: dict[int, float] = {}
+        """Adaptive studies: item id -> the probability with which it was chosen when shown."""
+        self._draw_base = 0
+        """Adaptive studies: the annotator's vote count the next draw is seeded with."""
         self._retests: list[retest.RetestDue] = []
         """Swapped re-tests pending for this annotator (``retest_share`` > 0), oldest first."""
         self._retests_done = 0
@@ -168,6 +172,11 @@ class VotingSession:
     @property
     def kind(self) -> str:
         return self.study.kind
+
+    @property
+    def adaptive(self) -> bool:
+        """The study chooses each next item adaptively (:mod:`annotate.services.adaptive`)."""
+        return self.settings.schedule == "adaptive"
 
     @property
     def excluded_subjects(self) -> set[str]:
@@ -261,13 +270,18 @@ class VotingSession:
         return self._shown
 
     def _load_current(self) -> ShownPair | ShownBattle | None:
-        if self.overlap > 0 and not self._hold_next():
-            return None
         self._retest_shown = retest.due(
             self._retests, self.settings.retest_after, queue_empty=not self._queue
         )
         if self._retest_shown is not None:
             return self._show_retest(self._retest_shown)
+        if self.overlap > 0:
+            if not self._hold_next():
+                return None
+        elif self.adaptive and not self._undone_first:
+            self._draw_base = self._done
+            chosen, settled = self._adaptive_choice(self._queue)
+            self._apply_pick(chosen, settled, time.time(), hold=False)
         with Session(self._reader) as s:
             if self._queue:
                 it = self._queue[0]
@@ -331,6 +345,7 @@ class VotingSession:
         if head is not None and held and held[0] == head and held[1] - now > RESERVATION_S / 2:
             return True
         undone_first = self._undone_first
+        self._draw_base = self._done
         chosen, full = _write(self.engine, lambda s: self._pick_and_hold(s, self._queue, now))
         self._apply_pick(chosen, full, now)
         self._undone_first = undone_first and chosen == head
@@ -351,6 +366,8 @@ class VotingSession:
         chosen item (None when nothing is free; the hold is then released) and the
         items whose votes alone fill the cap (to drop from the queue).
         """
+        if self.adaptive and not self._undone_first:
+            return self._adaptive_pick_and_hold(s, queue, now)
         window = list(queue[: 1 if self._undone_first else LOOKAHEAD])
         seen = 0
         full: set[int] = set()
@@ -379,17 +396,78 @@ class VotingSession:
             repo.reserve(s, self.study.id, self.annotator_id, chosen, now + RESERVATION_S)
         return chosen, full
 
-    def _apply_pick(self, chosen: int | None, full: set[int], now: float) -> None:
-        """After the pick's transaction committed: drop full items, put the chosen first."""
+    def _apply_pick(
+        self, chosen: int | None, full: set[int], now: float, *, hold: bool = True
+    ) -> None:
+        """After the pick's transaction committed: drop full items, put the chosen first.
+
+        ``full`` also holds the items an adaptive schedule found settled. ``hold``: the
+        chosen item was reserved (overlap studies).
+        """
         if full:
             self._queue = [it for it in self._queue if it.item_id not in full]
             self._total -= len(full)
         if chosen is not None:
             pos = next(k for k, it in enumerate(self._queue) if it.item_id == chosen)
             self._queue.insert(0, self._queue.pop(pos))
-            self._reserved = (chosen, now + RESERVATION_S)
-        else:
+            if hold:
+                self._reserved = (chosen, now + RESERVATION_S)
+        elif hold:
             self._reserved = None
+        if not hold and chosen is None:
+            self._queue = []
+
+    def _adaptive_choice(
+        self, candidates: Sequence[ItemLoad], *, step: int = 0
+    ) -> tuple[int | None, set[int]]:
+        """Draw the next item of an adaptive study among ``candidates``; record its probability.
+
+        Returns the chosen item (None when every candidate is settled) and the settled ones.
+        """
+        from annotate.services import adaptive
+
+        with Session(self._reader) as s:
+            est = adaptive.estimates(self._reader, s, self.study.id, self.study.kind)
+        seed = schedule.adaptive_draw_seed(
+            self.study.name, self.annotator, self.seed, self._draw_base * 64 + step
+        )
+        with est.lock:
+            pick = est.choose([it.item_id for it in candidates], self.settings, seed)
+        if pick.item_id is not None:
+            self._selection[pick.item_id] = pick.probability
+        return pick.item_id, set(pick.settled)
+
+    def _adaptive_pick_and_hold(
+        self, s: Session, queue: Sequence[ItemLoad], now: float
+    ) -> tuple[int | None, set[int]]:
+        """:meth:`_pick_and_hold` of an adaptive study: draw an item, reserve it if free.
+
+        A drawn item whose slots others hold right now is left out and the draw is made
+        again among the rest (the recorded probability is that of the last draw, among
+        the items still free); settled and full items are returned to leave the queue.
+        """
+        cands = list(queue)
+        gone: set[int] = set()
+        chosen: int | None = None
+        for step in range(ADAPTIVE_TRIES):
+            item, settled = self._adaptive_choice(cands, step=step)
+            gone |= settled
+            if item is None:
+                break
+            votes, held = repo.item_slots(s, self.study.id, self.annotator_id, [item], now).get(
+                item, (0, 0)
+            )
+            if not self.settings.takes_votes(votes):
+                gone.add(item)
+            elif self.settings.takes_votes(votes + held):
+                chosen = item
+                break
+            cands = [it for it in cands if it.item_id != item and it.item_id not in gone]
+        if chosen is None:
+            repo.release(s, self.study.id, self.annotator_id)
+        else:
+            repo.reserve(s, self.study.id, self.annotator_id, chosen, now + RESERVATION_S)
+        return chosen, gone
 
     def _check_slot(self, s: Session, item_id: int, now: float) -> None:
         """Refuse a vote only if the annotator's hold lapsed and others filled the item.
@@ -469,6 +547,7 @@ class VotingSession:
                 response_ms=response_ms,
                 fast=fast,
                 supersedes=head.uuid if head else None,
+                selection_probability=self._selection.get(shown.item_id) if self.adaptive else None,
             )
             revealed = None
             if self.study.kind == "arena" and self.reveal:
@@ -477,6 +556,7 @@ class VotingSession:
             if self.overlap > 0:  # the vote ends the hold; hold the next item in the same commit
                 rest = [it for it in self._queue if it.item_id != shown.item_id]
                 self._undone_first = False
+                self._draw_base = self._done + 1
                 pick = self._pick_and_hold(s, rest, now)
             return row.uuid, revealed
 
@@ -746,6 +826,9 @@ def _first_line(text: str) -> str:
 
 LOOKAHEAD = 8
 """How many queued items an overlap study compares live counts for."""
+
+ADAPTIVE_TRIES = 8
+"""How many draws an adaptive overlap study makes before it finds no free item now."""
 
 RESERVATION_S = 600.0
 """How long an item shown to an annotator of an overlap study is held for them (10 minutes).

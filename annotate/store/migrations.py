@@ -159,6 +159,16 @@ CURRENT_VOTE_VIEW = """
 """The votes that count (since 008): not retracted, not superseded, not a re-test."""
 
 
+def _m007_selection_probability(conn: Connection) -> None:
+    """``vote.selection_probability``: the probability with which an adaptive schedule
+    chose the item (issue 16 item 3). Portable SQL: ``ALTER TABLE vote ADD COLUMN`` only
+    when the column is missing (a database created by this version has it from the
+    baseline, and 005's rebuild creates it empty)."""
+    have = set(conn.execute(text("SELECT * FROM vote LIMIT 0")).keys())
+    if "selection_probability" not in have:
+        conn.execute(text("ALTER TABLE vote ADD COLUMN selection_probability FLOAT"))
+
+
 _VOTE_UNIQUE_INDEXES = ("ux_vote_supersedes", "ux_vote_uuid")
 """The named unique indexes that replace the vote table's UNIQUE constraints (005)."""
 
@@ -173,6 +183,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("003_reservation", _m003_reservation),
     ("004_item_note", _m004_item_note),
     ("005_vote_unique_indexes", _m005_vote_unique_indexes),
+    ("007_selection_probability", _m007_selection_probability),
     ("008_quality_questionnaire", _m008_quality_questionnaire),
 ]
 """Every migration, in the order it is applied. Append only."""

@@ -203,6 +203,10 @@ class Vote(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utc_now)
     supersedes: str | None = None
     """uuid of the vote this row replaces (a change of mind or an undo)."""
+    selection_probability: float | None = None
+    """Probability with which an adaptive schedule chose this item for this annotator
+    when it was shown (migration 007); empty for other schedules and imported votes
+    without it. Inverse-propensity weights come from it (``ranking.adaptive``)."""
     retest_of: str | None = None
     """Set on every row of a swapped re-test chain (migration 008): the uuid of the
     annotator's vote on the item that the re-test repeats. Re-test rows are not in the

@@ -26,6 +26,7 @@ MIGRATION_NAMES = (
     "003_reservation",
     "004_item_note",
     "005_vote_unique_indexes",
+    "007_selection_probability",
     "008_quality_questionnaire",
 )
 """The schema this module reads: the names of :data:`annotate.store.migrations.MIGRATIONS`.

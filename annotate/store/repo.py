@@ -535,6 +535,7 @@ def insert_vote(
     supersedes: str | None,
     vote_uuid: str | None = None,
     created_at: datetime | None = None,
+    selection_probability: float | None = None,
     retest_of: str | None = None,
 ) -> VoteRow:
     v = Vote(
@@ -549,6 +550,7 @@ def insert_vote(
         fast=fast,
         supersedes=supersedes,
         created_at=created_at or utc_now(),
+        selection_probability=selection_probability,
     )
     session.add(v)
     session.flush()
@@ -1080,6 +1082,19 @@ def vote_rows_after(session: Session, study_id: int, after_id: int) -> list[tupl
         return list(cur.fetchall())
     finally:
         cur.close()
+
+
+def adaptive_votes(session: Session, study_id: int) -> list[tuple[int, int, float | None]]:
+    """``(item_id, choice code, selection_probability)`` of a study's current votes, oldest
+    first (codes of :data:`annotate.choices.OUTCOME`)."""
+    rows = session.execute(
+        text(
+            f"""SELECT v.item_id, {outcome_sql("v.choice")}, v.selection_probability
+               FROM current_vote v WHERE v.study_id = :s ORDER BY v.id"""
+        ),
+        {"s": study_id},
+    ).all()
+    return [(int(i), int(c), None if p is None else float(p)) for i, c, p in rows]
 
 
 def pair_questions(session: Session, study_id: int) -> dict[int, tuple[str, str, str]]:
@@ -1673,9 +1688,7 @@ def insert_answers(
 def own_answers(session: Session, study_id: int, annotator: int) -> dict[str, str]:
     """The annotator's questionnaire answers in the study: key -> JSON list of choices."""
     rows = session.execute(
-        text(
-            "SELECT key, answer FROM annotatoranswer WHERE study_id = :s AND annotator_id = :a"
-        ),
+        text("SELECT key, answer FROM annotatoranswer WHERE study_id = :s AND annotator_id = :a"),
         {"s": study_id, "a": annotator},
     ).all()
     return {str(k): str(a) for k, a in rows}

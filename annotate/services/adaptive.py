@@ -1,0 +1,219 @@
+"""The adaptive schedule's estimates (a study with ``schedule = "adaptive"``).
+
+The next item for an annotator is the most informative one under the current
+Bradley-Terry fit of the study's votes (:mod:`ranking.adaptive`): the players are the
+models of an arena study or the questions of a difficulty study, each item compares
+two of them. The estimates live in memory, one :class:`AdaptiveEstimates` per
+database and study in this process, and are kept up to date incrementally: each
+choice reads only the vote rows added since the last one (:func:`repo.vote_rows_after`),
+counts them in O(1) each, and refits (a few warm-started Newton steps) at most every
+:data:`REFIT_EVERY` votes, so choosing stays a vectorised pass over the items.
+
+:func:`stopping_status` is the stopping rule as the monitor and the report show it: the
+widest rating interval of a full fit against the study's ``target_width``.
+
+NumPy and SciPy are imported here, so import this module only for adaptive studies.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from annotate.choices import Outcome
+from annotate.store import repo
+from annotate.study_settings import StudySettings
+from ranking.adaptive import (
+    DEFAULT_PRIOR_SD,
+    OnlineBradleyTerry,
+    selection_probabilities,
+    weighted_bradley_terry,
+)
+
+REFIT_EVERY = 10
+"""Votes counted between two refits of the schedule's estimates."""
+
+TOP = 4
+"""The exploiting draw is among this many most informative items (annotators working at
+once then spread over different items)."""
+
+SETTLED_CONFIDENCE = 0.99
+"""An item is settled when its outcome is decided at this level (two-sided)."""
+
+_OUTCOME = {int(Outcome.FIRST): 1.0, int(Outcome.SECOND): 0.0, int(Outcome.TIE): 0.5}
+_OUTCOME[int(Outcome.BOTH_BAD)] = 0.5
+"""Vote codes counted by the fit: first half wins, second half wins, tie (and both bad,
+as a tie, like ``annotate rate``'s default); skips and retractions are not counted."""
+
+
+@dataclass(frozen=True)
+class AdaptiveChoice:
+    """The item chosen for an annotator and what the choice knew."""
+
+    item_id: int | None
+    """The item to show, or None when every candidate is settled."""
+    probability: float
+    """The probability with which it was chosen (stored with the vote)."""
+    settled: frozenset[int]
+    """Candidates whose outcome is settled (to drop from the annotator's queue)."""
+
+
+class AdaptiveEstimates:
+    """One study's items, players and the online fit of its current votes."""
+
+    def __init__(self, study_id: int, kind: str, pairs: dict[int, tuple[str, str]]) -> None:
+        self.study_id = study_id
+        self.kind = kind
+        self.item_ids = sorted(pairs)
+        self.index = {item: k for k, item in enumerate(self.item_ids)}
+        names = sorted({p for ab in pairs.values() for p in ab})
+        player = {name: k for k, name in enumerate(names)}
+        self.players = names
+        a = [player[pairs[i][0]] for i in self.item_ids]
+        b = [player[pairs[i][1]] for i in self.item_ids]
+        self.model = OnlineBradleyTerry(a, b, max(1, len(names)), prior_sd=DEFAULT_PRIOR_SD)
+        self.last_id = 0
+        self.counted: dict[int, tuple[int, float]] = {}
+        """Vote row id -> (item index, outcome) of the rows counted and not superseded."""
+        self.lock = threading.Lock()
+        self._fitted = False
+
+    def sync(self, session: Session) -> None:
+        """Count the vote rows added since the last call; refit every :data:`REFIT_EVERY`."""
+        rows = repo.vote_rows_after(session, self.study_id, self.last_id)
+        for row in rows:
+            row_id, item_id, code, superseded = int(row[0]), int(row[1]), int(row[3]), int(row[7])
+            old = self.counted.pop(superseded, None) if superseded else None
+            if old is not None:
+                self.model.add(old[0], old[1], -1.0)
+            y = _OUTCOME.get(code)
+            k = self.index.get(item_id)
+            if y is not None and k is not None:
+                self.counted[row_id] = (k, y)
+                self.model.add(k, y)
+            self.last_id = max(self.last_id, row_id)
+        if not self._fitted or self.model.pending >= REFIT_EVERY:
+            self.model.refit()
+            self._fitted = True
+
+    def choose(
+        self, candidates: Sequence[int], settings: StudySettings, seed: int
+    ) -> AdaptiveChoice:
+        """Choose among ``candidates`` (item ids, in the annotator's own order).
+
+        Settled candidates (:func:`ranking.adaptive.settled_items`) are left out; the
+        rest get :func:`ranking.adaptive.selection_probabilities` from their expected
+        information gain, and one is drawn with ``random.Random(seed)``.
+        """
+        known = [i for i in candidates if i in self.index]
+        if not known:
+            return AdaptiveChoice(None, 0.0, frozenset())
+        idx = np.fromiter((self.index[i] for i in known), dtype=np.int64, count=len(known))
+        done, gain = self.model.open_and_gain(
+            idx, target_width=settings.target_width, confidence=SETTLED_CONFIDENCE
+        )
+        settled = frozenset(known[k] for k in np.flatnonzero(done).tolist())
+        open_ = np.flatnonzero(~done)
+        if open_.size == 0:
+            return AdaptiveChoice(None, 0.0, settled)
+        probs = selection_probabilities(gain[open_], exploration=settings.exploration, top=TOP)
+        u = random.Random(seed).random()
+        pick = min(int(np.searchsorted(np.cumsum(probs), u, side="right")), probs.size - 1)
+        return AdaptiveChoice(known[int(open_[pick])], float(probs[pick]), settled)
+
+
+_CACHE: dict[tuple[str, int], AdaptiveEstimates] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def estimates(engine: Engine, session: Session, study_id: int, kind: str) -> AdaptiveEstimates:
+    """The process's estimates for a study (built on first use), synced with ``session``."""
+    key = (str(engine.url), study_id)
+    with _CACHE_LOCK:
+        est = _CACHE.get(key)
+        if est is None:
+            est = _CACHE[key] = AdaptiveEstimates(
+                study_id, kind, item_players(session, study_id, kind)
+            )
+    with est.lock:
+        est.sync(session)
+    return est
+
+
+def item_players(session: Session, study_id: int, kind: str) -> dict[int, tuple[str, str]]:
+    """Item id -> its two players (question keys, or model names)."""
+    if kind == "difficulty":
+        return {i: (a, b) for i, (a, b, _) in repo.pair_questions(session, study_id).items()}
+    return {i: (a, b) for i, (a, b, _) in repo.battle_pairs(session, study_id).items()}
+
+
+def forget(engine: Engine) -> None:
+    """Drop the cached estimates of a database (tests; a database replaced on disk)."""
+    url = str(engine.url)
+    with _CACHE_LOCK:
+        for key in [k for k in _CACHE if k[0] == url]:
+            del _CACHE[key]
+
+
+@dataclass(frozen=True)
+class StoppingStatus:
+    """The adaptive stopping rule of a study now."""
+
+    target_width: float
+    """The study's target: full width (Elo points) of every rating's 95% interval (0: none)."""
+    max_width: float | None
+    """The widest interval of a full fit of the current votes (None before any vote)."""
+    widest: str | None
+    """The player (model or question key) with the widest interval."""
+    reached: bool
+    """Whether every interval is at most the target (False when there is no target)."""
+    votes: int
+    """Current votes counted (skips left out)."""
+    ipw_shift: float | None
+    """Largest difference between the inverse-propensity-weighted fit's ratings and the
+    plain fit's, in the plain fit's standard errors (a check of the model: a large
+    value says the ratings depend on which items the schedule chose)."""
+
+
+def stopping_status(session: Session, study: repo.StudyRow) -> StoppingStatus:
+    """Fit the study's current votes once (Bradley-Terry with the schedule's prior) and
+    compare the widest 95% interval with ``target_width``."""
+    pairs = item_players(session, study.id, study.kind)
+    rows = repo.adaptive_votes(session, study.id)
+    names = sorted({p for ab in pairs.values() for p in ab})
+    player = {name: k for k, name in enumerate(names)}
+    a, b, y, prob = [], [], [], []
+    for item_id, code, p in rows:
+        out = _OUTCOME.get(int(code))
+        if out is None or item_id not in pairs:
+            continue
+        a.append(player[pairs[item_id][0]])
+        b.append(player[pairs[item_id][1]])
+        y.append(out)
+        prob.append(p)
+    target = study.settings.target_width
+    if not a:
+        return StoppingStatus(target, None, None, False, 0, None)
+    fit = weighted_bradley_terry(
+        a, b, y, n_items=len(names), prior_sd=DEFAULT_PRIOR_SD, covariance="model"
+    )
+    widths = fit.upper - fit.lower
+    k = int(np.argmax(widths))
+    max_width = float(widths[k])
+    shift = None
+    have = [q for q in prob if q is not None and q > 0]
+    if len(have) == len(prob):
+        w = 1.0 / np.asarray(prob, dtype=np.float64)
+        ipw = weighted_bradley_terry(
+            a, b, y, weights=w / w.mean(), n_items=len(names), prior_sd=DEFAULT_PRIOR_SD
+        )
+        se = np.where(fit.standard_errors > 0, fit.standard_errors, np.inf)
+        shift = float(np.max(np.abs(ipw.ratings - fit.ratings) / se))
+    reached = target > 0 and max_width <= target
+    return StoppingStatus(target, max_width, names[k], reached, len(a), shift)
