@@ -163,8 +163,8 @@ class AnnotateApp(App[int]):
             self.report_failure(message.error)
             return
         # The store's start-up objects join the app's in the generation the collector skips
-        # (see annotate.screens.key_gate.freeze_startup_objects).
-        gc.collect()
+        # (see annotate.screens.key_gate.freeze_startup_objects); no collection first: it
+        # would pause the reading of keys while the annotator may be voting.
         gc.freeze()
         starting = self.starting
         if starting is not None and not starting.matches_preview():

@@ -20,7 +20,7 @@ clock as this script's).
 The load average is printed before and after: the timings mean something only on a
 quiet machine (load well under the number of CPUs).
 
-Run:  .venv/bin/python benchmarks/bench_cli.py [--runs 10] [--root DIR] [--quick]
+Run:  .venv/bin/python benchmarks/bench_cli.py [--runs 10] [--root DIR] [--quick | --app-only]
 ``--root DIR`` times another checkout's ``annotate`` package (a ``git archive`` of an
 older commit, say) with this interpreter, through ``python -m annotate`` (and its
 ``annotate.__main__.main`` as the console script); its results say which tree ran.
@@ -122,10 +122,12 @@ def first_item_runs(base: list[str], db: Path, env: dict[str, str], runs: int) -
         return []
     sock = f"bench-cli-{os.getpid()}-{time.monotonic_ns()}"
     tmux = ["tmux", "-L", sock]
+    # Started outside the repository: ``python -m`` and ``-c`` put the current folder first
+    # on sys.path, where this checkout's ``annotate`` would shadow the one of ``--root``.
+    here = ["-c", str(db.parent)]
+    size = ["-x", "100", "-y", "32"]
     subprocess.run(
-        [*tmux, "new-session", "-d", "-s", "b", "-x", "100", "-y", "32", "sleep 100000"],
-        check=True,
-        env=env,
+        [*tmux, "new-session", "-d", "-s", "b", *size, *here, "sleep 100000"], check=True, env=env
     )
     out: list[float] = []
     cpu: list[float] = []
@@ -146,7 +148,11 @@ def first_item_runs(base: list[str], db: Path, env: dict[str, str], runs: int) -
                 ]
             )
             t0 = time.monotonic_ns()
-            subprocess.run([*tmux, "respawn-pane", "-k", "-t", "b", cmd], check=True, env=env)
+            subprocess.run(
+                [*tmux, "respawn-pane", "-k", "-t", "b", *here, cmd],
+                check=True,
+                env=env,
+            )
             pid = subprocess.run(
                 [*tmux, "display-message", "-p", "-t", "b", "#{pane_pid}"],
                 capture_output=True,
@@ -184,7 +190,11 @@ def _process_cpu_ms(pid: int) -> float:
 def prepare_db(db: Path, env: dict[str, str], base: list[str]) -> None:
     """The demo studies and a few hundred votes (so ``studies`` counts something)."""
     subprocess.run(
-        [*base, "import", "--db", str(db), "--demo"], check=True, env=env, stdout=subprocess.DEVNULL
+        [*base, "import", "--db", str(db), "--demo"],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        cwd=db.parent,  # not the repository (see first_item_runs)
     )
     import sqlite3
     import uuid
@@ -225,6 +235,11 @@ def main() -> None:
     ap.add_argument("--app-runs", type=int, default=None, help="default: --runs")
     ap.add_argument("--root", type=Path, default=None, help="time this tree's annotate package")
     ap.add_argument(
+        "--app-only",
+        action="store_true",
+        help="only the app's time to first item (no command rows)",
+    )
+    ap.add_argument(
         "--quick",
         action="store_true",
         help="only --help, studies, the import and the app (for slow trees or busy machines)",
@@ -252,6 +267,8 @@ def main() -> None:
             ("studies", "--db", str(db)),
             *([] if args.quick else [("studies", "--db", str(db), "--json")]),
         ]
+        if args.app_only:
+            commands = []
         for command in commands:
             label = " ".join("DB" if c == str(db) else c for c in command)
             rows.append(
@@ -261,13 +278,14 @@ def main() -> None:
                     timed_runs([*eps["module"], *command], env, args.runs, tmp),
                 )
             )
-        rows.append(
-            (
-                "annotate import (4-row battle file, new DB)",
-                import_runs(eps["script"], env, args.runs, tmp),
-                import_runs(eps["module"], env, args.runs, tmp),
+        if not args.app_only:
+            rows.append(
+                (
+                    "annotate import (4-row battle file, new DB)",
+                    import_runs(eps["script"], env, args.runs, tmp),
+                    import_runs(eps["module"], env, args.runs, tmp),
+                )
             )
-        )
         app_runs = args.app_runs or args.runs
         rows.append(
             (
