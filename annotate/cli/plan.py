@@ -34,13 +34,15 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
         parents=[parents.db],
         help="design a study: choose the question pairs, plan the sample size",
         description="Design a study before it runs. plan pairs: draw same-subject question "
-        "pairs for a difficulty study from a response matrix, stratified by difficulty gap.",
+        "pairs for a difficulty study from a response matrix, stratified by difficulty gap "
+        "(on an arena: the order in which to show its battles). plan power: simulate the "
+        "study to choose how many pairs, annotators or votes it needs.",
     )
     sub = p.add_subparsers(dest="plan_command", metavar="WHAT", required=True)
     a = sub.add_parser(
         "pairs",
         parents=[parents.db, parents.json],
-        help="choose same-subject question pairs for a difficulty study",
+        help="choose the question pairs of a difficulty study (or order an arena's battles)",
         description="Draw same-subject question pairs from a response matrix (the inputs of "
         "annotate rank, or --study NAME): the difficulty gaps of all same-subject pairs are "
         "cut at their tertiles into large (easy distinctions), medium and small (hard "
