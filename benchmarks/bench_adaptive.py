@@ -1,0 +1,229 @@
+"""Adaptive schedule benchmark (issue 16 item 3): votes needed, and the time to choose.
+
+Run: .venv/bin/python benchmarks/bench_adaptive.py [--quick] [--studies N] [--votes V]
+
+1. Votes needed for the same interval width. Simulated studies
+   (``ranking.adaptive.simulate_collection``; Bradley-Terry outcomes from known
+   ratings) are collected twice, with the standard schedule (the least-judged item
+   next) and with the adaptive one (settled items left out, expected variance
+   reduction of the sides still wider than the target, top 4 plus 20% exploration),
+   both until the widest 95% rating interval (Bradley-Terry fit with the schedule's
+   prior, checked every 25 votes; 50 in the difficulty study) is at most the target:
+
+   * arena: 20 models (ratings ~ N(0, 200) Elo points), every model pair an item,
+     target 150 Elo points;
+   * difficulty: 60 questions (difficulties ~ N(0, 300)), 120 fixed pairs (a ring
+     through the questions in random order plus 60 random chords), target 400.
+
+   Printed per kind: mean and median votes of each schedule, the saving of the adaptive
+   one (target: at least 25% fewer), and the bias of the adaptive runs' ratings (plain
+   fit and inverse-propensity-weighted fit): the largest |mean error| over items and its
+   Monte-Carlo z.
+2. Time to choose the next item at 100,000 votes: an adaptive arena study (20 models,
+   30,000 battles, overlap 5, target width 5 Elo points so that no battle is settled and
+   every draw scores all of them) filled with 100,000 votes by bulk SQL; a VotingSession of a
+   new annotator is opened (which reads every vote once), then per key press: another
+   annotator's vote arrives, and the session draws the next item
+   (``VotingSession._adaptive_choice``: reading the new rows, a refit every 10 votes,
+   scoring 30,000 candidates). Also the whole service path of a key press (``vote`` +
+   ``current``: the commit, the draw and the reservation). Target: under 20 ms.
+
+Prints tables and the load average (the machine is shared: timings vary with load);
+asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ranking.adaptive import simulate_collection
+
+
+def arena_study(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    n = 20
+    truth = rng.normal(0.0, 200.0, n)
+    a, b = np.triu_indices(n, 1)
+    return truth, a.astype(np.int64), b.astype(np.int64), 150.0
+
+
+def difficulty_study(
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    n = 60
+    truth = rng.normal(0.0, 300.0, n)
+    order = rng.permutation(n)
+    pairs = {(min(x, y), max(x, y)) for x, y in zip(order, np.roll(order, 1), strict=True)}
+    while len(pairs) < 2 * n:
+        x, y = rng.choice(n, size=2, replace=False)
+        pairs.add((int(min(x, y)), int(max(x, y))))
+    p = np.array(sorted(pairs), dtype=np.int64)
+    return truth, p[:, 0], p[:, 1], 400.0
+
+
+def votes_needed(kind: str, studies: int) -> dict[str, Any]:
+    make = arena_study if kind == "arena" else difficulty_study
+    votes: dict[str, list[int]] = {"uniform": [], "adaptive": []}
+    reached = {"uniform": 0, "adaptive": 0}
+    errors: dict[str, list[np.ndarray]] = {"fit": [], "ipw": []}
+    t0 = time.perf_counter()
+    for k in range(studies):
+        truth, a, b, target = make(np.random.default_rng(k))
+        centred = truth - truth.mean()
+        for policy in ("uniform", "adaptive"):
+            run = simulate_collection(
+                truth, a, b, policy=policy, target_width=target,
+                rng=np.random.default_rng(50_000 + k), max_votes=40_000,
+                check_every=25 if kind == "arena" else 50,
+            )  # fmt: skip
+            votes[policy].append(run.votes)
+            reached[policy] += int(run.reached)
+            if policy == "adaptive" and run.ipw_ratings is not None:
+                errors["fit"].append(run.ratings - centred)
+                errors["ipw"].append(run.ipw_ratings - centred)
+    bias = {}
+    for name, errs in errors.items():
+        e = np.array(errs)
+        se = e.std(axis=0, ddof=1) / np.sqrt(len(errs))
+        mean = e.mean(axis=0)
+        k = int(np.argmax(np.abs(mean)))
+        bias[name] = (float(mean[k]), float(abs(mean[k]) / se[k]), float(np.abs(e).mean()))
+    return {
+        "kind": kind,
+        "target": make(np.random.default_rng(0))[3],
+        "votes": votes,
+        "reached": reached,
+        "bias": bias,
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+N_MODELS = 20
+N_ITEMS = 30_000
+
+
+def build(db: Path, n_votes: int, seed: int = 0) -> None:
+    """An adaptive arena study with ``n_votes`` current votes, written with bulk SQL."""
+    from sqlmodel import Session
+
+    from annotate.services.db import open_store
+    from annotate.store import repo
+    from annotate.study_settings import StudySettings
+
+    rng = np.random.default_rng(seed)
+    engine = open_store(db)
+    strength = rng.normal(0.0, 1.0, N_MODELS)
+    models = [f"model-{i:02d}" for i in range(N_MODELS)]
+    settings = StudySettings.from_dict("arena", {"schedule": "adaptive", "target_width": 5})
+    with Session(engine) as s, s.begin():
+        sid = repo.insert_study(
+            s, name="bench", kind="arena", title="bench", description="",
+            settings=settings, fingerprint="bench",
+        )  # fmt: skip
+        pairs = []
+        for i in range(N_ITEMS):
+            a, b = rng.choice(N_MODELS, size=2, replace=False)
+            item = repo.insert_item(s, sid, f"b{i:05d}", i)
+            repo.insert_battle(s, item, None, models[a], models[b])
+            pairs.append((item, int(a), int(b)))
+        n_annotators = -(-n_votes // 400)
+        ann = [repo.annotator_id(s, f"ann{k:04d}") for k in range(n_annotators)]
+        rows: list[tuple[Any, ...]] = []
+        for k in range(n_annotators):
+            todo = min(400, n_votes - len(rows))
+            for j in rng.choice(N_ITEMS, size=todo, replace=False):
+                item, a, b = pairs[int(j)]
+                p = 1.0 / (1.0 + np.exp(-(strength[a] - strength[b])))
+                choice = "model_a" if rng.random() < p else "model_b"
+                rows.append(
+                    (str(uuid.uuid4()), sid, ann[k], item, choice, False, 5000, False,
+                     "2026-01-01 00:00:00", None)
+                )  # fmt: skip
+        repo.bulk_insert_votes(s, rows)
+    engine.dispose()
+
+
+def choose_times(db: Path, presses: int) -> dict[str, list[float]]:
+    from annotate.services.db import open_store
+    from annotate.services.voting import VotingSession
+
+    engine = open_store(db)
+    t0 = time.perf_counter()
+    me = VotingSession(engine, "bench", "timer")
+    first = me.current()
+    opened = time.perf_counter() - t0
+    other = VotingSession(engine, "bench", "other")
+    draw, press = [], []
+    for k in range(presses):
+        other.current()
+        other.vote(("a", "b")[k % 2], 4000)  # another annotator's vote arrives
+        t = time.perf_counter()
+        me._adaptive_choice(me._queue)
+        draw.append(time.perf_counter() - t)
+    assert first is not None
+    for k in range(presses):
+        t = time.perf_counter()
+        me.vote(("a", "b")[k % 2], 4000)
+        me.current()
+        press.append(time.perf_counter() - t)
+    return {"open": [opened], "draw": draw, "press": press}
+
+
+def ms(xs: list[float]) -> str:
+    xs = sorted(xs)
+    p95 = xs[min(len(xs) - 1, int(0.95 * len(xs)))]
+    return f"{1000 * statistics.median(xs):8.1f} {1000 * p95:8.1f} {1000 * xs[-1]:8.1f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer studies and votes")
+    ap.add_argument("--studies", type=int, default=None)
+    ap.add_argument("--votes", type=int, default=100_000)
+    ap.add_argument("--presses", type=int, default=60)
+    args = ap.parse_args()
+    studies = args.studies or (4 if args.quick else 12)
+    n_votes = 20_000 if args.quick and args.votes == 100_000 else args.votes
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"(2 cores, shared with other engineers' runs)")  # fmt: skip
+    print(f"\n1. votes until every 95% interval is at most the target ({studies} studies each)")
+    print(f"{'study':<11}{'target':>7}{'uniform mean':>14}{'median':>8}{'adaptive mean':>15}"
+          f"{'median':>8}{'saving':>8}{'reached u/a':>13}{'time s':>8}")  # fmt: skip
+    results = [votes_needed(kind, studies) for kind in ("arena", "difficulty")]
+    for r in results:
+        u, a = r["votes"]["uniform"], r["votes"]["adaptive"]
+        saving = 1.0 - float(np.mean(a)) / float(np.mean(u))
+        print(
+            f"{r['kind']:<11}{r['target']:>7.0f}{np.mean(u):>14.0f}{np.median(u):>8.0f}"
+            f"{np.mean(a):>15.0f}{np.median(a):>8.0f}{saving:>8.1%}"
+            f"{r['reached']['uniform']:>6}/{r['reached']['adaptive']:<6}{r['seconds']:>8.1f}"
+        )
+    print("\n   bias of the adaptive runs' ratings (Elo points; truth centred):")
+    print(f"   {'study':<11}{'fit':<5}{'largest |mean error|':>21}{'its z':>8}{'mean |error|':>14}")
+    for r in results:
+        for name, (mean, z, mae) in r["bias"].items():
+            print(f"   {r['kind']:<11}{name:<5}{abs(mean):>21.1f}{z:>8.2f}{mae:>14.1f}")
+    print(f"\n2. choosing the next item with {n_votes:,} votes (20 models, {N_ITEMS:,} battles)")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        t = time.perf_counter()
+        build(db, n_votes)
+        print(f"   (database built in {time.perf_counter() - t:.1f} s)")
+        times = choose_times(db, args.presses)
+    print(f"   {'case':<46}{'median ms':>9}{'p95 ms':>9}{'max ms':>9}")
+    print(f"   {'open the session (reads every vote once)':<46}{ms(times['open'])}")
+    print(f"   {'draw the next item (after another vote)':<46}{ms(times['draw'])}")
+    print(f"   {'key press: vote() + current() (commit, draw)':<46}{ms(times['press'])}")
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
