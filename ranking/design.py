@@ -747,6 +747,8 @@ class ArenaPlan:
         Every count tried: votes per pair, mean width, its standard deviation over trials.
     failed : int
         Trials whose fit failed (a model that never won or never lost), left out.
+    closed_form : int
+        The votes per pair the closed form gives at equal strengths (the search's start).
     """
 
     votes_per_pair: int
@@ -755,6 +757,7 @@ class ArenaPlan:
     reached: bool
     curve: tuple[tuple[int, float, float], ...]
     failed: int
+    closed_form: int = 0
 
 
 def arena_width_closed_form(n_models: int, votes_per_pair: int, confidence: float = 0.95) -> float:
@@ -902,6 +905,7 @@ def arena_votes_for_width(
         reached,
         tuple((v, m, sd) for v, (m, sd) in sorted(curve.items())),
         failed,
+        max(1, int(np.ceil(v0))),
     )
 
 

@@ -376,7 +376,11 @@ def cmd_plan_power(args: argparse.Namespace) -> int:
             f"arenas per count, seed {ap.seed})"
         )
         if not ap.reached:
-            say("  the target was not reached within the largest count tried")
+            say(
+                f"  the target was not reached within {ap.max_votes_per_pair} votes per pair "
+                f"(the most simulated); the closed form at equal strengths gives "
+                f"{ap.closed_form}"
+            )
         if ap.failed:
             say(f"  {ap.failed} fit(s) failed (a model that never won or never lost), left out")
         rows = [

@@ -381,10 +381,19 @@ class ArenaPowerPlan:
     curve: list[dict[str, float | None]]
     """Every count simulated: ``votes_per_pair``, mean ``width`` and its ``sd``."""
     failed: int
+    closed_form: int
+    """Votes per pair by the closed form at equal strengths."""
+    max_votes_per_pair: int
+    """The largest count simulated (:data:`MAX_SIMULATED_VOTES` over the model pairs)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The ``--json`` document."""
         return asdict(self)
+
+
+MAX_SIMULATED_VOTES = 1_000_000
+"""The most votes one simulated arena of ``plan power --arena`` holds; beyond, the plan
+says the target was not reached and gives the closed form."""
 
 
 def plan_arena_power(
@@ -409,7 +418,15 @@ def plan_arena_power(
     _check(target_width > 0, f"--target-width must be > 0 Elo points, got {target_width}")
     _check(rating_sd >= 0, f"--rating-sd must be >= 0, got {rating_sd}")
     _check(trials >= 1, f"--trials must be >= 1, got {trials}")
-    p = arena_votes_for_width(models, target_width, rating_sd=rating_sd, trials=trials, seed=seed)
+    cap = max(1, MAX_SIMULATED_VOTES // (models * (models - 1) // 2))
+    p = arena_votes_for_width(
+        models,
+        target_width,
+        rating_sd=rating_sd,
+        trials=trials,
+        seed=seed,
+        max_votes_per_pair=cap,
+    )
     return ArenaPowerPlan(
         models,
         float(target_width),
@@ -422,6 +439,8 @@ def plan_arena_power(
         p.reached,
         [{"votes_per_pair": v, "width": _finite(w), "sd": _finite(sd)} for v, w, sd in p.curve],
         p.failed,
+        p.closed_form,
+        cap,
     )
 
 

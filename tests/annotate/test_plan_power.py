@@ -254,3 +254,36 @@ def test_plan_power_arena(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     assert "votes per model pair" in capsys.readouterr().out
     assert main(["plan", "power", "--arena", "--models", "1", "--target-width", "150"]) == 1
     assert "--models" in capsys.readouterr().err
+
+
+def test_plan_power_arena_caps_the_simulated_votes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A target beyond MAX_SIMULATED_VOTES per arena is not simulated: the plan says so and
+    gives the closed form (4 models, 20 Elo points: about 700 votes per pair)."""
+    from annotate.services import plan
+    from ranking.design import arena_width_closed_form
+
+    monkeypatch.setattr(plan, "MAX_SIMULATED_VOTES", 600)
+    code = main(
+        [
+            "plan",
+            "power",
+            "--arena",
+            "--models",
+            "4",
+            "--target-width",
+            "20",
+            "--trials",
+            "3",
+            "--json",
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["reached"] is False
+    assert doc["max_votes_per_pair"] == 100
+    assert max(c["votes_per_pair"] for c in doc["curve"]) <= 100
+    want = next(v for v in range(1, 10_000) if arena_width_closed_form(4, v) <= 20)
+    assert abs(doc["closed_form"] - want) <= 1
