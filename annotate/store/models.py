@@ -175,6 +175,7 @@ class Vote(SQLModel, table=True):
             "item_id",
             unique=True,
             sqlite_where=text("supersedes IS NULL"),
+            postgresql_where=text("supersedes IS NULL"),
         ),
         Index("ix_vote_study_item", "study_id", "item_id"),
     )
