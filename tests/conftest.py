@@ -107,3 +107,13 @@ def store_target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -
     if backend == "sqlite":
         return tmp_path / "votes.db"
     return str(request.getfixturevalue("pg_url"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that uses the PostgreSQL server ``postgres`` (``-m "not postgres"``
+    leaves them out)."""
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        param = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
+        if "pg_server" in names or "pg_url" in names or param == "postgres":
+            item.add_marker(pytest.mark.postgres)
