@@ -213,9 +213,7 @@ def main() -> None:
                 f"\n2. monitor refresh at {args.monitor_votes:,} votes "
                 f"(median of {args.repeat}; bench_monitor.build's arena)"
             )
-            head = (
-                "| back end   | votes   | cold ms | of which query ms | live ms | load avg |"
-            )
+            head = "| back end   | votes   | cold ms | of which query ms | live ms | load avg |"
             say(head)
             say("|" + "|".join("-" * len(c) for c in head.split("|")[1:-1]) + "|")
             out: dict[str, dict[str, Any]] = {}

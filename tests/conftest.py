@@ -114,6 +114,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     leaves them out)."""
     for item in items:
         names = getattr(item, "fixturenames", ())
-        param = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
-        if "pg_server" in names or "pg_url" in names or param == "postgres":
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "pg_server" in names or "pg_url" in names or "postgres" in params.values():
             item.add_marker(pytest.mark.postgres)

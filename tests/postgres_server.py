@@ -90,7 +90,9 @@ class Server:
 def _bin_dir() -> Path | None:
     found = sorted(
         glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-        key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0,
+        key=lambda p: (
+            int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0
+        ),
     )
     if found:
         return Path(found[-1]).parent
@@ -146,8 +148,20 @@ def start() -> Server:
     port = _free_port()
     try:
         subprocess.run(
-            [*as_user, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
-             "-E", "UTF8", "--locale=C", "--no-sync"],
+            [
+                *as_user,
+                str(bindir / "initdb"),
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ],
             capture_output=True,
             text=True,
             timeout=120,

@@ -169,21 +169,19 @@ def is_postgres(engine: Engine) -> bool:
 
 
 def _pg_begin_writer(conn: Any) -> None:
-    # The first statement of the transaction: wait (at most the lock timeout) for the
-    # writer lock; the server drops it at COMMIT or ROLLBACK.
-    ms = max(1, int(lock_timeout() * 1000))
-    conn.exec_driver_sql(f"SET LOCAL lock_timeout = {ms}")
+    # The first statement of the transaction: wait (at most the connection's
+    # lock_timeout, see _make_pg_engine) for the writer lock; the server drops it at
+    # COMMIT or ROLLBACK.
     conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({PG_WRITER_LOCK})")
-    conn.exec_driver_sql("SET LOCAL lock_timeout = 0")
 
 
 def _make_pg_engine(url: URL, *, immediate: bool) -> Engine:
-    engine = create_engine(
-        url,
-        # timestamps are stored as UTC without a zone, as on SQLite
-        connect_args={"options": "-c timezone=UTC", "connect_timeout": 10},
-        pool_pre_ping=True,
-    )
+    # timestamps are stored as UTC without a zone, as on SQLite; a writer waits for a
+    # lock (the writer lock first of all) at most lock_timeout() seconds
+    options = "-c timezone=UTC"
+    if immediate:
+        options += f" -c lock_timeout={max(1, int(lock_timeout() * 1000))}"
+    engine = create_engine(url, connect_args={"options": options, "connect_timeout": 10})
     if immediate:
         event.listen(engine, "begin", _pg_begin_writer)
     return engine

@@ -47,12 +47,12 @@ _FAULTS: tuple[tuple[tuple[str, ...], str], ...] = (
         "listening on that host and port? Check the URL, or pass --db with a SQLite file",
     ),
     (
-        ("password authentication failed", "role \"", "no pg_hba.conf entry"),
+        ("password authentication failed", 'role "', "no pg_hba.conf entry"),
         "the database server of {db} refused the login; check the user and password in the URL "
         "and the server's pg_hba.conf",
     ),
     (
-        ("database \"",),
+        ('database "',),
         "the database {db} does not exist on its server; create it first (createdb NAME) "
         "or check the URL",
     ),

@@ -348,8 +348,7 @@ def insert_scores(
     if data:
         session.execute(
             text(
-                "INSERT INTO responsescore (question_id, model, score) VALUES (:q, :m, :s)"
-                + upsert
+                "INSERT INTO responsescore (question_id, model, score) VALUES (:q, :m, :s)" + upsert
             ),
             data,
         )

@@ -143,7 +143,12 @@ def test_migrated_schemas_are_the_same_on_both(tmp_path: Path, pg_url: str) -> N
         vote = a["vote"]["indexes"]
         assert ("ux_vote_uuid", ("uuid",), True, "") in vote
         assert ("ux_vote_supersedes", ("supersedes",), True, "") in vote
-        assert ("ux_vote_chain_root", ("annotator_id", "item_id"), True, "supersedes is null") in vote
+        assert (
+            "ux_vote_chain_root",
+            ("annotator_id", "item_id"),
+            True,
+            "supersedes is null",
+        ) in vote
         assert a["views"] == ["current_vote"]
         assert applied(lite) == applied(pg) == [n for n, _ in MIGRATIONS]
     finally:
@@ -430,7 +435,7 @@ def test_export_round_trip_postgres_sqlite_postgres(
     for a, b in ((first, second), (second, third)):
         names = sorted(str(p.relative_to(a)) for p in a.rglob("*") if p.is_file())
         assert names == sorted(str(p.relative_to(b)) for p in b.rglob("*") if p.is_file())
-        match, mismatch, errors = filecmp.cmpfiles(a, b, names, shallow=False)
+        _match, mismatch, errors = filecmp.cmpfiles(a, b, names, shallow=False)
         assert (mismatch, errors) == ([], []), (a, b)
     pg.dispose()
     lite.dispose()
@@ -452,7 +457,8 @@ def test_cli_db_url(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert main(["studies", "--db", pg_url, "--json"]) == 0
     listed = capsys.readouterr().out
-    assert '"tiny-arena"' in listed and '"tiny"' in listed
+    assert '"tiny-arena"' in listed
+    assert '"tiny"' in listed
 
 
 def test_cli_bad_url_is_one_line(capsys: pytest.CaptureFixture[str], pg_url: str) -> None:
@@ -462,7 +468,8 @@ def test_cli_bad_url_is_one_line(capsys: pytest.CaptureFixture[str], pg_url: str
     missing = url.set(database=f"nope_{uuidlib.uuid4().hex[:6]}", password="secret")
     assert main(["studies", "--db", missing.render_as_string(False)]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "does not exist" in err
+    assert err.count("\n") == 1
+    assert "does not exist" in err
     assert "secret" not in err
     assert main(["studies", "--db", "mysql://u@h/db"]) == 1
     assert "not supported" in capsys.readouterr().err
@@ -472,3 +479,32 @@ def test_postgres_engine_is_postgres(pg_url: str) -> None:
     e = make_engine(pg_url)
     assert is_postgres(e)
     e.dispose()
+
+
+def test_postgres_writer_waits_on_the_advisory_lock_then_fails_in_one_line(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writers serialise on the server's advisory lock (no lock file): a second writer
+    waits while the first transaction is open, and after ANNOTATE_LOCK_TIMEOUT gives up
+    with a one-line DatabaseError; a reader never waits. Nothing is written."""
+    from annotate.store.errors import DatabaseError
+    from annotate.store.writelock import write_session
+
+    engine = open_store(pg_url)
+    import_paths(engine, TINY)
+    monkeypatch.setenv("ANNOTATE_LOCK_TIMEOUT", "0.5")  # read when the engine is made
+    other = make_engine(pg_url)
+    before = state(engine)
+    with Session(engine) as holder, holder.begin():
+        holder.execute(text("SELECT 1"))  # the writer lock is taken at BEGIN
+        with pytest.raises(DatabaseError, match="busy") as info, write_session(other) as s:
+            repo.annotator_id(s, "late")
+        assert "\n" not in str(info.value)
+        reader = make_engine(pg_url, immediate=False)
+        assert rows(reader, "SELECT count(*) FROM study") == [(2,)]  # no wait
+        reader.dispose()
+    assert state(engine) == before
+    with write_session(other) as s:  # free again once the holder committed
+        repo.annotator_id(s, "late")
+    other.dispose()
+    engine.dispose()

@@ -75,9 +75,7 @@ def test_concurrent_voters_on_postgres(
         with engine.connect() as c:
             uuids = [r[0] for r in c.execute(text("SELECT uuid FROM vote"))]
             per_item = dict(
-                c.execute(
-                    text("SELECT item_id, count(*) FROM current_vote GROUP BY item_id")
-                ).all()
+                c.execute(text("SELECT item_id, count(*) FROM current_vote GROUP BY item_id")).all()
             )
             dup_current = c.execute(
                 text(
