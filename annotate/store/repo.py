@@ -849,6 +849,8 @@ def vote_export_csv_lines(
     ``study_fingerprint`` cell, its comma before it and the line end). Only for a study
     that passes :func:`vote_export_plain`. ``stamp`` as for :func:`vote_export_rows`.
     """
+    if is_postgres(session):
+        raise ValueError("vote_export_csv_lines is SQLite's path (vote_export_plain is False)")
     conn = session.connection().connection.dbapi_connection
     assert conn is not None
     conn.create_function("annotate_export_stamp", 1, stamp, deterministic=True)

@@ -452,8 +452,21 @@ def _records(engine: Engine) -> list[tuple[Any, ...]]:
 # --- the command line takes a URL -------------------------------------------------------
 
 
-def test_cli_db_url(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_db_url(pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--db", pg_url, "import", *map(str, TINY)]) == 0
+    engine = open_store(pg_url)
+    for name in ("ann", "bob"):
+        vs = VotingSession(engine, "tiny", name)
+        while vs.current() is not None:
+            vs.vote("left", 900)
+    engine.dispose()
+    out = tmp_path / "out"
+    assert main(["export", "--db", pg_url, "--out", str(out)]) == 0
+    assert (out / "votes.csv").is_file()
+    rep = tmp_path / "report"
+    args = ["report", "--db", pg_url, "--study", "tiny", "--out", str(rep), "--boot", "20"]
+    assert main([*args, "--no-plots"]) == 0
+    assert any(rep.rglob("report.md"))
     capsys.readouterr()
     assert main(["studies", "--db", pg_url, "--json"]) == 0
     listed = capsys.readouterr().out
