@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,3 +58,62 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("ANNOTATE_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
+
+
+# --- PostgreSQL: the second back end (issue 17) -------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A PostgreSQL server for this test session (see tests/postgres_server.py).
+
+    ``ANNOTATE_TEST_POSTGRES_URL`` names a running one; otherwise a private cluster is
+    started with the distribution's initdb and pg_ctl and stopped at the end. Tests that
+    need it skip, with the reason, only when neither works.
+    """
+    from tests import postgres_server
+
+    try:
+        server = postgres_server.start()
+    except postgres_server.ServerUnavailableError as err:
+        pytest.skip(f"PostgreSQL unavailable: {err}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> Iterator[str]:
+    """The URL of a fresh, empty PostgreSQL database (dropped after the test)."""
+    from tests import postgres_server
+
+    with postgres_server.database(pg_server) as url:
+        yield url
+
+
+BACKENDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The store's back end: a SQLite file or a PostgreSQL database."""
+    return str(request.param)
+
+
+@pytest.fixture
+def store_target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Path | str:
+    """What ``--db`` names for ``backend``: a new SQLite file, or a fresh PostgreSQL URL."""
+    if backend == "sqlite":
+        return tmp_path / "votes.db"
+    return str(request.getfixturevalue("pg_url"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that uses the PostgreSQL server ``postgres`` (``-m "not postgres"``
+    leaves them out)."""
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "pg_server" in names or "pg_url" in names or "postgres" in params.values():
+            item.add_marker(pytest.mark.postgres)

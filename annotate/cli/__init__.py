@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Without a command, opens the annotation app.",
     )
     p.add_argument("--version", action="version", version=f"annotate {__version__}")
-    p.add_argument("--db", metavar="PATH", help=DB_HELP)
+    p.add_argument("--db", metavar="PATH|URL", help=DB_HELP)
     p.add_argument("--annotator", metavar="NAME", help="annotate as NAME (skips the name prompt)")
     p.add_argument("--study", metavar="NAME", help="open study NAME directly")
     p.set_defaults(func=app.cmd_app)

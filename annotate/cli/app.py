@@ -45,11 +45,12 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 
 def cmd_studies(args: argparse.Namespace) -> int:
-    """List the studies: read-only through sqlite3 when the database is up to date."""
+    """List the studies: read-only through sqlite3 when the file is up to date."""
     from annotate.store.quick import default_db_path, list_studies
 
     db = db_path(args)
-    rows = list_studies(db if db is not None else default_db_path())
+    # a database URL goes to the full store (the quick path reads SQLite files only)
+    rows = None if isinstance(db, str) else list_studies(db or default_db_path())
     if rows is None:  # new, older, newer or damaged: the full store creates, migrates or refuses
         from annotate.services.catalog import studies
         from annotate.services.db import open_store

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-DB_HELP = "SQLite database file (default: votes.db in the per-user data directory)"
+DB_HELP = (
+    "SQLite database file (default: votes.db in the per-user data directory), or a "
+    "PostgreSQL URL: postgresql+psycopg://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+)
 
 
 @dataclass(frozen=True)
@@ -30,15 +34,25 @@ def make_parents() -> Parents:
     """New parent parsers (argparse copies their actions into each command)."""
     db = argparse.ArgumentParser(add_help=False)
     # SUPPRESS: a command without --db keeps the one given before the command.
-    db.add_argument("--db", metavar="PATH", help=DB_HELP, default=argparse.SUPPRESS)
+    db.add_argument("--db", metavar="PATH|URL", help=DB_HELP, default=argparse.SUPPRESS)
     js = argparse.ArgumentParser(add_help=False)
     js.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     return Parents(db=db, json=js)
 
 
-def db_path(args: argparse.Namespace) -> Path | None:
-    """The ``--db`` given (user folder expanded), or None for the default database."""
-    return Path(args.db).expanduser() if getattr(args, "db", None) else None
+def db_path(args: argparse.Namespace) -> Path | str | None:
+    """The ``--db`` given: a file (user folder expanded), a database URL (``str``, as
+    given), or None for the default database."""
+    db = getattr(args, "db", None)
+    if not db:
+        return None
+    if _URL.match(db):
+        return str(db)
+    return Path(db).expanduser()
+
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+"""A ``--db`` that is a database URL (as :func:`annotate.store.quick.is_database_url`)."""
 
 
 def intermixed(parser: argparse.ArgumentParser) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -167,7 +168,7 @@ def quiet_broken_pipe() -> int:
     return 1
 
 
-def _database_message(err: BaseException, db: Path | None) -> str | None:
+def _database_message(err: BaseException, db: Path | str | None) -> str | None:
     """One line for a database failure that no service turned into an AnnotateError."""
     import sqlite3
 
@@ -179,9 +180,12 @@ def _database_message(err: BaseException, db: Path | None) -> str | None:
         sqlalchemy_errors = (SQLAlchemyError,)
         if isinstance(err, DBAPIError) and err.orig is not None:
             orig = err.orig
+    psycopg = sys.modules.get("psycopg")  # loaded only when --db is a PostgreSQL URL
+    if psycopg is not None:
+        sqlalchemy_errors = (*sqlalchemy_errors, psycopg.Error)
     if not isinstance(orig, (sqlite3.Error, *sqlalchemy_errors)):
         return None
-    where = str(db) if db is not None else "the default database"
+    where = _db_label(db)
     text = str(orig).splitlines()[0] if str(orig) else type(orig).__name__
     low = text.lower()
     if "locked" in low or "busy" in low:
@@ -209,15 +213,22 @@ def _database_message(err: BaseException, db: Path | None) -> str | None:
     return f"database error on {where}: {text}"
 
 
-def describe_error(err: BaseException, db: Path | None = None) -> tuple[str, int]:
+def _db_label(db: Path | str | None) -> str:
+    """How a message names ``--db``: the path, or the URL with its password hidden."""
+    if db is None:
+        return "the default database"
+    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", str(db))
+
+
+def describe_error(err: BaseException, db: Path | str | None = None) -> tuple[str, int]:
     """The one-line message and exit status :func:`annotate.cli.main` prints for ``err``.
 
     Parameters
     ----------
     err : BaseException
         What a command raised.
-    db : Path or None
-        The ``--db`` given, named in database messages.
+    db : Path, str or None
+        The ``--db`` given (a file or a database URL), named in database messages.
 
     Returns
     -------

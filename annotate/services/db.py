@@ -8,7 +8,13 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from annotate.store import repo
-from annotate.store.engine import default_db_path, make_engine
+from annotate.store.engine import (
+    DbTarget,
+    default_db_path,
+    is_database_url,
+    make_engine,
+    reader_engine,
+)
 from annotate.store.errors import DatabaseError
 from annotate.store.migrations import migrate
 from annotate.store.writelock import database_faults
@@ -93,8 +99,12 @@ def _header_size(head: bytes) -> int:
     return page * pages if valid else 0
 
 
-def open_store(db_path: Path | None = None, *, seed_demo: bool = False) -> Engine:
+def open_store(db_path: DbTarget | None = None, *, seed_demo: bool = False) -> Engine:
     """Open (creating and migrating if needed) the database at ``db_path``.
+
+    ``db_path`` may be a PostgreSQL URL (``postgresql+psycopg://USER@HOST/DB``, see
+    :func:`annotate.store.engine.database_url`): the database must exist on the server
+    (``createdb``); its tables are created and migrated as a file's are.
 
     ``db_path`` None is the default database (:func:`default_db_path`); only its folder is
     ever created. With ``seed_demo``, an empty database gets the embedded demo studies:
@@ -110,6 +120,8 @@ def open_store(db_path: Path | None = None, *, seed_demo: bool = False) -> Engin
         truncated or corrupt, read-only for this user, written by a newer annotate, or
         its write lock stayed busy.
     """
+    if isinstance(db_path, str) and is_database_url(db_path):
+        return _open_url(db_path, seed_demo=seed_demo)
     path = Path(db_path) if db_path is not None else default_db_path()
     _check_path(path, default=db_path is None or path == default_db_path())
     engine = make_engine(path)
@@ -117,16 +129,36 @@ def open_store(db_path: Path | None = None, *, seed_demo: bool = False) -> Engin
         with database_faults(engine):
             migrate(engine)
             if seed_demo:
-                reader = make_engine(path, immediate=False)  # no write lock just to look
-                try:
-                    with Session(reader) as s:
-                        empty = not repo.study_names(s)
-                finally:
-                    reader.dispose()
-                if empty:
-                    from annotate.services.importing import import_paths
+                _seed_demo(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine
 
-                    import_paths(engine, demo_study_dirs())
+
+def _seed_demo(engine: Engine) -> None:
+    """Import the demo studies into ``engine`` when it holds no study."""
+    reader = reader_engine(engine)  # no write lock just to look
+    try:
+        with Session(reader) as s:
+            empty = not repo.study_names(s)
+    finally:
+        if reader is not engine:
+            reader.dispose()
+    if empty:
+        from annotate.services.importing import import_paths
+
+        import_paths(engine, demo_study_dirs())
+
+
+def _open_url(url: str, *, seed_demo: bool) -> Engine:
+    """:func:`open_store` for a PostgreSQL URL: connect, migrate, seed the demo if asked."""
+    engine = make_engine(url)
+    try:
+        with database_faults(engine):
+            migrate(engine)
+            if seed_demo:
+                _seed_demo(engine)
     except BaseException:
         engine.dispose()
         raise

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -587,7 +586,7 @@ class _VoteWriter:
             return
         try:
             repo.bulk_insert_votes(self.s, self.batch)
-        except sqlite3.IntegrityError as err:
+        except repo.integrity_errors() as err:
             raise AnnotateError(
                 f"the votes conflict with the database: {err}", title="Cannot import"
             ) from err
@@ -946,11 +945,15 @@ def _apply_vote_table(s: Session, table: VoteTable, report: ImportReport) -> Non
 
     try:
         report.votes_added += repo.bulk_insert_vote_batches(s, batches(), expected=len(table))
-    except sqlite3.IntegrityError as err:
+    except repo.integrity_errors() as err:
         raise _bulk_conflict(s, table, err) from err
 
 
-def _bulk_conflict(s: Session, table: VoteTable, err: sqlite3.IntegrityError) -> AnnotateError:
+_PG_DUPLICATE = re.compile(r"Key \((uuid|supersedes)\)=\((.*)\) already exists")
+"""PostgreSQL's detail of a unique violation on the vote table, naming column and value."""
+
+
+def _bulk_conflict(s: Session, table: VoteTable, err: BaseException) -> AnnotateError:
     """The one-line error for a bulk insert refused by a unique index of the vote table.
 
     The checks before the insert make this unexpected; it names the file row whose vote
@@ -960,8 +963,15 @@ def _bulk_conflict(s: Session, table: VoteTable, err: sqlite3.IntegrityError) ->
     import pyarrow.compute as pc
 
     msg = str(err)
-    column = next((c for c in ("uuid", "supersedes") if msg.endswith(f"vote.{c}")), None)
-    value = None if column is None else repo.duplicate_vote_value(s, column)
+    detail = getattr(getattr(err, "diag", None), "message_detail", None)
+    pg = _PG_DUPLICATE.search(detail or "")
+    value: str | None
+    if pg is not None:  # PostgreSQL names both (its aborted transaction answers no query)
+        column, value = pg.group(1), pg.group(2)
+        msg = msg.splitlines()[0]
+    else:
+        column = next((c for c in ("uuid", "supersedes") if msg.endswith(f"vote.{c}")), None)
+        value = None if column is None else repo.duplicate_vote_value(s, column)
     if column is None or value is None:
         return AnnotateError(f"the votes conflict with the database: {err}", title="Cannot import")
     col = table.uuid if column == "uuid" else table.supersedes

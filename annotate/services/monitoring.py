@@ -42,7 +42,7 @@ from annotate.names import one_line, sanitize
 from annotate.services.arena_analysis import FAST_VOTE_RULE, fit_problem
 from annotate.services.notes import monitor_lines as item_note_lines
 from annotate.store import repo
-from annotate.store.engine import make_engine
+from annotate.store.engine import reader_engine as make_reader_engine
 from annotate.views import (
     STATUS_ORDER,
     AnnotatorStatus,
@@ -75,15 +75,12 @@ MIN_ALERT_VOTES = 10
 
 
 def reader_engine(engine: Engine) -> Engine:
-    """An engine on the same SQLite file whose transactions never take the write lock.
+    """An engine on the same database whose transactions never take the write lock.
 
-    The monitor only reads; with ``BEGIN IMMEDIATE`` each refresh would make
-    the annotators' votes wait.
+    The monitor only reads; with ``BEGIN IMMEDIATE`` (or PostgreSQL's writer lock)
+    each refresh would make the annotators' votes wait.
     """
-    path = engine.url.database
-    if engine.url.get_backend_name() != "sqlite" or not path or path == ":memory:":
-        return engine
-    return make_engine(path, immediate=False)
+    return make_reader_engine(engine)
 
 
 def list_studies(engine: Engine) -> list[StudyListing]:

@@ -10,7 +10,6 @@ import json
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TypeVar
 
 from sqlalchemy import Engine
@@ -23,7 +22,7 @@ from annotate.names import normalize_annotator
 from annotate.services import retest, schedule
 from annotate.services.notes import FLAG_REASONS
 from annotate.store import repo
-from annotate.store.engine import make_engine
+from annotate.store.engine import reader_engine as make_reader_engine
 from annotate.store.repo import ItemLoad, StudyRow, VoteRow
 from annotate.store.writelock import database_faults, write_session
 from annotate.views import (
@@ -358,8 +357,9 @@ class VotingSession:
 
         Slots taken by others (their current votes plus their live reservations) are
         counted live, so annotators working at once spread over different items and
-        never take more slots than the cap: the transaction holds SQLite's write lock,
-        so no one else can pick between this count and this reservation. Among the
+        never take more slots than the cap: the transaction holds the database's write
+        lock (SQLite's, or the writer advisory lock on PostgreSQL), so no one else can
+        pick between this count and this reservation. Among the
         next :data:`LOOKAHEAD` items the least-taken free one wins (ties keep the
         annotator's own order); when none is free the look-ahead widens to the whole
         queue. An item just brought back by undo is looked at alone first. Returns the
@@ -881,14 +881,12 @@ def reader_engine(engine: Engine) -> Engine:
     The store's engines begin every transaction with ``BEGIN IMMEDIATE`` (right
     for writers); reading what to show next needs no lock, and with many
     annotators voting at once it must not queue behind their writes. In WAL
-    mode readers see the last committed state and never block writers.
+    mode (and on PostgreSQL) readers see the last committed state and never block
+    writers.
     """
-    path = engine.url.database
-    if not path or path == ":memory:":
-        return engine
     reader = _READERS.get(engine)
     if reader is None:
-        reader = _READERS[engine] = make_engine(Path(path), immediate=False)
+        reader = _READERS[engine] = make_reader_engine(engine)
     return reader
 
 

@@ -1,18 +1,55 @@
-"""Engine creation with the pragmas set on every new connection."""
+"""Engine creation: a SQLite file (pragmas on every new connection) or a PostgreSQL URL.
+
+``--db`` takes either. A SQLite file queues its writers on a file lock beside it
+(:mod:`annotate.store.writelock`) and begins every write with ``BEGIN IMMEDIATE``; a
+PostgreSQL database serialises its writers with the server's own locking instead: every
+transaction of a writer engine first takes one transaction-scoped advisory lock
+(:data:`PG_WRITER_LOCK`), which the server releases at COMMIT or ROLLBACK, also when
+the client dies. Readers (``immediate=False``) take nothing and see the last committed
+state, as in WAL mode.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, event
+from sqlalchemy import URL, Engine, event, make_url
+from sqlalchemy.exc import ArgumentError
 from sqlmodel import create_engine
 
-from annotate.store.quick import default_db_path
-from annotate.store.writelock import enter_queue, leave_queue
+from annotate.store.errors import DatabaseError
+from annotate.store.quick import default_db_path, is_database_url
+from annotate.store.writelock import enter_queue, leave_queue, lock_timeout
 
-__all__ = ["BUSY_TIMEOUT_MS", "CACHE_KIB", "SYNCHRONOUS", "default_db_path", "make_engine"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "CACHE_KIB",
+    "PG_WRITER_LOCK",
+    "SYNCHRONOUS",
+    "DbTarget",
+    "database_url",
+    "default_db_path",
+    "describe_target",
+    "is_database_url",
+    "is_postgres",
+    "make_engine",
+    "reader_engine",
+]
+
+DbTarget = Path | str
+"""What ``--db`` names: a SQLite file (a path) or a database URL (``postgresql+psycopg://...``)."""
+
+PG_WRITER_LOCK = 0x616E6E6F
+"""Key of the transaction-scoped advisory lock every PostgreSQL writer takes first ("anno").
+
+One key for the whole database, as SQLite has one write lock: a vote's checks (chain
+head, overlap cap, reservations) and its insert run with no other writer in between,
+and a long import makes the voters wait (for at most :func:`lock_timeout`, then a
+one-line error) instead of interleaving with them.
+"""
 
 BUSY_TIMEOUT_MS = 5000
 """How long a writer waits for another process's lock before failing."""
@@ -74,8 +111,99 @@ def _begin_deferred(conn: Any) -> None:
     conn.exec_driver_sql("BEGIN")
 
 
+_PG_SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")
+
+
+def database_url(target: str) -> URL:
+    """The SQLAlchemy URL of a ``--db`` database URL (PostgreSQL through psycopg 3).
+
+    ``postgresql://`` and ``postgres://`` mean ``postgresql+psycopg://``; other drivers
+    and other databases are refused with one line.
+
+    Raises
+    ------
+    DatabaseError
+        The URL does not parse or names another database or driver.
+    """
+    try:
+        url = make_url(target)
+    except ArgumentError as err:
+        raise DatabaseError(
+            f"--db {_hide_password(target)} is not a database URL ({err}); expected "
+            "postgresql+psycopg://USER@HOST[:PORT]/DATABASE or a SQLite file path"
+        ) from None
+    if url.drivername not in _PG_SCHEMES:
+        raise DatabaseError(
+            f"--db {url.render_as_string(hide_password=True)}: the {url.drivername!r} database "
+            "is not supported; expected postgresql+psycopg://USER@HOST[:PORT]/DATABASE "
+            "or a SQLite file path"
+        )
+    if not url.database:
+        raise DatabaseError(
+            f"--db {url.render_as_string(hide_password=True)} names no database; expected "
+            "postgresql+psycopg://USER@HOST[:PORT]/DATABASE (create it first: createdb NAME)"
+        )
+    return url.set(drivername="postgresql+psycopg")
+
+
+def _hide_password(target: str) -> str:
+    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", target)
+
+
+def describe_target(target: DbTarget | Engine | None) -> str:
+    """How messages name a database: the file's path or the URL without its password."""
+    if target is None:
+        return "the default database"
+    if isinstance(target, Engine):
+        if target.url.get_backend_name() == "sqlite":
+            return target.url.database or "(in memory)"
+        return target.url.render_as_string(hide_password=True)
+    if isinstance(target, str) and is_database_url(target):
+        return _hide_password(target)
+    return str(target)
+
+
+def is_postgres(engine: Engine) -> bool:
+    """Whether ``engine`` is on a PostgreSQL server (else a SQLite file)."""
+    return engine.url.get_backend_name() == "postgresql"
+
+
+def _pg_begin_writer(conn: Any) -> None:
+    # The first statement of the transaction: wait (at most the connection's
+    # lock_timeout, see _make_pg_engine) for the writer lock; the server drops it at
+    # COMMIT or ROLLBACK.
+    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({PG_WRITER_LOCK})")
+
+
+def _make_pg_engine(url: URL, *, immediate: bool) -> Engine:
+    # timestamps are stored as UTC without a zone, as on SQLite; a writer waits for a
+    # lock (the writer lock first of all) at most lock_timeout() seconds
+    options = "-c timezone=UTC"
+    if immediate:
+        options += f" -c lock_timeout={max(1, int(lock_timeout() * 1000))}"
+    engine = create_engine(url, connect_args={"options": options, "connect_timeout": 10})
+    if immediate:
+        event.listen(engine, "begin", _pg_begin_writer)
+    return engine
+
+
+def reader_engine(engine: Engine) -> Engine:
+    """A new engine on the same database whose transactions never wait for writers.
+
+    SQLite: the file opened with ``immediate=False`` (no writer queue, plain ``BEGIN``);
+    PostgreSQL: the URL without the writer lock. An in-memory database is ``engine``
+    itself.
+    """
+    if is_postgres(engine):
+        return _make_pg_engine(engine.url, immediate=False)
+    path = engine.url.database
+    if not path or path == ":memory:":
+        return engine
+    return make_engine(Path(path), immediate=False)
+
+
 def make_engine(
-    path: Path | str, *, immediate: bool = True, synchronous: str = SYNCHRONOUS
+    path: DbTarget, *, immediate: bool = True, synchronous: str = SYNCHRONOUS
 ) -> Engine:
     """Create an engine for the SQLite file at ``path`` (the file is created if missing).
 
@@ -87,7 +215,13 @@ def make_engine(
     commits or rolls back) and starts with ``BEGIN IMMEDIATE``; readers such as the
     monitor pass ``immediate=False`` and never wait for writers. No folder is created:
     :func:`annotate.services.db.open_store` creates only the default data folder.
+
+    ``path`` may also be a PostgreSQL URL (see :func:`database_url`); ``immediate`` then
+    makes every transaction take the writer lock :data:`PG_WRITER_LOCK` first, and
+    ``synchronous`` does not apply (the server's ``synchronous_commit`` decides).
     """
+    if isinstance(path, str) and is_database_url(path):
+        return _make_pg_engine(database_url(path), immediate=immediate)
     if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
         raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
     path = Path(path)

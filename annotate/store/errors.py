@@ -36,6 +36,27 @@ _FAULTS: tuple[tuple[tuple[str, ...], str], ...] = (
         "the disk holding the database {db} is full; free some space and try again",
     ),
     (
+        ("canceling statement due to lock timeout", "lock timeout"),
+        "the database {db} is busy: another annotate process held its writer lock for longer "
+        "than the lock timeout; wait for it to finish (or stop it) and try again (set "
+        "ANNOTATE_LOCK_TIMEOUT=SECONDS to wait longer)",
+    ),
+    (
+        ("connection refused", "could not connect", "connection failed", "could not translate"),
+        "cannot connect to the database server of {db}: is PostgreSQL running there and "
+        "listening on that host and port? Check the URL, or pass --db with a SQLite file",
+    ),
+    (
+        ("password authentication failed", 'role "', "no pg_hba.conf entry"),
+        "the database server of {db} refused the login; check the user and password in the URL "
+        "and the server's pg_hba.conf",
+    ),
+    (
+        ('database "',),
+        "the database {db} does not exist on its server; create it first (createdb NAME) "
+        "or check the URL",
+    ),
+    (
         ("database is locked", "database is busy"),
         "the database {db} stayed locked by a program that does not queue with annotate "
         "(an sqlite3 shell, a sync tool?); close it and try again",
@@ -55,6 +76,6 @@ def database_fault(err: BaseException, db: str | None) -> DatabaseError | None:
     text = str(getattr(err, "orig", None) or err).lower()
     for needles, template in _FAULTS:
         if any(n in text for n in needles):
-            name = (db or "the database").rsplit("/", 1)[-1]
+            name = (db or "the database").rsplit("/", 1)[-1].split("?", 1)[0]
             return DatabaseError(template.format(db=db or "(in memory)", name=name))
     return None

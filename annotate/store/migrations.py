@@ -3,13 +3,43 @@
 Each migration is a named function applied in one transaction together with
 its row in ``_migrations``. The first creates the baseline schema; the schema
 version is the number of applied migrations.
+
+The same list migrates a SQLite file and a PostgreSQL database (``--db URL``), and
+``tests/store/test_backends.py`` checks that both end with the same schema (tables,
+columns, types by affinity, nullability, unique indexes, views), from an empty
+database and from one created at each older version.
+
+Writing a migration that works on both back ends
+------------------------------------------------
+1. Declare the change in :mod:`annotate.store.models` first (the baseline creates
+   every table the models define, so a new database already has it).
+2. A new table: ``Model.__table__.create(conn, checkfirst=True)`` and each of its
+   indexes with ``index.create(conn, checkfirst=True)`` (as 003 and 004 do).
+3. A new column: ``ALTER TABLE t ADD COLUMN c <type> [NOT NULL DEFAULT ...]`` only when
+   ``sqlalchemy.inspect(conn).get_columns("t")`` lacks it; give the type with
+   :func:`column_ddl` (the column's type compiled for ``conn.dialect``) rather than a
+   SQLite spelling, and a constant default (SQLite cannot add a NOT NULL column without
+   one; booleans as ``false``/``true``: :func:`sql_bool`).
+4. No ``PRAGMA``, ``sqlite_master``, ``rowid``, ``datetime('now')``, ``INSERT OR ...``,
+   ``GROUP_CONCAT``, ``typeof`` or 0/1 for booleans in a migration: ask
+   ``sqlalchemy.inspect(conn)`` about the schema, pass times as parameters, use
+   ``ON CONFLICT`` and boolean parameters. What only one back end can do (005's table
+   rebuild is SQLite's way to change a constraint) goes in a branch on
+   ``conn.dialect.name`` with a path for each, and the test compares the results.
+5. A new view: ``CREATE VIEW name AS ...`` when ``inspect(conn).get_view_names()``
+   lacks it (SQLite has no ``CREATE OR REPLACE VIEW``, PostgreSQL no
+   ``CREATE VIEW IF NOT EXISTS``).
+6. Add the name to :data:`MIGRATIONS` and to ``annotate.store.quick.MIGRATION_NAMES``;
+   run ``tests/store/test_backends.py`` (it needs a PostgreSQL server; it starts one
+   when ``initdb`` is installed).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 
-from sqlalchemy import Connection, Engine, inspect, text
+from sqlalchemy import Column, Connection, Engine, inspect, text
 from sqlalchemy.schema import CreateTable
 from sqlmodel import SQLModel
 
@@ -55,6 +85,16 @@ def _m004_item_note(conn: Connection) -> None:
         index.create(conn, checkfirst=True)
 
 
+def column_ddl(conn: Connection, column: Column[object]) -> str:
+    """The type of ``column`` as ``conn``'s dialect spells it (for ``ALTER TABLE ADD COLUMN``)."""
+    return str(column.type.compile(dialect=conn.dialect))
+
+
+def sql_bool(value: bool) -> str:
+    """A boolean constant both back ends read as a boolean (``true`` / ``false``)."""
+    return "true" if value else "false"
+
+
 def _m005_vote_unique_indexes(conn: Connection) -> None:
     """Rebuild ``vote`` so that its ``UNIQUE (uuid)`` and ``UNIQUE (supersedes)`` table
     constraints become the named unique indexes ``ux_vote_uuid`` and
@@ -67,7 +107,14 @@ def _m005_vote_unique_indexes(conn: Connection) -> None:
     saved and recreated from their stored SQL, and ``PRAGMA foreign_key_check`` must find
     nothing before the transaction commits. Same columns, types, rows and row ids. A
     database created by this version already has the new form: nothing to do.
+
+    PostgreSQL changes constraints in place (DDL is transactional there): the two
+    ``UNIQUE`` table constraints are dropped and the named unique indexes created, in
+    the migration's transaction (:func:`_m005_postgresql`).
     """
+    if conn.dialect.name != "sqlite":
+        _m005_postgresql(conn)
+        return
     (fk_on,) = conn.exec_driver_sql("PRAGMA foreign_keys").one()
     if fk_on:
         raise DatabaseError("migration 005 must run with foreign keys off", title="Migration")
@@ -169,6 +216,18 @@ def _m007_selection_probability(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE vote ADD COLUMN selection_probability FLOAT"))
 
 
+def _m005_postgresql(conn: Connection) -> None:
+    """005 on PostgreSQL: replace ``UNIQUE (uuid)`` and ``UNIQUE (supersedes)`` of ``vote``
+    by the named unique indexes (the views stay: they do not depend on the constraints)."""
+    table = models.Vote.__table__  # type: ignore[attr-defined]
+    for uc in inspect(conn).get_unique_constraints("vote"):
+        if uc["column_names"] in (["uuid"], ["supersedes"]) and uc["name"]:
+            conn.exec_driver_sql(f'ALTER TABLE vote DROP CONSTRAINT "{uc["name"]}"')
+    for ix in sorted(table.indexes, key=lambda i: str(i.name)):
+        if ix.name in _VOTE_UNIQUE_INDEXES:
+            ix.create(conn, checkfirst=True)
+
+
 _VOTE_UNIQUE_INDEXES = ("ux_vote_supersedes", "ux_vote_uuid")
 """The named unique indexes that replace the vote table's UNIQUE constraints (005)."""
 
@@ -193,26 +252,40 @@ _CREATE_MIGRATIONS = (
 )
 
 
+def _now_text() -> str:
+    """UTC now as SQLite's ``datetime('now')`` writes it (what ``applied_at`` held before)."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def applied(engine: Engine) -> list[str]:
     """Names of the migrations already applied to the database.
 
-    Reads on the raw connection, outside any transaction: the store's engines begin
-    transactions with ``BEGIN IMMEDIATE``, which would wait for the write lock behind a
-    long import (and fail after the busy timeout) just to read this list.
+    Reads on the raw connection, outside any transaction of the engine: the store's
+    engines begin transactions with ``BEGIN IMMEDIATE`` (SQLite) or the writer lock
+    (PostgreSQL), which would wait behind a long import (and fail after the timeout)
+    just to read this list. In the order applied (by name: the names are numbered).
     """
+    postgres = engine.url.get_backend_name() == "postgresql"
     raw = engine.raw_connection()
     try:
         cur = raw.cursor()
         try:
-            has_table = cur.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
-            ).fetchone()
-            if not has_table:
+            if postgres:
+                cur.execute("SELECT to_regclass('_migrations') IS NOT NULL")
+            else:
+                cur.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+                )
+            row = cur.fetchone()
+            if not row or not row[0]:
                 return []
-            return [r[0] for r in cur.execute("SELECT name FROM _migrations ORDER BY rowid")]
+            cur.execute("SELECT name FROM _migrations ORDER BY name")
+            return [r[0] for r in cur.fetchall()]
         finally:
             cur.close()
     finally:
+        if postgres:
+            raw.rollback()  # end the read's implicit transaction before the pool keeps it
         raw.close()
 
 
@@ -239,7 +312,7 @@ def migrate(engine: Engine) -> list[str]:
     unknown = [n for n in done if n not in known]
     if unknown:
         raise DatabaseError(
-            f"the database {engine.url.database} was written by a newer version of annotate "
+            f"the database {_label(engine)} was written by a newer version of annotate "
             f"(schema {', '.join(unknown)}); open it with that version or upgrade annotate",
             title="Newer database",
         )
@@ -253,6 +326,12 @@ def migrate(engine: Engine) -> list[str]:
     return ran
 
 
+def _label(engine: Engine) -> str:
+    if engine.url.get_backend_name() == "sqlite":
+        return str(engine.url.database)
+    return engine.url.render_as_string(hide_password=True)
+
+
 def _apply(engine: Engine, done: list[str]) -> list[str]:
     ran: list[str] = []
     for name, fn in MIGRATIONS:
@@ -261,7 +340,7 @@ def _apply(engine: Engine, done: list[str]) -> list[str]:
         with engine.connect() as conn:
             raw = conn.connection.dbapi_connection
             assert raw is not None
-            fk_off = name in _FOREIGN_KEYS_OFF
+            fk_off = name in _FOREIGN_KEYS_OFF and conn.dialect.name == "sqlite"
             if fk_off:
                 raw.execute("PRAGMA foreign_keys=OFF")  # outside any transaction
             try:
@@ -273,11 +352,8 @@ def _apply(engine: Engine, done: list[str]) -> list[str]:
                         continue
                     fn(conn)
                     conn.execute(
-                        text(
-                            "INSERT INTO _migrations (name, applied_at) "
-                            "VALUES (:n, datetime('now'))"
-                        ),
-                        {"n": name},
+                        text("INSERT INTO _migrations (name, applied_at) VALUES (:n, :t)"),
+                        {"n": name, "t": _now_text()},
                     )
             finally:
                 if fk_off:

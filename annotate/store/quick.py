@@ -12,6 +12,7 @@ be faster, never different.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -47,6 +48,13 @@ LIST_STUDIES_SQL = """
 """Every study with its item, current-vote and annotator counts (as ``repo.list_studies``)."""
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_database_url(target: object) -> bool:
+    """Whether a ``--db`` value is a database URL (``postgresql+psycopg://...``), not a file."""
+    return isinstance(target, str) and _URL.match(target) is not None
 
 
 def default_db_path() -> Path:

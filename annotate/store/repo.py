@@ -1,9 +1,19 @@
 """Queries. Functions take a Session first, never commit, and return frozen
-dataclasses or tuples, never live ORM objects."""
+dataclasses or tuples, never live ORM objects.
+
+Every query runs on both back ends (a SQLite file, a PostgreSQL database): portable
+SQL through SQLAlchemy's ``text()`` with named parameters, and on the hot paths that
+use the DB-API cursor directly, ``?`` placeholders turned into psycopg's ``%s`` by
+:func:`_raw` (so no ``%`` in those queries). What only SQLite has (``typeof``, SQL
+functions defined in Python, ``PRAGMA``, ``sqlite_master``) is confined to branches on
+:func:`is_postgres` with a portable path for PostgreSQL beside it.
+"""
 
 from __future__ import annotations
 
 import json
+import sqlite3
+import sys
 import uuid as uuidlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -74,6 +84,38 @@ class BattleView:
     model_b: str
     response_a: str | None
     response_b: str | None
+
+
+def is_postgres(session: Session) -> bool:
+    """Whether the session's database is PostgreSQL (else SQLite)."""
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def _raw(session: Session) -> tuple[Any, Any]:
+    """The session's DB-API connection and a function that adapts ``?`` placeholders to it."""
+    conn = session.connection().connection.dbapi_connection
+    assert conn is not None
+    if is_postgres(session):
+        return conn, _percent_marks
+    return conn, _same
+
+
+def _same(sql: str) -> str:
+    return sql
+
+
+def _percent_marks(sql: str) -> str:
+    assert "%" not in sql, "raw SQL for psycopg must not hold a literal %"
+    return sql.replace("?", "%s")
+
+
+def integrity_errors() -> tuple[type[BaseException], ...]:
+    """The DB-API errors a constraint violation raises on a raw cursor (either back end)."""
+    errors: tuple[type[BaseException], ...] = (sqlite3.IntegrityError,)
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None:
+        errors = (*errors, psycopg.IntegrityError)
+    return errors
 
 
 def _study_row(s: Study) -> StudyRow:
@@ -195,18 +237,15 @@ def annotator_ids(session: Session, names: Sequence[str]) -> list[int]:
         # as the ORM stores Annotator.created_at: naive UTC with microseconds
         now = utc_now().replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
         last = max((aid for aid, _ in rows if aid is not None), default=0)
-        conn = session.connection().connection.dbapi_connection
-        assert conn is not None
+        conn, q = _raw(session)
         cur = conn.cursor()
         try:
             cur.executemany(
-                "INSERT INTO annotator (name, created_at) VALUES (?, ?)", [(n, now) for n in new]
+                q("INSERT INTO annotator (name, created_at) VALUES (?, ?)"),
+                [(n, now) for n in new],
             )
-            exact.update(
-                cur.execute(
-                    "SELECT name, id FROM annotator WHERE id > ? ORDER BY id", (last,)
-                ).fetchall()
-            )
+            cur.execute(q("SELECT name, id FROM annotator WHERE id > ? ORDER BY id"), (last,))
+            exact.update(cur.fetchall())
         finally:
             cur.close()
     out: list[int] = []
@@ -283,12 +322,17 @@ def question_ids(session: Session, study_id: int) -> dict[str, int]:
 def insert_scores(
     session: Session, rows: Iterable[tuple[int, str, float]], *, replace: bool = False
 ) -> int:
-    """Insert response-matrix entries ``(question_id, model, score)``."""
-    verb = "INSERT OR REPLACE" if replace else "INSERT"
+    """Insert response-matrix entries ``(question_id, model, score)``; with ``replace``, an
+    entry already stored takes the new score."""
+    upsert = (
+        " ON CONFLICT (question_id, model) DO UPDATE SET score = excluded.score" if replace else ""
+    )
     data = [{"q": q, "m": m, "s": s} for q, m, s in rows]
     if data:
         session.execute(
-            text(f"{verb} INTO responsescore (question_id, model, score) VALUES (:q, :m, :s)"),
+            text(
+                "INSERT INTO responsescore (question_id, model, score) VALUES (:q, :m, :s)" + upsert
+            ),
             data,
         )
     return len(data)
@@ -651,8 +695,19 @@ def vote_export_rows(
     number stored as a float is given as a whole number, as the CSV export writes it),
     ``created_at`` ISO 8601 in UTC with ``Z`` (a zero fraction left out). Stored
     timestamps in another form go through ``stamp`` (a function of the stored value,
-    registered as an SQL function for the query).
+    registered as an SQL function for the query; on PostgreSQL, where ``created_at`` is a
+    timestamp, every stamp goes through it).
     """
+    if is_postgres(session):
+        yield from _vote_export_rows_pg(
+            session,
+            study_id,
+            current_only=current_only,
+            fingerprint=fingerprint,
+            stamp=stamp,
+            batch=batch,
+        )
+        return
     conn = session.connection().connection.dbapi_connection
     assert conn is not None
     conn.create_function("annotate_export_stamp", 1, stamp, deterministic=True)
@@ -685,6 +740,45 @@ def vote_export_rows(
         cur.close()
 
 
+def _vote_export_rows_pg(
+    session: Session,
+    study_id: int,
+    *,
+    current_only: bool,
+    fingerprint: str | None,
+    stamp: Any,
+    batch: int,
+) -> Iterator[Sequence[Any]]:
+    """:func:`vote_export_rows` in portable SQL, the timestamps formatted in Python.
+
+    ``response_ms`` is an integer column there (PostgreSQL stores no fraction in it), so
+    ``whole_ms`` has nothing to do.
+    """
+    source = "current_vote" if current_only else "vote"
+    conn, q = _raw(session)
+    cur = conn.cursor()
+    try:
+        cur.execute(
+            q(
+                f"""SELECT v.uuid, s.name, s.kind, a.name, i.key, v.choice,
+                       CASE WHEN s.kind = 'difficulty'
+                            THEN CASE WHEN v.swapped THEN 'second' ELSE 'first' END
+                            ELSE CASE WHEN v.swapped THEN 'model_b' ELSE 'model_a' END END,
+                       v.response_ms,
+                       CASE WHEN v.fast THEN 'True' ELSE 'False' END,
+                       v.created_at, v.supersedes
+                FROM {source} v JOIN study s ON s.id = v.study_id
+                JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
+                WHERE v.study_id = ? ORDER BY v.id"""
+            ),
+            (study_id,),
+        )
+        while rows := cur.fetchmany(batch):
+            yield [(*r[:9], stamp(r[9]), r[10], fingerprint) for r in rows]
+    finally:
+        cur.close()
+
+
 def _csv_cell(expr: str) -> str:
     """SQL for a text value as :mod:`csv`'s writer (``QUOTE_MINIMAL``, line end ``\\n``)
     writes it: in double quotes, quotes doubled, when it holds a comma, a quote or a
@@ -698,7 +792,11 @@ def _csv_cell(expr: str) -> str:
 def vote_export_plain(session: Session, study_id: int) -> bool:
     """Whether every vote of the study has the stored types :func:`vote_export_csv_lines`
     formats in SQL: text ids, names, keys and choices, a number or nothing as the
-    response time (anything else, written by hand, goes through :mod:`csv`)."""
+    response time (anything else, written by hand, goes through :mod:`csv`). Always
+    False on PostgreSQL: that path is SQLite's (``typeof``, an SQL function in Python),
+    and PostgreSQL's typed columns make :func:`vote_export_rows` exact there."""
+    if is_postgres(session):
+        return False
     (mine,) = session.execute(
         text("SELECT COUNT(*) FROM vote WHERE study_id = :s"), {"s": study_id}
     ).one()
@@ -746,6 +844,8 @@ def vote_export_csv_lines(
     ``study_fingerprint`` cell, its comma before it and the line end). Only for a study
     that passes :func:`vote_export_plain`. ``stamp`` as for :func:`vote_export_rows`.
     """
+    if is_postgres(session):
+        raise ValueError("vote_export_csv_lines is SQLite's path (vote_export_plain is False)")
     conn = session.connection().connection.dbapi_connection
     assert conn is not None
     conn.create_function("annotate_export_stamp", 1, stamp, deterministic=True)
@@ -925,6 +1025,24 @@ VOTE_INSERT_COLUMNS = (
 )
 
 
+_BOOL_COLUMNS = tuple(VOTE_INSERT_COLUMNS.index(c) for c in ("swapped", "fast"))
+
+
+def _bools(session: Session, rows: Iterable[Sequence[Any]]) -> Sequence[Sequence[Any]]:
+    """Vote rows with ``swapped`` and ``fast`` as Python booleans on PostgreSQL (whose
+    boolean columns refuse the integers 0 and 1 that SQLite stores)."""
+    if not is_postgres(session):
+        return rows if isinstance(rows, Sequence) else list(rows)
+    out = []
+    for r in rows:
+        row = list(r)
+        for k in _BOOL_COLUMNS:
+            if row[k] is not None:
+                row[k] = bool(row[k])
+        out.append(tuple(row))
+    return out
+
+
 def bulk_insert_votes(session: Session, rows: Sequence[tuple[Any, ...]]) -> int:
     """Insert many vote rows (tuples in ``VOTE_INSERT_COLUMNS`` order) in the open transaction.
 
@@ -934,14 +1052,15 @@ def bulk_insert_votes(session: Session, rows: Sequence[tuple[Any, ...]]) -> int:
     """
     if not rows:
         return 0
-    conn = session.connection().connection.dbapi_connection
-    assert conn is not None
+    conn, q = _raw(session)
     cur = conn.cursor()
     try:
         cur.executemany(
-            f"INSERT INTO vote ({', '.join(VOTE_INSERT_COLUMNS)}) VALUES "
-            f"({', '.join('?' for _ in VOTE_INSERT_COLUMNS)})",
-            rows,
+            q(
+                f"INSERT INTO vote ({', '.join(VOTE_INSERT_COLUMNS)}) VALUES "
+                f"({', '.join('?' for _ in VOTE_INSERT_COLUMNS)})"
+            ),
+            _bools(session, rows),
         )
     finally:
         cur.close()
@@ -980,6 +1099,8 @@ def bulk_insert_vote_batches(
     then, whatever writer lock file it did or did not queue on. Readers see the last
     committed state, indexes included (tests/store/test_migration_005.py checks both).
     """
+    if is_postgres(session):
+        return _bulk_insert_vote_batches_pg(session, batches)
     conn = session.connection().connection.dbapi_connection
     assert conn is not None
     cur = conn.cursor()
@@ -1010,6 +1131,34 @@ def bulk_insert_vote_batches(
     finally:
         cur.execute(f"PRAGMA cache_size = {int(cache)}")
         cur.close()
+
+
+def _bulk_insert_vote_batches_pg(
+    session: Session, batches: Iterable[Sequence[tuple[Any, ...]]]
+) -> int:
+    """:func:`bulk_insert_vote_batches` on PostgreSQL: the indexes stay.
+
+    ``DROP INDEX`` takes an ACCESS EXCLUSIVE lock on ``vote`` until the transaction
+    ends, so every reader (the monitor, the annotators' next item) would wait for the
+    whole import; and PostgreSQL checks the unique indexes as rows arrive anyway. The
+    rows go in with psycopg's ``executemany`` (pipelined); an IntegrityError
+    (``duplicate key value violates unique constraint "ux_vote_uuid"``) aborts the
+    caller's transaction, which rolls back whole.
+    """
+    conn, q = _raw(session)
+    sql = q(
+        f"INSERT INTO vote ({', '.join(VOTE_INSERT_COLUMNS)}) VALUES "
+        f"({', '.join('?' for _ in VOTE_INSERT_COLUMNS)})"
+    )
+    n = 0
+    cur = conn.cursor()
+    try:
+        for rows in batches:
+            cur.executemany(sql, _bools(session, rows))
+            n += len(rows)
+    finally:
+        cur.close()
+    return n
 
 
 def duplicate_vote_value(session: Session, column: str) -> str | None:
@@ -1067,16 +1216,18 @@ def vote_rows_after(session: Session, study_id: int, after_id: int) -> list[tupl
     rows to the earlier ones and dropping every superseded row and every retraction
     gives the ``current_vote`` view.
     """
-    conn = session.connection().connection.dbapi_connection
-    assert conn is not None
+    conn, q = _raw(session)
     cur = conn.cursor()
     try:
         cur.execute(
-            f"""SELECT v.id, v.item_id, v.annotator_id, {outcome_sql("v.choice")},
-                      v.swapped, coalesce(v.response_ms, -1), v.fast,
+            q(
+                f"""SELECT v.id, v.item_id, v.annotator_id, {outcome_sql("v.choice")},
+                      CASE WHEN v.swapped THEN 1 ELSE 0 END, coalesce(v.response_ms, -1),
+                      CASE WHEN v.fast THEN 1 ELSE 0 END,
                       coalesce((SELECT w.id FROM vote w WHERE w.uuid = v.supersedes), 0)
                FROM vote v WHERE v.study_id = ? AND v.id > ? AND v.retest_of IS NULL
-               ORDER BY v.id""",
+               ORDER BY v.id"""
+            ),
             (study_id, after_id),
         )
         return list(cur.fetchall())
@@ -1380,14 +1531,16 @@ def current_vote_codes(session: Session, study_id: int) -> list[tuple[int, ...]]
     fast)`` with the choice codes of :data:`annotate.choices.OUTCOME`. Read through the
     DB-API cursor (no row objects): this is the arrays' hot path.
     """
-    conn = session.connection().connection.dbapi_connection
-    assert conn is not None
+    conn, q = _raw(session)
     cur = conn.cursor()
     try:
         cur.execute(
-            f"""SELECT item_id, annotator_id, {outcome_sql("choice")},
-                       swapped, coalesce(response_ms, -1), fast
-                FROM current_vote WHERE study_id = ? ORDER BY id""",
+            q(
+                f"""SELECT item_id, annotator_id, {outcome_sql("choice")},
+                       CASE WHEN swapped THEN 1 ELSE 0 END, coalesce(response_ms, -1),
+                       CASE WHEN fast THEN 1 ELSE 0 END
+                FROM current_vote WHERE study_id = ? ORDER BY id"""
+            ),
             (study_id,),
         )
         return list(cur.fetchall())
@@ -1452,15 +1605,16 @@ def vote_studies(session: Session, uuids: Iterable[str]) -> dict[str, str]:
     """Vote uuid -> name of the study that stores it, for those of ``uuids`` stored."""
     todo = list(uuids)
     out: dict[str, str] = {}
-    conn = session.connection().connection.dbapi_connection
-    assert conn is not None
+    conn, q = _raw(session)
     cur = conn.cursor()
     try:
         for start in range(0, len(todo), 500):
             chunk = todo[start : start + 500]
             cur.execute(
-                f"""SELECT v.uuid, s.name FROM vote v JOIN study s ON s.id = v.study_id
-                    WHERE v.uuid IN ({", ".join("?" for _ in chunk)})""",
+                q(
+                    f"""SELECT v.uuid, s.name FROM vote v JOIN study s ON s.id = v.study_id
+                    WHERE v.uuid IN ({", ".join("?" for _ in chunk)})"""
+                ),
                 chunk,
             )
             out.update({u: n for u, n in cur.fetchall()})
@@ -1484,25 +1638,24 @@ def study_has_votes(session: Session, study_id: int) -> bool:
 
 def all_vote_uuids(session: Session) -> list[str]:
     """The uuid of every stored vote row (for a set comparison against a large import)."""
-    conn = session.connection().connection.dbapi_connection
-    assert conn is not None
+    conn, _ = _raw(session)
     cur = conn.cursor()
     try:
-        return [u for (u,) in cur.execute("SELECT uuid FROM vote")]
+        cur.execute("SELECT uuid FROM vote")
+        return [u for (u,) in cur.fetchall()]
     finally:
         cur.close()
 
 
 def any_vote_stored(session: Session, uuids: Sequence[str]) -> bool:
     """Whether any of ``uuids`` is a stored vote id (looked up 500 at a time)."""
-    conn = session.connection().connection.dbapi_connection
-    assert conn is not None
+    conn, q = _raw(session)
     cur = conn.cursor()
     try:
         for start in range(0, len(uuids), 500):
             chunk = list(uuids[start : start + 500])
             cur.execute(
-                f"SELECT 1 FROM vote WHERE uuid IN ({', '.join('?' for _ in chunk)}) LIMIT 1",
+                q(f"SELECT 1 FROM vote WHERE uuid IN ({', '.join('?' for _ in chunk)}) LIMIT 1"),
                 chunk,
             )
             if cur.fetchone():

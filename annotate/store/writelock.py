@@ -262,7 +262,11 @@ def writer_queue(db: Path | str | None, *, timeout: float | None = None) -> Iter
 
 
 def engine_db(engine: Engine) -> str | None:
-    """The database file of a SQLite engine (None for an in-memory database)."""
+    """The database file of a SQLite engine (None for an in-memory database, and for a
+    PostgreSQL server, whose writers queue on the server's advisory lock instead: see
+    :func:`annotate.store.engine.make_engine`)."""
+    if engine.url.get_backend_name() != "sqlite":
+        return None
     path = engine.url.database
     return None if not path or path == ":memory:" else path
 
@@ -276,7 +280,8 @@ def engine_writer_queue(engine: Engine, *, timeout: float | None = None) -> Iter
 
 @contextmanager
 def database_faults(engine: Engine, *, keep_locked: bool = False) -> Iterator[None]:
-    """Turn SQLite failures (read-only, corrupt, missing, full) into one-line DatabaseErrors.
+    """Turn database failures (read-only, corrupt, missing, full; on PostgreSQL also an
+    unreachable server and a writer lock not granted in time) into one-line DatabaseErrors.
 
     With ``keep_locked``, "database is locked" passes through unchanged (for callers
     that retry it).
@@ -286,7 +291,12 @@ def database_faults(engine: Engine, *, keep_locked: bool = False) -> Iterator[No
     except (DBAPIError, sqlite3.Error) as err:  # raw sqlite3 errors come from raw connections
         if keep_locked and "locked" in str(err):
             raise
-        fault = database_fault(err, engine_db(engine))
+        label = (
+            engine_db(engine)
+            if engine.url.get_backend_name() == "sqlite"
+            else engine.url.render_as_string(hide_password=True)
+        )
+        fault = database_fault(err, label)
         if fault is None:
             raise
         raise fault from err

@@ -2,7 +2,9 @@
 
 Votes go through :class:`VotingSession` (the code path of the annotation
 screens); the expected statuses and signals are checked against the
-:mod:`ranking` functions run directly on the same votes.
+:mod:`ranking` functions run directly on the same votes. Every test runs on both back
+ends where marked :data:`BOTH` (a SQLite file and a PostgreSQL database, issue 17: the
+monitor works unchanged on PostgreSQL); the others on SQLite.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlmodel import Session
 
 from annotate.errors import StudyNotFoundError
 from annotate.services.arrays import vote_arrays
+from annotate.services.db import open_store
 from annotate.services.importing import import_paths
 from annotate.services.monitoring import MonitorSource, StudyMonitor, monitor_snapshot
 from annotate.services.voting import VotingSession
@@ -32,6 +35,19 @@ STRENGTH = {"Aurora-13B": 1.5, "Drift-70B": 0.7, "Basalt-2": 0.0, "Cinder-Lite":
 """Log-strengths of the demo arena's four models, for simulated annotators."""
 
 HONEST = ("ada", "bob", "cyd", "dee")
+
+
+BOTH = pytest.mark.parametrize("engine", ["sqlite", "postgres"], indirect=True)
+"""Run the test on both back ends (the ``engine`` fixture's parameter)."""
+
+
+@pytest.fixture
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
+    """A fresh database holding the demo studies: a SQLite file, or a PostgreSQL database
+    for the tests marked :data:`BOTH`."""
+    if getattr(request, "param", "sqlite") == "postgres":
+        return open_store(str(request.getfixturevalue("pg_url")), seed_demo=True)
+    return open_store(tmp_path / "v.db", seed_demo=True)
 
 
 def vote_arena(
@@ -91,6 +107,7 @@ def by_name(snap: MonitorSnapshot) -> dict[str, object]:
 # --- degenerate states ------------------------------------------------------------------
 
 
+@BOTH
 def test_no_votes(engine: Engine) -> None:
     snap = monitor_snapshot(engine, "demo-arena")
     assert snap.n_votes == 0
@@ -101,6 +118,7 @@ def test_no_votes(engine: Engine) -> None:
     assert snap.counts == {"flagged": 0, "pending": 0, "reliable": 0}
 
 
+@BOTH
 def test_one_annotator(engine: Engine) -> None:
     vote_arena(engine, "ada", seed=1)
     snap = monitor_snapshot(engine, "demo-arena")
@@ -151,6 +169,7 @@ def test_disconnected_difficulty_names_the_questions(engine: Engine) -> None:
     assert_no_nan(snap)
 
 
+@BOTH
 def test_disconnected_arena(engine: Engine) -> None:
     """One battle voted each: some models never compared, the fit impossible."""
     for name in ("ada", "bob"):
@@ -246,13 +265,19 @@ def test_signals_match_ranking(arena: Engine) -> None:
     assert "left side 100%" in lefty.alerts  # type: ignore[attr-defined]
 
 
+@BOTH
 def test_incremental_equals_full_read(arena: Engine) -> None:
     """A monitor that reads only new rows (votes, changes of mind, undos) matches a fresh one."""
     # Undo is refused once model names are revealed (issue 9): this test needs undos.
+    from sqlalchemy import text
+
     with arena.begin() as con:
-        con.exec_driver_sql(
-            "UPDATE study SET settings_json = json_set(settings_json, '$.reveal_models', "
-            "json('false')) WHERE name = 'demo-arena'"
+        (raw,) = con.execute(
+            text("SELECT settings_json FROM study WHERE name = 'demo-arena'")
+        ).one()
+        con.execute(
+            text("UPDATE study SET settings_json = :j WHERE name = 'demo-arena'"),
+            {"j": json.dumps({**json.loads(raw), "reveal_models": False})},
         )
     mon = StudyMonitor(arena, "demo-arena")
     first = mon.snapshot()
@@ -274,11 +299,26 @@ def test_incremental_equals_full_read(arena: Engine) -> None:
     assert live.last_vote_id > first.last_vote_id
 
 
-def test_reader_does_not_wait_for_writers(arena: Engine, db_path: Path) -> None:
-    """The monitor reads while another process holds the write lock."""
+@BOTH
+def test_reader_does_not_wait_for_writers(arena: Engine) -> None:
+    """The monitor reads while another process holds the write lock (SQLite's, or the
+    writer advisory lock on PostgreSQL)."""
     source = MonitorSource(arena)
     mon = source.open("demo-arena")
-    con = sqlite3.connect(db_path, isolation_level=None)
+    if arena.url.get_backend_name() == "postgresql":
+        from sqlalchemy import text
+
+        from annotate.store.engine import make_engine
+
+        writer = make_engine(arena.url.render_as_string(hide_password=False))
+        with Session(writer) as s, s.begin():
+            s.execute(text("SELECT 1"))  # holds the writer lock until the block ends
+            snap = mon.snapshot()
+            assert mon.changed() is False
+            assert snap.n_votes == 4 * 96
+        writer.dispose()
+        return
+    con = sqlite3.connect(str(arena.url.database), isolation_level=None)
     try:
         con.execute("BEGIN IMMEDIATE")
         t0 = time.perf_counter()
@@ -336,6 +376,7 @@ def vote_difficulty(engine: Engine, annotator: str, *, seed: int, style: str) ->
         session.vote(key, 20_000)
 
 
+@BOTH
 def test_difficulty_study(difficulty: Engine) -> None:
     for i, name in enumerate(("ada", "bob", "cyd", "dan", "skipper")):
         vote_difficulty(difficulty, name, seed=i, style="skipper" if name == "skipper" else "")
