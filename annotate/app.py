@@ -45,6 +45,11 @@ class AnnotateApp(App[int]):
         Annotator name; when given, the name prompt is skipped.
     study : str, optional
         Study to open; with ``annotator``, the app opens it directly.
+    fixed_annotator : bool
+        The name cannot be changed (``annotate serve``: the browser link fixes it); the
+        welcome screen shows it without a name box and offers no other names.
+    only_study : str, optional
+        The only study listed and opened (a link limited to one study).
     keymap : dict, optional
         Binding id -> keys; ``None`` reads ``keys.toml`` from the config directory.
     """
@@ -77,8 +82,14 @@ class AnnotateApp(App[int]):
         annotator: str | None = None,
         study: str | None = None,
         keymap: dict[str, str] | None = None,
+        fixed_annotator: bool = False,
+        only_study: str | None = None,
     ) -> None:
         super().__init__()
+        if fixed_annotator and not annotator:
+            raise ValueError("fixed_annotator needs the annotator's name")
+        self.fixed_annotator = fixed_annotator
+        self.only_study = only_study
         self.engine = engine
         self.annotator = annotator
         """The annotator's name once known (from the command line or the welcome screen)."""
@@ -111,7 +122,10 @@ class AnnotateApp(App[int]):
         self.set_keymap(keymap)
         from annotate.screens.welcome import WelcomeScreen
 
-        self.push_screen(WelcomeScreen(self, self.list_studies, self.known_names))
+        names = None if self.fixed_annotator else self.known_names
+        self.push_screen(
+            WelcomeScreen(self, self.list_studies, names, fixed_name=self.fixed_annotator)
+        )
         if self.annotator and self.initial_study:
             self.open_study(self.initial_study)
 
@@ -119,7 +133,10 @@ class AnnotateApp(App[int]):
 
     def list_studies(self, annotator: str | None) -> list[StudyProgress]:
         """Every study with the annotator's progress (called from a worker thread)."""
-        return study_progress(self.engine, annotator)
+        rows = study_progress(self.engine, annotator)
+        if self.only_study is not None:
+            rows = [r for r in rows if r.name == self.only_study]
+        return rows
 
     def known_names(self) -> list[str]:
         """Annotator names in the database, offered as completions (called from a thread)."""
@@ -133,6 +150,9 @@ class AnnotateApp(App[int]):
         """
         if not self.annotator:
             self.notify("Type your name first, then press Enter.", severity="warning")
+            return
+        if self.only_study is not None and study != self.only_study:
+            self.notify("Your link is for another study.", severity="warning")
             return
         self._load_session(study, self.annotator)
 
@@ -264,13 +284,23 @@ def make_app(
     annotator: str | None = None,
     study: str | None = None,
     keymap: dict[str, str] | None = None,
+    fixed_annotator: bool = False,
+    only_study: str | None = None,
 ) -> AnnotateApp:
     """Build the app on the database at ``db_path`` (or an open ``engine``).
 
-    A database without studies gets the embedded demo studies.
+    A database without studies gets the embedded demo studies. ``fixed_annotator`` and
+    ``only_study``: see :class:`AnnotateApp`.
     """
     if engine is None:
         from annotate.services.db import open_store
 
         engine = open_store(db_path, seed_demo=True)
-    return AnnotateApp(engine, annotator=annotator, study=study, keymap=keymap)
+    return AnnotateApp(
+        engine,
+        annotator=annotator,
+        study=study,
+        keymap=keymap,
+        fixed_annotator=fixed_annotator,
+        only_study=only_study,
+    )

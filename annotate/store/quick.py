@@ -26,6 +26,7 @@ MIGRATION_NAMES = (
     "003_reservation",
     "004_item_note",
     "005_vote_unique_indexes",
+    "006_access_token",
 )
 """The schema this module reads: the names of :data:`annotate.store.migrations.MIGRATIONS`.
 
