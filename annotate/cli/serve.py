@@ -94,6 +94,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from annotate.services.db import open_store
     from annotate.store.engine import default_db_path, make_engine
 
+    if not 0 < args.port < 65536:
+        raise AnnotateError(f"--port {args.port}: expected a port number from 1 to 65535")
     db = db_path(args)
     engine = open_store(db, seed_demo=db is None)  # migrated before any app process starts
     try:
@@ -106,9 +108,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 )
     finally:
         engine.dispose()
-    if not 0 < args.port < 65536:
-        raise AnnotateError(f"--port {args.port}: expected a port number from 1 to 65535")
-    from annotate.web.server import StudyServer
+    try:
+        from annotate.web.server import StudyServer
+    except ModuleNotFoundError as err:
+        if err.name not in ("textual_serve", "aiohttp"):
+            raise
+        raise AnnotateError(
+            f"annotate serve needs {err.name.replace('_', '-')}: "
+            "pip install 'annotate-eval[serve]' (or: pip install textual-serve)"
+        ) from None
 
     path = (db if db is not None else default_db_path()).resolve()
     reader = make_engine(path, immediate=False)

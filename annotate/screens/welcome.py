@@ -134,8 +134,10 @@ class WelcomeScreen(Screen[None]):
         self.query_one("#name", Input).suggester = SuggestFromList(names, case_sensitive=False)
 
     def action_back_or_quit(self) -> None:
+        if self.fixed_name:
+            return  # no name to go back to (the link fixed it); q quits
         name_box = self.query_one("#name", Input)
-        if self.fixed_name or self.focused is name_box:
+        if self.focused is name_box:
             self.app.exit()
         else:
             name_box.focus()
