@@ -135,6 +135,7 @@ class StudyServer(Server):
         self.study = study
         self._tickets: dict[str, Ticket] = {}
         self._sessions: dict[str, set[web.WebSocketResponse]] = {}
+        self._checked: dict[int, tuple[TokenHolder, str]] = {}
         self._watcher: asyncio.Task[None] | None = None
 
     # --- the guard ----------------------------------------------------------------
@@ -156,10 +157,10 @@ class StudyServer(Server):
             elif self.study is not None and holder.study not in (None, self.study):
                 response = forbidden("This link is for a study this server does not serve.")
             else:
-                token = request.query["token"]
-                request["holder"] = TokenHolder(holder.annotator, holder.study or self.study)
-                request["token_hash"] = hash_token(token)
-                response = await handler(request)
+                checked = TokenHolder(holder.annotator, holder.study or self.study)
+                response = await self._handle(
+                    request, handler, checked, hash_token(request.query["token"])
+                )
         elif path.startswith("/ws/"):
             ticket = self._tickets.pop(request.match_info.get("ticket", ""), None)
             if ticket is None or ticket.expires < time.monotonic():
@@ -167,14 +168,26 @@ class StudyServer(Server):
             elif not await asyncio.to_thread(live_hashes, self.reader, [ticket.token_hash]):
                 response = forbidden("This link has been revoked.")
             else:
-                request["holder"] = ticket.holder
-                request["token_hash"] = ticket.token_hash
-                response = await handler(request)
+                response = await self._handle(request, handler, ticket.holder, ticket.token_hash)
         else:
             raise web.HTTPNotFound()
         if not isinstance(response, web.WebSocketResponse):
             response.headers.update(self.security_headers(request))
         return response
+
+    async def _handle(
+        self, request: web.Request, handler: Handler, holder: TokenHolder, token_hash: str
+    ) -> web.StreamResponse:
+        """Run ``handler`` with the checked holder (see :meth:`checked`)."""
+        self._checked[id(request)] = (holder, token_hash)
+        try:
+            return await handler(request)
+        finally:
+            del self._checked[id(request)]
+
+    def checked(self, request: web.Request) -> tuple[TokenHolder, str]:
+        """The holder and token hash the guard checked for ``request``."""
+        return self._checked[id(request)]
 
     @staticmethod
     def security_headers(request: web.Request) -> dict[str, str]:
@@ -212,7 +225,8 @@ class StudyServer(Server):
         for key in [k for k, t in self._tickets.items() if t.expires < now]:
             del self._tickets[key]
         ticket = secrets.token_urlsafe(24)
-        self._tickets[ticket] = Ticket(request["holder"], request["token_hash"], now + TICKET_TTL_S)
+        holder, token_hash = self.checked(request)
+        self._tickets[ticket] = Ticket(holder, token_hash, now + TICKET_TTL_S)
         secure = request.secure or request.headers.get("X-Forwarded-Proto") == "https"
         ws_url = f"{'wss' if secure else 'ws'}://{request.host}/ws/{ticket}"
         try:
@@ -228,8 +242,7 @@ class StudyServer(Server):
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         """One app process for this browser, as the ticket's annotator."""
-        holder: TokenHolder = request["holder"]
-        token_hash: str = request["token_hash"]
+        holder, token_hash = self.checked(request)
         websocket = web.WebSocketResponse(heartbeat=15)
         try:
             width = int(request.query.get("width", "80"))
