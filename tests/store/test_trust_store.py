@@ -169,9 +169,10 @@ def test_migration_adds_the_reservation_table_to_an_older_database(tmp_path: Pat
     with sqlite3.connect(db) as con:  # as version 002 left it
         con.execute("DROP TABLE reservation")
         con.execute("DROP TABLE itemnote")  # added by 004, after 003
+        con.execute("DROP TABLE accesstoken")  # added by 006
         con.execute(
             "DELETE FROM _migrations WHERE name IN "
-            "('003_reservation', '004_item_note', '005_vote_unique_indexes')"
+            "('003_reservation', '004_item_note', '005_vote_unique_indexes', '006_access_token')"
         )
     engine = open_store(db)
     with engine.connect() as c:
