@@ -51,6 +51,11 @@ class AnnotateApp(App[int]):
     study : str, optional
         Study to open; with ``annotator``, the app opens it directly (the welcome
         screen is built only when the annotator leaves the study).
+    fixed_annotator : bool
+        The name cannot be changed (``annotate serve``: the browser link fixes it); the
+        welcome screen shows it without a name box and offers no other names.
+    only_study : str, optional
+        The only study listed and opened (a link limited to one study).
     keymap : dict, optional
         Binding id -> keys; ``None`` reads ``keys.toml`` from the config directory.
     starting : StartingSession, optional
@@ -87,10 +92,16 @@ class AnnotateApp(App[int]):
         study: str | None = None,
         keymap: dict[str, str] | None = None,
         starting: StartingSession | None = None,
+        fixed_annotator: bool = False,
+        only_study: str | None = None,
     ) -> None:
         super().__init__()
         if engine is None and starting is None:
             raise ValueError("AnnotateApp needs an engine or a starting session")
+        if fixed_annotator and not annotator:
+            raise ValueError("fixed_annotator needs the annotator's name")
+        self.fixed_annotator = fixed_annotator
+        self.only_study = only_study
         self._engine = engine
         self.starting = starting
         """The quick start's session (None on the usual path)."""
@@ -144,7 +155,10 @@ class AnnotateApp(App[int]):
         from annotate.screens.welcome import WelcomeScreen
 
         if not any(isinstance(s, WelcomeScreen) for s in self.screen_stack):
-            self.push_screen(WelcomeScreen(self, self.list_studies, self.known_names))
+            names = None if self.fixed_annotator else self.known_names
+            self.push_screen(
+                WelcomeScreen(self, self.list_studies, names, fixed_name=self.fixed_annotator)
+            )
 
     def on_item_painted(self, message: ItemPainted) -> None:
         """After a quick start's first paint: open the store in the background."""
@@ -178,7 +192,10 @@ class AnnotateApp(App[int]):
         """Every study with the annotator's progress (called from a worker thread)."""
         from annotate.services.voting import study_progress
 
-        return study_progress(self.engine, annotator)
+        rows = study_progress(self.engine, annotator)
+        if self.only_study is not None:
+            rows = [r for r in rows if r.name == self.only_study]
+        return rows
 
     def known_names(self) -> list[str]:
         """Annotator names in the database, offered as completions (called from a thread)."""
@@ -194,6 +211,9 @@ class AnnotateApp(App[int]):
         """
         if not self.annotator:
             self.notify("Type your name first, then press Enter.", severity="warning")
+            return
+        if self.only_study is not None and study != self.only_study:
+            self.notify("Your link is for another study.", severity="warning")
             return
         self._load_session(study, self.annotator)
 
@@ -347,7 +367,7 @@ class AnnotateApp(App[int]):
 
 
 def make_app(
-    db_path: Path | None = None,
+    db_path: Path | str | None = None,
     *,
     engine: Engine | None = None,
     annotator: str | None = None,
@@ -355,6 +375,8 @@ def make_app(
     keymap: dict[str, str] | None = None,
     quick: bool = False,
     seed_demo: bool = True,
+    fixed_annotator: bool = False,
+    only_study: str | None = None,
 ) -> AnnotateApp:
     """Build the app on the database at ``db_path`` (None: the default one) or an open ``engine``.
 
@@ -362,8 +384,10 @@ def make_app(
     ``quick`` (what ``annotate --annotator NAME --study STUDY`` does), an annotator
     resuming the study gets the quick start of :mod:`annotate.services.quick_start`
     when it applies: the first item is read with sqlite3 and the store opens after it
-    is painted.
+    is painted. ``fixed_annotator`` and ``only_study``: see :class:`AnnotateApp` (never
+    with the quick start).
     """
+    quick = quick and not fixed_annotator and "://" not in str(db_path)  # not a database URL
     if engine is None and quick and annotator and study:
         from annotate.services.quick_start import quick_start
         from annotate.store.quick import default_db_path
@@ -384,4 +408,11 @@ def make_app(
         from annotate.services.db import open_store
 
         engine = open_store(db_path, seed_demo=seed_demo)
-    return AnnotateApp(engine, annotator=annotator, study=study, keymap=keymap)
+    return AnnotateApp(
+        engine,
+        annotator=annotator,
+        study=study,
+        keymap=keymap,
+        fixed_annotator=fixed_annotator,
+        only_study=only_study,
+    )

@@ -8,7 +8,8 @@ parents)`` that adds its commands and sets each one's handler (``func``):
 - :mod:`annotate.cli.analysis`: ``rank``, ``rate``, ``simulate`` and ``monitor``;
 - :mod:`annotate.cli.report`: ``report``;
 - :mod:`annotate.cli.analyze`: ``analyze``;
-- :mod:`annotate.cli.plan`: ``plan`` (``plan pairs``).
+- :mod:`annotate.cli.plan`: ``plan`` (``plan pairs``);
+- :mod:`annotate.cli.serve`: ``serve`` and ``annotators`` (``add``, ``list``, ``revoke``).
 
 :mod:`annotate.cli.output` holds what they print with (tables, JSON, progress bars, error
 lines) and :mod:`annotate.cli.options` the options they share (``--db``, ``--json``).
@@ -28,13 +29,13 @@ import sys
 from collections.abc import Sequence
 
 from annotate import __version__
-from annotate.cli import analysis, analyze, app, import_export, plan, report
+from annotate.cli import analysis, analyze, app, import_export, plan, report, serve
 from annotate.cli.options import DB_HELP, db_path, make_parents
 from annotate.cli.output import describe_error, error_line, quiet_broken_pipe
 
 __all__ = ["build_parser", "main"]
 
-FAMILIES = (app, import_export, analysis, report, analyze, plan)
+FAMILIES = (app, import_export, analysis, report, analyze, plan, serve)
 """The command modules, in the order their commands are listed by ``annotate --help``."""
 
 

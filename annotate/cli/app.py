@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from annotate.cli.options import Parents, db_path
 from annotate.cli.output import print_json, say, table
+from annotate.web import FIXED_ANNOTATOR_ENV, FIXED_STUDY_ENV
 
 
 def add_parser(subparsers: Any, parents: Parents) -> None:
@@ -19,6 +21,12 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
     )
     a.add_argument("--annotator", metavar="NAME", default=argparse.SUPPRESS)
     a.add_argument("--study", metavar="NAME", default=argparse.SUPPRESS)
+    a.add_argument(
+        "--fixed-annotator",
+        action="store_true",
+        help=f"the name cannot be changed in the app: --annotator NAME, or ${FIXED_ANNOTATOR_ENV} "
+        f"(what annotate serve uses); ${FIXED_STUDY_ENV} or --study then limits it to one study",
+    )
     a.set_defaults(func=cmd_app)
 
     s = subparsers.add_parser(
@@ -39,7 +47,27 @@ def cmd_app(args: argparse.Namespace) -> int:
     # database the user named (use ``annotate import --demo`` for that). With --annotator
     # and --study, a resuming annotator's first item is painted before the full store
     # is imported (annotate.services.quick_start).
-    app = make_app(db, annotator=args.annotator, study=args.study, quick=True, seed_demo=db is None)
+    if getattr(args, "fixed_annotator", False):
+        from annotate.errors import AnnotateError
+
+        name = os.environ.get(FIXED_ANNOTATOR_ENV) or args.annotator
+        if not name:
+            raise AnnotateError(
+                f"--fixed-annotator needs --annotator NAME or ${FIXED_ANNOTATOR_ENV}"
+            )
+        study = os.environ.get(FIXED_STUDY_ENV) or args.study
+        app = make_app(
+            db,
+            annotator=name,
+            study=study,
+            seed_demo=db is None,
+            fixed_annotator=True,
+            only_study=study,
+        )
+    else:
+        app = make_app(
+            db, annotator=args.annotator, study=args.study, quick=True, seed_demo=db is None
+        )
     app.run()
     return int(app.return_code or 0)
 

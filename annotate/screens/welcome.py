@@ -86,8 +86,12 @@ class WelcomeScreen(Screen[None]):
         host: WelcomeHost,
         list_studies: ListStudies,
         known_names: Callable[[], list[str]] | None = None,
+        *,
+        fixed_name: bool = False,
     ) -> None:
         super().__init__()
+        self.fixed_name = fixed_name
+        """The name is the host's and cannot be changed (a browser link fixed it)."""
         self.host = host
         self.list_studies = list_studies
         self.known_names = known_names
@@ -100,13 +104,17 @@ class WelcomeScreen(Screen[None]):
         with Vertical(id="welcome"):
             yield Label("annotate", id="app-title")
             yield Label(INTRO, id="intro")
-            yield Label("1. Your name (it keeps your votes apart; Enter to continue)")
-            yield Input(
-                value=self.host.annotator or last_annotator(),
-                placeholder="type your name and press Enter (→ completes a known name)",
-                id="name",
-                max_length=64,
-            )
+            if self.fixed_name:
+                yield Label("1. Your name (set by your link)")
+                yield Input(value=self.host.annotator or "", id="name", disabled=True)
+            else:
+                yield Label("1. Your name (it keeps your votes apart; Enter to continue)")
+                yield Input(
+                    value=self.host.annotator or last_annotator(),
+                    placeholder="type your name and press Enter (→ completes a known name)",
+                    id="name",
+                    max_length=64,
+                )
             yield Label(STEP_2, id="step-2")
             yield OptionList(id="studies")
             yield LiteralText(id="study-description")
@@ -126,6 +134,8 @@ class WelcomeScreen(Screen[None]):
         self.query_one("#name", Input).suggester = SuggestFromList(names, case_sensitive=False)
 
     def action_back_or_quit(self) -> None:
+        if self.fixed_name:
+            return  # no name to go back to (the link fixed it); q quits
         name_box = self.query_one("#name", Input)
         if self.focused is name_box:
             self.app.exit()
@@ -176,6 +186,8 @@ class WelcomeScreen(Screen[None]):
 
     @on(Input.Submitted, "#name")
     def name_entered(self, event: Input.Submitted) -> None:
+        if self.fixed_name:
+            return
         name = valid_name(event.value)
         if name is None:
             self.notify(
@@ -206,6 +218,9 @@ class WelcomeScreen(Screen[None]):
 
     @on(OptionList.OptionSelected, "#studies")
     def study_selected(self, event: OptionList.OptionSelected) -> None:
+        if self.fixed_name:
+            self.host.open_study(event.option.id or "")
+            return
         name = valid_name(self.query_one("#name", Input).value)
         if name is None:
             self.notify("Type your name first, then press Enter.", severity="warning")

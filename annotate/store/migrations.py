@@ -226,6 +226,14 @@ def _m005_postgresql(conn: Connection) -> None:
     for ix in sorted(table.indexes, key=lambda i: str(i.name)):
         if ix.name in _VOTE_UNIQUE_INDEXES:
             ix.create(conn, checkfirst=True)
+def _m006_access_token(conn: Connection) -> None:
+    # Browser links of ``annotate serve`` (issue 17): portable DDL only (the table and its
+    # indexes as SQLAlchemy emits them for the connection's dialect); as with 003, a
+    # database created by this version already has the table from the baseline.
+    table = models.AccessToken.__table__  # type: ignore[attr-defined]
+    table.create(conn, checkfirst=True)
+    for index in table.indexes:
+        index.create(conn, checkfirst=True)
 
 
 _VOTE_UNIQUE_INDEXES = ("ux_vote_supersedes", "ux_vote_uuid")
@@ -242,6 +250,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("003_reservation", _m003_reservation),
     ("004_item_note", _m004_item_note),
     ("005_vote_unique_indexes", _m005_vote_unique_indexes),
+    ("006_access_token", _m006_access_token),
     ("007_selection_probability", _m007_selection_probability),
     ("008_quality_questionnaire", _m008_quality_questionnaire),
 ]

@@ -292,3 +292,30 @@ class AnnotatorAnswer(SQLModel, table=True):
     key: str
     answer: str
     created_at: datetime = Field(default_factory=utc_now)
+class AccessToken(SQLModel, table=True):
+    """A browser link the lead issued to one annotator (``annotate annotators add``).
+
+    Only the SHA-256 of the token is stored (the link shows the token once). The token
+    fixes the annotator's name in ``annotate serve``; ``study_id``, when set, limits the
+    link to that study. Revoking sets ``revoked_at`` (the row stays, for the record). An
+    annotator holds at most one live link: a partial unique index, on both back ends.
+    """
+
+    __table_args__ = (
+        Index("ux_accesstoken_hash", "token_hash", unique=True),
+        Index(
+            "ux_accesstoken_live",
+            "annotator_id",
+            unique=True,
+            sqlite_where=text("revoked_at IS NULL"),
+            postgresql_where=text("revoked_at IS NULL"),
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    token_hash: str = Field(max_length=64)
+    """Hex SHA-256 of the token."""
+    annotator_id: int = Field(foreign_key="annotator.id", ondelete="CASCADE")
+    study_id: int | None = Field(default=None, foreign_key="study.id", ondelete="CASCADE")
+    created_at: datetime = Field(default_factory=utc_now)
+    revoked_at: datetime | None = None

@@ -27,6 +27,7 @@ MIGRATION_NAMES = (
     "003_reservation",
     "004_item_note",
     "005_vote_unique_indexes",
+    "006_access_token",
     "007_selection_probability",
     "008_quality_questionnaire",
 )

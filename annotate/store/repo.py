@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import text, update
 from sqlmodel import Session, col, select
 
 from annotate.choices import LEFT_CHOICES, outcome_sql
 from annotate.errors import AnnotateError
 from annotate.names import InvalidNameError, normalize_annotator, one_line
 from annotate.store.models import (
+    AccessToken,
     Annotator,
     AnnotatorAnswer,
     Battle,
@@ -1872,3 +1873,102 @@ def study_answers(session: Session, study_id: int) -> list[tuple[int, str, str]]
         {"s": study_id},
     ).all()
     return [(int(a), str(k), str(x)) for a, k, x in rows]
+# --- browser links of ``annotate serve`` (issue 17) -------------------------------------
+
+
+@dataclass(frozen=True)
+class AccessLinkRow:
+    """One link issued to an annotator: never the token, only who, where and when."""
+
+    annotator: str
+    study: str | None
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TokenHolder:
+    """Whom a live token belongs to (see :func:`token_holder`)."""
+
+    annotator: str
+    study: str | None
+
+
+def live_link_of(session: Session, annotator: int) -> AccessLinkRow | None:
+    """The annotator's live (not revoked) link, if any."""
+    links = [r for r in access_links(session, annotator) if r.revoked_at is None]
+    return links[0] if links else None
+
+
+def insert_access_token(
+    session: Session, *, token_hash: str, annotator: int, study_id: int | None
+) -> None:
+    """Store the hash of a new token for ``annotator`` (limited to ``study_id`` if given)."""
+    session.add(AccessToken(token_hash=token_hash, annotator_id=annotator, study_id=study_id))
+    session.flush()
+
+
+def access_links(session: Session, annotator: int | None = None) -> list[AccessLinkRow]:
+    """Every link issued (or the annotator's), oldest first."""
+    where = "" if annotator is None else "WHERE t.annotator_id = :a"
+    rows = session.execute(
+        text(
+            f"""SELECT a.name, s.name, t.created_at, t.revoked_at
+                FROM accesstoken t JOIN annotator a ON a.id = t.annotator_id
+                LEFT JOIN study s ON s.id = t.study_id
+                {where} ORDER BY t.id"""
+        ),
+        {} if annotator is None else {"a": annotator},
+    ).all()
+    return [
+        AccessLinkRow(
+            str(a), None if st is None else str(st), _utc(c), None if r is None else _utc(r)
+        )
+        for a, st, c, r in rows
+    ]
+
+
+def revoke_access_tokens(session: Session, annotator: int) -> int:
+    """Mark the annotator's live links revoked; returns how many were live.
+
+    Links are working state like reservations: the row is kept, ``revoked_at`` is set.
+    """
+    result = session.execute(
+        update(AccessToken)
+        .where(col(AccessToken.annotator_id) == annotator, col(AccessToken.revoked_at).is_(None))
+        .values(revoked_at=utc_now())
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def token_holder(session: Session, token_hash: str) -> TokenHolder | None:
+    """The annotator (and study) of a live token with this hash, or None."""
+    row = session.execute(
+        text(
+            """SELECT a.name, s.name FROM accesstoken t
+               JOIN annotator a ON a.id = t.annotator_id
+               LEFT JOIN study s ON s.id = t.study_id
+               WHERE t.token_hash = :h AND t.revoked_at IS NULL"""
+        ),
+        {"h": token_hash},
+    ).first()
+    return (
+        None if row is None else TokenHolder(str(row[0]), None if row[1] is None else str(row[1]))
+    )
+
+
+def live_token_hashes(session: Session, hashes: Sequence[str]) -> set[str]:
+    """Which of ``hashes`` still name a live token (the server drops the others' sessions)."""
+    found: set[str] = set()
+    wanted = list(hashes)
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        found |= {
+            str(h)
+            for h in session.exec(
+                select(AccessToken.token_hash).where(
+                    col(AccessToken.token_hash).in_(chunk), col(AccessToken.revoked_at).is_(None)
+                )
+            )
+        }
+    return found

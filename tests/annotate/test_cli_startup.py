@@ -39,6 +39,8 @@ COMMANDS = [
     ("report",),
     ("analyze",),
     ("plan",),
+    ("serve",),
+    ("annotators",),
 ]
 HEAVY = ("numpy", "scipy", "pandas", "textual", "sqlalchemy", "sqlmodel", "ranking", "matplotlib")
 

@@ -152,8 +152,10 @@ def test_migration_adds_the_item_note_table_to_an_older_database(tmp_path: Path)
     open_store(db).dispose()
     with sqlite3.connect(db) as con:  # as version 003 left it
         con.execute("DROP TABLE itemnote")
+        con.execute("DROP TABLE accesstoken")  # added by 006, after 004
         con.execute(
-            "DELETE FROM _migrations WHERE name IN ('004_item_note', '005_vote_unique_indexes')"
+            "DELETE FROM _migrations WHERE name IN "
+            "('004_item_note', '005_vote_unique_indexes', '006_access_token')"
         )
     engine = open_store(db)
     with engine.connect() as c:

@@ -169,6 +169,7 @@ def test_migration_adds_the_reservation_table_to_an_older_database(tmp_path: Pat
     with sqlite3.connect(db) as con:  # as version 002 left it
         con.execute("DROP TABLE reservation")
         con.execute("DROP TABLE itemnote")  # added by 004, after 003
+        con.execute("DROP TABLE accesstoken")  # added by 006
         con.execute(  # 003 and every later migration (007, 008, ...) not yet applied
             "DELETE FROM _migrations WHERE name NOT IN ('001_baseline', '002_current_vote_view')"
         )
