@@ -115,5 +115,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         names = getattr(item, "fixturenames", ())
         params = getattr(getattr(item, "callspec", None), "params", {})
-        if "pg_server" in names or "pg_url" in names or "postgres" in params.values():
+        on_server = any(isinstance(v, str) and v == "postgres" for v in params.values())
+        if "pg_server" in names or "pg_url" in names or on_server:
             item.add_marker(pytest.mark.postgres)
