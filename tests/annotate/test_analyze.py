@@ -290,7 +290,11 @@ def test_rank_weighted_accuracy_hand_case(capsys, tmp_path: Path) -> None:
     q = tmp_path / "q.csv"
     q.write_text("question_id,dataset\nq1,e\nq2,e\nq3,h\nq4,h\n")
     doc = run_json(capsys, "rank", "weighted-accuracy", str(m), "--questions", str(q))
-    assert doc["models"] == [{"model": "a", "score": 0.625}, {"model": "b", "score": 0.125}]
+    # score_100: divided by the largest score, the EIP paper's Fig. 3 scale
+    assert doc["models"] == [
+        {"model": "a", "score": 0.625, "score_100": 100.0},
+        {"model": "b", "score": 0.125, "score_100": 20.0},
+    ]
 
 
 def test_rank_weighted_accuracy_on_the_demo_subjects(capsys) -> None:
