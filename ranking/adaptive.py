@@ -395,7 +395,7 @@ def expected_variance_reduction(
     Examples
     --------
     >>> expected_variance_reduction([0.0, 3.0], [0.1, 0.8], [0.1, 0.1]).round(4).tolist()
-    [0.0049, 0.0283]
+    [0.0049, 0.0284]
     """
     d = np.asarray(diff, dtype=np.float64)
     va = np.asarray(variance_a, dtype=np.float64)
@@ -479,7 +479,7 @@ def settled_items(
     --------
     >>> settled_items([0.1, 3.0, 0.1], [0.25, 0.25, 0.25], [50, 50, 50], [60, 50, 30],
     ...               target_width=55).tolist()
-    [False, False, True]
+    [False, True, True]
     >>> settled_items([0.1, 3.0, 0.1], [0.25, 0.25, 0.25], [50, 50, 50], [60, 50, 30],
     ...               target_width=0).tolist()
     [False, True, False]
