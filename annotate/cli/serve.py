@@ -97,6 +97,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise AnnotateError(f"--port {args.port}: expected a port number from 1 to 65535")
     db = db_path(args)
+    if isinstance(db, str):
+        # a PostgreSQL URL goes on the app processes' command line: refuse one with a
+        # password there (use a password file or trust/peer authentication instead),
+        # before connecting, so that no connection error hides the reason
+        from sqlalchemy.engine import make_url
+
+        if make_url(db).password is not None:
+            raise AnnotateError(
+                "annotate serve: put the PostgreSQL password in ~/.pgpass, not in the --db URL"
+            )
     engine = open_store(db, seed_demo=db is None)  # migrated before any app process starts
     try:
         if args.study is not None:
@@ -118,15 +128,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "pip install 'annotate-eval[serve]' (or: pip install textual-serve)"
         ) from None
 
-    if isinstance(db, str):
-        # a PostgreSQL URL goes on the app processes' command line: refuse one with a
-        # password there (use a password file or trust/peer authentication instead)
-        from sqlalchemy.engine import make_url
-
-        if make_url(db).password is not None:
-            raise AnnotateError(
-                "annotate serve: put the PostgreSQL password in ~/.pgpass, not in the --db URL"
-            )
     path = db if isinstance(db, str) else (db if db is not None else default_db_path()).resolve()
     reader = make_engine(path, immediate=False)
     try:

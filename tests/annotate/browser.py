@@ -75,7 +75,7 @@ def run_annotate(*args: str) -> str:
     return done.stdout
 
 
-def issue_link(db: Path, name: str, port: int, study: str | None = None) -> str:
+def issue_link(db: Path | str, name: str, port: int, study: str | None = None) -> str:
     """``annotate annotators add``: the link it prints (its last line)."""
     extra = ["--study", study] if study else []
     out = run_annotate(
@@ -87,11 +87,17 @@ def issue_link(db: Path, name: str, port: int, study: str | None = None) -> str:
 class Served:
     """``annotate serve`` running in its own process group (ended with it)."""
 
-    def __init__(self, db: Path, port: int, *, study: str | None = None) -> None:
+    def __init__(
+        self, db: Path | str, port: int, *, study: str | None = None, log: Path | None = None
+    ) -> None:
         self.port = port
         self.base = f"http://127.0.0.1:{port}"
         extra = ["--study", study] if study else []
-        self.log = db.with_suffix(".serve.log")
+        if log is None:
+            if not isinstance(db, Path):
+                raise ValueError("a database URL needs log=PATH for the server's output")
+            log = db.with_suffix(".serve.log")
+        self.log = log
         self._log_file = self.log.open("w")
         self.proc = subprocess.Popen(
             [str(ANNOTATE), "serve", "--db", str(db), "--port", str(port), *extra],
@@ -126,8 +132,10 @@ class Served:
 
 
 @contextmanager
-def served(db: Path, port: int, *, study: str | None = None) -> Iterator[Served]:
-    s = Served(db, port, study=study)
+def served(
+    db: Path | str, port: int, *, study: str | None = None, log: Path | None = None
+) -> Iterator[Served]:
+    s = Served(db, port, study=study, log=log)
     try:
         yield s
     finally:
@@ -231,21 +239,49 @@ class Annotator:
         raise AssertionError(f"{self.name}: the first item did not appear")
 
 
-def current_votes(db: Path, name: str, study: str) -> int:
-    """The annotator's current votes in the study (read-only, beside the writers)."""
+_CURRENT_VOTES = (
+    "SELECT count(*) FROM current_vote v JOIN annotator a ON a.id = v.annotator_id "
+    "JOIN study s ON s.id = v.study_id WHERE a.name = {p} AND s.name = {p}"
+)
+_PG_READERS: dict[str, Any] = {}
+
+
+def pg_reader(url: str) -> Any:
+    """One autocommit psycopg connection per PostgreSQL URL (reused: polled every 50 ms)."""
+    conn = _PG_READERS.get(url)
+    if conn is None or conn.closed:
+        import psycopg
+        from sqlalchemy import make_url
+
+        u = make_url(url)
+        conn = psycopg.connect(
+            host=u.host or "127.0.0.1",
+            port=u.port or 5432,
+            user=u.username,
+            password=u.password,
+            dbname=u.database,
+            autocommit=True,
+            connect_timeout=10,
+        )
+        _PG_READERS[url] = conn
+    return conn
+
+
+def current_votes(db: Path | str, name: str, study: str) -> int:
+    """The annotator's current votes in the study (read-only, beside the writers): ``db`` a
+    SQLite file or a PostgreSQL URL."""
+    if isinstance(db, str):
+        row = pg_reader(db).execute(_CURRENT_VOTES.format(p="%s"), (name, study)).fetchone()
+        return int(row[0])
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30) as c:
-        row = c.execute(
-            "SELECT count(*) FROM current_vote v JOIN annotator a ON a.id = v.annotator_id "
-            "JOIN study s ON s.id = v.study_id WHERE a.name = ? AND s.name = ?",
-            (name, study),
-        ).fetchone()
+        row = c.execute(_CURRENT_VOTES.format(p="?"), (name, study)).fetchone()
     return int(row[0])
 
 
 def cast(
     annotators: list[Annotator],
     keys: list[str],
-    db: Path,
+    db: Path | str,
     study: str,
     total: int,
     *,

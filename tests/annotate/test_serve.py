@@ -257,3 +257,17 @@ async def test_a_link_for_one_study_lists_and_opens_only_it(engine: Engine) -> N
 def test_fixed_annotator_needs_a_name(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["app", "--db", str(db_path), "--fixed-annotator"]) == 1
     assert FIXED_ANNOTATOR_ENV in capsys.readouterr().err
+
+
+def test_serve_refuses_a_postgresql_password_before_connecting(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # port 1 on localhost: if serve tried to connect first, the user would see a
+    # connection error instead of the reason, and the password might be echoed
+    url = "postgresql+psycopg://lead:s3cr3t-pw@127.0.0.1:1/study"
+    assert main(["serve", "--db", url, "--port", "8123"]) == 1
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "~/.pgpass" in err[0]
+    assert "s3cr3t-pw" not in captured.err + captured.out
+    assert "Traceback" not in captured.err
