@@ -268,6 +268,7 @@ def test_serve_refuses_a_postgresql_password_before_connecting(
     assert main(["serve", "--db", url, "--port", "8123"]) == 1
     captured = capsys.readouterr()
     err = captured.err.strip().splitlines()
-    assert len(err) == 1 and "~/.pgpass" in err[0]
+    assert len(err) == 1
+    assert "~/.pgpass" in err[0]
     assert "s3cr3t-pw" not in captured.err + captured.out
     assert "Traceback" not in captured.err
