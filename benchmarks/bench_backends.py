@@ -139,10 +139,11 @@ def run_monitor(db: str, n_votes: int, repeat: int) -> dict[str, Any]:
         query.append(snap.timings.query_ms)
     mon = source.open("bench")
     mon.snapshot()
-    voter_session = VotingSession(engine, "bench", "live-annotator")
     live: list[float] = []
-    for _ in range(repeat):
-        voter_session.vote("a", 9000)
+    for k in range(repeat):
+        # a new annotator per repeat: bench_monitor.build's study leaves only a few items
+        # open to any one annotator
+        VotingSession(engine, "bench", f"live-annotator-{k}").vote("a", 9000)
         t = time.perf_counter()
         assert mon.changed()
         mon.snapshot()
