@@ -32,8 +32,9 @@ def vote_count(db: Path) -> int:
     return int(rows(db, "SELECT count(*) FROM vote")[0][0])
 
 
-def settle_paints(t: Tmux, *, quiet: float = 0.6, timeout: float = 30.0) -> None:
-    """Wait until no paint has been confirmed for ``quiet`` seconds."""
+def settle_paints(t: Tmux, *, quiet: float = 1.0, timeout: float = 60.0) -> None:
+    """Wait until no paint has been confirmed for ``quiet`` seconds (1 s: at load 13-15
+    on 2 cores a 0.6 s window closed before a slow paint, and the count was read early)."""
     deadline = time.monotonic() + timeout
     seen, since = len(t.paints()), time.monotonic()
     while time.monotonic() < deadline:
@@ -62,8 +63,9 @@ def test_bursts_vote_only_on_painted_items_and_double_taps_vote_once(
     try:
         t.start()  # Enter past the instructions and subjects, then the first paint
         for burst in BURSTS:
-            before = vote_count(db)
+            before, painted = vote_count(db), len(t.paints())
             t.type(burst)  # one send-keys call: the keys arrive within a millisecond or two
+            t.wait_painted(painted + 1)  # the burst's first key votes and the next item paints
             settle_paints(t)
             assert vote_count(db) > before  # the first key of a burst votes
         for key in "1212":  # double taps 40 ms apart (timed by the tmux server)
