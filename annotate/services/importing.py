@@ -140,6 +140,7 @@ def classify(
                     jobs.append(_Job("votes", read_votes(found[0]), found[0]))
                     break
             jobs.extend(_note_jobs(path))  # comments and flags (issue 12)
+            jobs.extend(_quality_jobs(path))  # re-tests and questionnaire answers (issue 16)
             if jobs:
                 return jobs
             if any(path.rglob("samples_*.jsonl")):
@@ -222,6 +223,8 @@ def import_paths(
                 touched.add(name)
             elif job.kind == "notes":
                 _apply_notes(s, job, report)
+            elif job.kind in ("retests", "answers"):
+                _apply_quality(s, job, report)
             elif job.kind == "harness":
                 touched.add(_apply_harness(s, study, job.payload, job.path, report))
             if progress is not None:
@@ -1112,3 +1115,31 @@ def _apply_notes(s: Session, job: _Job, report: ImportReport) -> None:
     added = import_notes(s, job.path, job.payload)
     if added:
         report.notes.append(f"{added} item note{'s' * (added != 1)} (comments and flags) added")
+
+
+# --- re-tests and questionnaire answers in an export folder (issue 16) -----------------
+
+
+def _quality_jobs(folder: Path) -> list[_Job]:
+    """The export's ``retests.<fmt>`` and ``annotators.<fmt>``, read, if any (applied after
+    the folder's votes: a re-test names the vote it repeats)."""
+    from annotate.services.quality_io import RETEST_STEM, quality_files, read_quality_file
+
+    return [
+        _Job("retests" if stem == RETEST_STEM else "answers", read_quality_file(p), p)
+        for stem, p in quality_files(folder)
+    ]
+
+
+def _apply_quality(s: Session, job: _Job, report: ImportReport) -> None:
+    """Add the re-test votes or answers not stored yet (idempotent)."""
+    from annotate.services.quality_io import import_answers, import_retests
+
+    if job.kind == "retests":
+        added = import_retests(s, job.path, job.payload)
+        what = "re-test vote"
+    else:
+        added = import_answers(s, job.path, job.payload)
+        what = "questionnaire answer"
+    if added:
+        report.notes.append(f"{added} {what}{'s' * (added != 1)} added")
