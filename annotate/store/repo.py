@@ -770,7 +770,7 @@ def _vote_export_rows_pg(
                        v.created_at, v.supersedes
                 FROM {source} v JOIN study s ON s.id = v.study_id
                 JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
-                WHERE v.study_id = ? ORDER BY v.id"""
+                WHERE v.study_id = ? AND v.retest_of IS NULL ORDER BY v.id"""
             ),
             (study_id,),
         )
