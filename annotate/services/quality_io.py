@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -117,8 +117,7 @@ class _Rows:
     def created(self, line: int, r: Mapping[str, Any]) -> datetime | None:
         from annotate.services.votes_io import _created_at
 
-        when = _created_at(self.path, line, r.get("created_at"))
-        return None if when is None else when.astimezone(UTC).replace(tzinfo=None)
+        return _created_at(self.path, line, r.get("created_at"))  # aware, in UTC
 
 
 def import_retests(s: Session, path: Path, records: Iterable[tuple[int, Mapping[str, Any]]]) -> int:
@@ -168,6 +167,11 @@ def import_retests(s: Session, path: Path, records: Iterable[tuple[int, Mapping[
         swapped = left == halves[1].value
         sup = _text(r.get("supersedes")) or None
         of = _text(r.get("retest_of"))
+        fast_raw = _text(r.get("fast")).lower()
+        if fast_raw not in ("", "true", "false", "1", "0"):
+            rows.fail(line, "fast", describe(fast_raw), "true or false")
+        response_ms = _response_ms(path, line, r.get("response_ms"))
+        created_at = rows.created(line, r)
         old = known.get(uuid)
         if old is not None:  # already stored (or earlier in this file): the same, or refused
             same = (
@@ -235,9 +239,6 @@ def import_retests(s: Session, path: Path, records: Iterable[tuple[int, Mapping[
                 )
             if choice == Choice.RETRACT and target.choice == Choice.RETRACT:
                 rows.fail(line, "supersedes", f"retraction {uuid} withdraws a retraction")
-        fast_raw = _text(r.get("fast")).lower()
-        if fast_raw not in ("", "true", "false", "1", "0"):
-            rows.fail(line, "fast", describe(fast_raw), "true or false")
         repo.insert_vote(
             s,
             study_id=st.id,
@@ -245,11 +246,11 @@ def import_retests(s: Session, path: Path, records: Iterable[tuple[int, Mapping[
             item_id=item,
             choice=choice,
             swapped=swapped,
-            response_ms=_response_ms(path, line, r.get("response_ms")),
+            response_ms=response_ms,
             fast=fast_raw in ("true", "1"),
             supersedes=sup,
             vote_uuid=uuid,
-            created_at=rows.created(line, r),
+            created_at=created_at,
             retest_of=of,
         )
         new = quality_rows.StoredVote(uuid, st.id, annotator, item, choice, swapped, sup, of)
