@@ -198,7 +198,12 @@ def _retest_cases(out: Path) -> dict[str, tuple[str, Any, str, str]]:
         "a fork of the chain": ("retests", fork, "supersedes", "already replaced"),
         "bad left": ("retests", set_field(0, "left", "middle"), "left", "first or second"),
         "bad choice": ("retests", set_field(0, "choice", "model_a"), "choice", "first or"),
-        "bad vote id": ("retests", set_field(0, "vote_id", "x'; DROP TABLE vote;--"), "vote_id", "UUID"),
+        "bad vote id": (
+            "retests",
+            set_field(0, "vote_id", "x'; DROP TABLE vote;--"),
+            "vote_id",
+            "UUID",
+        ),
         "bad time": ("retests", set_field(0, "created_at", "yesterday"), "created_at", "ISO 8601"),
         "hostile annotator": (
             "retests",
