@@ -195,15 +195,18 @@ class RaterConsensusResult:
 # validation helpers
 
 
-def _as_ratings(x: Any, name: str) -> FloatArray:
-    """Return ``x`` as a 2-D float array with NaN for missing; reject infinities."""
+def _as_ratings(x: Any, name: str, *, copy: bool = True) -> FloatArray:
+    """Return ``x`` as a 2-D float array with NaN for missing; reject infinities.
+
+    ``copy=False`` returns a float64 input itself (for callers that only read it).
+    """
     arr = np.asarray(x)
     if arr.dtype.kind not in "biuf":
         raise InvalidParameterError(
             f"{name} must hold numeric codes (NaN for missing), got dtype {arr.dtype}; "
             "map category names to numbers first"
         )
-    arr = arr.astype(np.float64)
+    arr = arr.astype(np.float64, copy=copy)
     if arr.ndim != 2:
         raise ShapeError(
             f"{name} must be 2-D with shape (n_raters, n_units), got {arr.ndim} dimension(s)"
@@ -849,7 +852,7 @@ def krippendorff_alpha(
     """
     if level not in _LEVELS:
         raise InvalidParameterError(f"level must be one of {_LEVELS}, got {level!r}")
-    data = _as_ratings(reliability_data, "reliability_data")
+    data = _as_ratings(reliability_data, "reliability_data", copy=False)
     method = f"krippendorff_alpha({level})"
     if level == "ratio" and np.nanmin(data, initial=0.0) < 0:
         raise InvalidParameterError("ratio-level alpha needs non-negative values")
@@ -863,11 +866,16 @@ def krippendorff_alpha(
             method=method,
             n_raters=int(present.any(axis=1).sum()),
         )
-    sub = data[:, pairable]
-    sub_present = present[:, pairable]
     m = m_u[pairable].astype(np.float64)
     n_total = float(m.sum())
-    n_raters = int(sub_present.any(axis=1).sum())
+    if level != "interval" and (fast := _small_code_counts(data, present, m_u, pairable, n_units)):
+        # few integer codes: per-unit counts by one comparison per code, no copies
+        values, counts = fast
+        n_raters = int((present & pairable).any(axis=1).sum())
+    else:
+        sub = data[:, pairable]
+        sub_present = present[:, pairable]
+        n_raters = int(sub_present.any(axis=1).sum())
     centre = 0.0
     if level == "interval":
         # closed forms avoid a (V, V) matrix for continuous values
@@ -880,11 +888,8 @@ def krippendorff_alpha(
         d_e = 2.0 * (n_total * t2 - t1 * t1) / (n_total * (n_total - 1.0))
         values = np.unique(sub[sub_present]) - centre
     else:
-        unit_idx = np.nonzero(sub_present.T)[0]
-        values, inv = np.unique(sub.T[sub_present.T], return_inverse=True)
-        v = values.size
-        counts = np.bincount(unit_idx * v + inv, minlength=n_units * v).reshape(n_units, v)
-        counts = counts.astype(np.float64)
+        if not fast:
+            values, counts = _value_counts(sub, sub_present, n_units)
         n_c = counts.sum(axis=0)
         if level == "nominal":
             o_diag = (counts * (counts - 1.0) / (m - 1.0)[:, None]).sum(axis=0)
@@ -916,6 +921,61 @@ def krippendorff_alpha(
         observed_disagreement=d_o,
         expected_disagreement=d_e,
     )
+
+
+_MAX_CODES = 32
+"""Integer codes spanning at most this many values are counted code by code."""
+
+
+def _value_counts(
+    sub: FloatArray, sub_present: npt.NDArray[np.bool_], n_units: int
+) -> tuple[FloatArray, FloatArray]:
+    """Distinct values and per-unit counts (n_units, n_values) of the present ratings."""
+    unit_idx = np.nonzero(sub_present.T)[0]
+    values, inv = np.unique(sub.T[sub_present.T], return_inverse=True)
+    v = values.size
+    counts = np.bincount(unit_idx * v + inv, minlength=n_units * v).reshape(n_units, v)
+    return values, counts.astype(np.float64)
+
+
+def _small_code_counts(
+    data: FloatArray,
+    present: npt.NDArray[np.bool_],
+    m_u: npt.NDArray[np.int64],
+    pairable: npt.NDArray[np.bool_],
+    n_units: int,
+) -> tuple[FloatArray, FloatArray] | None:
+    """:func:`_value_counts` of the pairable units when every rating is an integer code
+    in a range of at most ``_MAX_CODES`` values; None otherwise.
+
+    One ``==`` pass per code over the (raters, units) matrix, summed down each column,
+    instead of gathering, sorting (``np.unique``) and scattering every rating: linear,
+    and only a boolean temporary of the matrix's size. The counts are the same integers
+    (as floats) in the same (unit, value) layout, so every later sum is unchanged.
+    Codes seen only in unpairable units are dropped, as :func:`_value_counts` never sees
+    them.
+    """
+    if n_units == 0 or not present.any():
+        return None
+    lo, hi = float(np.nanmin(data)), float(np.nanmax(data))
+    if not (lo.is_integer() and hi.is_integer() and hi - lo < _MAX_CODES):
+        return None
+    codes = np.arange(lo, hi + 1.0)
+    counts = np.empty((n_units, codes.size), dtype=np.float64)
+    eq = np.empty(data.shape, dtype=bool)
+    total = np.zeros(n_units, dtype=np.int64)
+    cols = np.flatnonzero(pairable)
+    all_cols = cols.size == data.shape[1]
+    for j, c in enumerate(codes):
+        np.equal(data, c, out=eq)
+        col = eq.sum(axis=0)
+        col = col if all_cols else col[cols]
+        total += col
+        counts[:, j] = col
+    if not np.array_equal(total, m_u[cols]):  # some rating is not an integer code
+        return None
+    keep = counts.sum(axis=0) > 0
+    return codes[keep], np.ascontiguousarray(counts[:, keep])
 
 
 def _delta(values: FloatArray, n_c: FloatArray, level: str) -> FloatArray:

@@ -330,15 +330,20 @@ def _prepare(
         seen = np.zeros(n, dtype=bool)
         seen[a] = True
         seen[b] = True
-        if not seen.all():
-            raise DegenerateDataError(
-                f"model(s) {_fmt(np.flatnonzero(~seen))} have no battles, so their ratings "
-                "are not identified; drop them from the index or collect battles for them"
-            )
+        _require_all_models(seen)
     m = 0
     if k is not None:
         m = int(n_annotators) if n_annotators is not None else int(k.max()) + 1
     return _Battles(a=a, b=b, w=w, k=k, n_models=n, n_annotators=m)
+
+
+def _require_all_models(seen: npt.NDArray[np.bool_]) -> None:
+    """Raise unless every model has a battle (``seen`` marks those that do)."""
+    if not seen.all():
+        raise DegenerateDataError(
+            f"model(s) {_fmt(np.flatnonzero(~seen))} have no battles, so their ratings "
+            "are not identified; drop them from the index or collect battles for them"
+        )
 
 
 def _check_connected(
@@ -696,24 +701,39 @@ def _aggregate_pairs(
 ) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
     """Collapse battles to unordered pairs: (lo, hi, wins of lo, count).
 
-    The pairs come out sorted by ``(lo, hi)``, as ``np.unique`` would give them; with
-    few models the battles are counted straight into an ``n * n`` table (linear time,
-    the sums of each pair taken in battle order as ``bincount`` over the inverse would).
+    The pairs come out sorted by ``(lo, hi)``, as ``np.unique`` would give them. With
+    few models (``n * n`` at most ``max(_DENSE_KEYS, 4 * n_battles)``) the battles are
+    counted by *ordered* pair, key ``a * n + b``, in two ``bincount`` passes (battles and
+    the outcome sum), and the ``n x n`` tables are folded onto the upper triangle: four
+    passes over the battles, no sort. The outcomes are 0, 0.5 or 1, so every sum is a
+    multiple of 0.5 below ``2**52`` and exact: the counts equal those of the sorted,
+    unordered aggregation in any summation order. More models: a linear-time radix
+    factorisation of the unordered key (:func:`_factorize`).
     """
+    space = n * n
+    if space <= max(_DENSE_KEYS, 4 * a.size):
+        key = a * n
+        key += b
+        c = np.bincount(key, minlength=space).reshape(n, n)
+        won = np.bincount(key, weights=w, minlength=space).reshape(n, n)
+        # battles (i, j) with i < j: i won won[i, j]; battles (j, i): i won c[j, i] - won[j, i]
+        tot = c + c.T
+        uniq = np.flatnonzero(np.triu(tot, 1))
+        wins_m = won + (c.T - won.T)
+        lo_u, hi_u = np.divmod(uniq, n)
+        return (
+            lo_u.astype(np.int64),
+            hi_u.astype(np.int64),
+            np.asarray(wins_m.ravel()[uniq], dtype=np.float64),
+            tot.ravel()[uniq].astype(np.float64),
+        )
     lo = np.minimum(a, b)
     hi = np.maximum(a, b)
     wl = np.where(a > b, 1.0 - w, w)
     key = lo * n + hi
-    space = n * n
-    if space <= max(_DENSE_KEYS, 4 * key.size):
-        counts = np.bincount(key, minlength=space)
-        uniq = np.flatnonzero(counts)
-        wins = _bincount(key, wl, space)[uniq]
-        cnt = counts[uniq].astype(np.float64)
-    else:
-        uniq, inv = _factorize(key, space)
-        wins = _bincount(inv, wl, uniq.size)
-        cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
+    uniq, inv = _factorize(key, space)
+    wins = _bincount(inv, wl, uniq.size)
+    cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
     return (uniq // n).astype(np.int64), (uniq % n).astype(np.int64), wins, cnt
 
 
@@ -1121,10 +1141,20 @@ def m_elo(
     if not np.isfinite(initial):
         raise InvalidParameterError(f"initial must be finite, got {initial!r}")
     d = _prepare(
-        model_a, model_b, outcome, n_models=n_models, both_bad=both_bad, both_bad_as=both_bad_as
+        model_a,
+        model_b,
+        outcome,
+        n_models=n_models,
+        both_bad=both_bad,
+        both_bad_as=both_bad_as,
+        require_all_models=False,  # checked on the pairs below: one pass fewer
     )
     n = d.n_models
     lo, hi, wins, cnt = _aggregate_pairs(d.a, d.b, d.w, n)
+    seen = np.zeros(n, dtype=bool)
+    seen[lo] = True
+    seen[hi] = True
+    _require_all_models(seen)
     _check_connected(lo, hi, wins, cnt, n)
     s, ll, it = _bt_newton(lo, hi, wins, cnt, n, tol=tol, max_iter=max_iter)
     p = expit(s[lo] - s[hi])
