@@ -82,7 +82,7 @@ def insert_answers(
     study_id: int,
     rows: Sequence[tuple[int, str, str, datetime | None]],
 ) -> None:
-    """Store imported answers ``(annotator_id, key, answer, created_at)`` (naive UTC;
+    """Store imported answers ``(annotator_id, key, answer, created_at)`` (aware, UTC;
     None: now). The unique index refuses a second answer to one question."""
     for annotator, key, answer, created in rows:
         row = AnnotatorAnswer(study_id=study_id, annotator_id=annotator, key=key, answer=answer)
