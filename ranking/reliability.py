@@ -455,11 +455,20 @@ def majority_agreement(
         return MajorityAgreement(agreement=empty, n_compared=z, chance=empty.copy())
     n_items = int(it.max()) + 1
     key = it * m + k
-    if np.unique(key).size != key.size:
-        uniq, counts = np.unique(key, return_counts=True)
-        dup = int(uniq[counts > 1][0])
+    # one vote per (item, annotator): a count per key when the key space is small (linear),
+    # else a sort; the same first duplicate (smallest key) either way
+    if n_items * m <= 8 * key.size + (1 << 20):
+        per_key = np.bincount(key, minlength=n_items * m)
+        dup_keys = np.flatnonzero(per_key > 1)
+        worst = int(per_key.max())
+    else:
+        uniq, per_key = np.unique(key, return_counts=True)
+        dup_keys = uniq[per_key > 1]
+        worst = int(per_key.max())
+    if dup_keys.size:
+        dup = int(dup_keys[0])
         raise InvalidParameterError(
-            f"annotator {dup % m} voted {int(counts.max())} times on item {dup // m}; "
+            f"annotator {dup % m} voted {worst} times on item {dup // m}; "
             "pass only each annotator's current vote per item"
         )
     n_lab = int(lab.max()) + 1
