@@ -14,6 +14,12 @@ position-biased at 80% and 100% left; too fast; always against the ranking), run
 * ``pend``: share of all annotators still pending;
 * ``crash``: runs that raised.
 
+``--gold SHARE`` adds gold items: that share of each annotator's votes (at least one), on
+its battles with the largest true rating gap, has a known answer (the higher-rated item),
+and each annotator's gold accuracy is passed to ``stable_arena`` as evidence (the app's
+test: one-sided exact binomial below 70%, adjusted across annotators). The votes and seeds
+are the same as without it, so the two tables compare cell by cell.
+
 Small studies get fewer models (``min(20, max(4, annotators * votes // 15))``) so that
 every model has battles. A second table gives the paper's sec. 5.5 detection F1 (42
 annotators, 100 votes, ratios 10-40%) at the fixed thresholds ``epsilon = 0`` and
@@ -37,7 +43,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ranking.arena import stable_arena
+from ranking.arena import Evidence, stable_arena
+from ranking.quality import GOLD_THRESHOLD, check_evidence, gold_accuracy
 from ranking.simulation import detection_scores, perturb_votes, simulate_arena
 
 STRATEGIES: dict[str, dict[str, float | str]] = {
@@ -66,8 +73,45 @@ class Cell:
     miss_status: dict[str, int] = field(default_factory=dict)
 
 
+def gold_evidence(
+    model_a: np.ndarray,
+    model_b: np.ndarray,
+    annotator: np.ndarray,
+    outcome: np.ndarray,
+    true_ratings: np.ndarray,
+    n_ann: int,
+    share: float,
+) -> Evidence:
+    """Evidence from gold items: ``share`` of each annotator's votes (at least one) are on
+    gold items, taken as the annotator's battles with the largest true rating gap (gold
+    items are chosen to be clear); the gold answer is the higher-rated item, and a vote
+    passes when it picks it (a tie fails). Tested as the app does
+    (:func:`ranking.quality.gold_accuracy`: one-sided exact binomial test of accuracy
+    below ``GOLD_THRESHOLD``), adjusted across annotators by ``stable_arena``."""
+    gap = np.abs(true_ratings[model_a] - true_ratings[model_b])
+    gold = np.zeros(outcome.size, dtype=bool)
+    for j in range(n_ann):
+        idx = np.flatnonzero(annotator == j)
+        if idx.size:
+            n_g = max(1, round(share * idx.size))
+            gold[idx[np.argsort(-gap[idx], kind="stable")[:n_g]]] = True
+    a_better = true_ratings[model_a] > true_ratings[model_b]
+    # outcome codes of ranking.quality: 1 first item (model_a), 2 second, 3 tie
+    choice = np.where(outcome == 0.5, 3, np.where(outcome == 1.0, 1, 2))[gold]
+    answer = np.where(a_better, 1, 2)[gold]
+    rates = gold_accuracy(annotator[gold], choice, answer, n_annotators=n_ann)
+    return check_evidence("low_gold_accuracy", rates)
+
+
 def run_cell(
-    n_ann: int, votes: int, sd: float, name: str, ratio: float, reps: int, seed: int
+    n_ann: int,
+    votes: int,
+    sd: float,
+    name: str,
+    ratio: float,
+    reps: int,
+    seed: int,
+    gold: float = 0.0,
 ) -> Cell:
     cell = Cell()
     spec = STRATEGIES[name]
@@ -91,6 +135,21 @@ def run_cell(
             rng=gen,
         )
         cell.runs += 1
+        evidence = (
+            (
+                gold_evidence(
+                    sim.model_a,
+                    sim.model_b,
+                    sim.annotator,
+                    pv.outcome,
+                    sim.true_ratings,
+                    n_ann,
+                    gold,
+                ),
+            )
+            if gold > 0
+            else ()
+        )
         try:
             res = stable_arena(
                 sim.model_a,
@@ -101,6 +160,7 @@ def run_cell(
                 n_annotators=n_ann,
                 left_chosen=pv.left_chosen,
                 fast=pv.fast,
+                evidence=evidence,
             )
         except Exception:  # a crash is what this benchmark counts
             cell.crashes += 1
@@ -127,7 +187,9 @@ def paper_f1(reps: int, seed: int) -> list[tuple[str, float, float, float, float
     rows = []
     for name in ("random", "equal", "flip", "mixed"):
         for ratio in (0.1, 0.2, 0.3, 0.4):
-            f0, f5, fd = [], [], []
+            f0: list[float] = []
+            f5: list[float] = []
+            fd: list[float] = []
             for r in range(reps):
                 gen = np.random.default_rng([seed, r, int(ratio * 10)])
                 sim = simulate_arena(n_annotators=42, records_per_annotator=100, rng=gen)
@@ -155,6 +217,14 @@ def main() -> None:
     p.add_argument("--ratios", type=float, nargs="+", default=None)
     p.add_argument("--no-paper", action="store_true", help="skip the paper F1 table")
     p.add_argument("--why", action="store_true", help="print false-flag reasons and misses")
+    p.add_argument(
+        "--gold",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="share of each annotator's votes on gold items (their clearest battles), "
+        f"tested against {GOLD_THRESHOLD:.0%} accuracy and passed as evidence (default 0)",
+    )
     args = p.parse_args()
     reps = args.reps or (1 if args.quick else 3)
     votes_grid = tuple(args.votes or ((10, 50, 200) if args.quick else (10, 25, 50, 100, 200)))
@@ -168,6 +238,7 @@ def main() -> None:
     print(
         f"load average {os.getloadavg()[0]:.2f}; {reps} study(ies) per cell "
         f"({cell_reps(3)} with 3 annotators)"
+        + (f"; gold items: {args.gold:.0%} of each annotator's votes" if args.gold else "")
     )
     head = f"{'ann':>4} {'votes':>5} {'sd':>4} {'strategy':<9}"
     for ratio in ratios:
@@ -187,7 +258,9 @@ def main() -> None:
                         # crc32, not hash(): str hashes change between processes
                         key = f"{n_ann}-{votes}-{int(sd * 10)}-{name}-{int(ratio * 100)}"
                         seed = zlib.crc32(key.encode())
-                        c = run_cell(n_ann, votes, sd, name, ratio, cell_reps(n_ann), seed)
+                        c = run_cell(
+                            n_ann, votes, sd, name, ratio, cell_reps(n_ann), seed, args.gold
+                        )
                         ff = c.false_flags / c.honest if c.honest else float("nan")
                         rec = c.caught / c.eligible if c.eligible else float("nan")
                         pend = c.pending / c.annotators if c.annotators else float("nan")

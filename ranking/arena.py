@@ -851,10 +851,12 @@ def _random_threshold(
     """Ability below which an annotator counts as a random voter.
 
     From the annotators clearly better than random (one-sided score p > 0.95, so
-    ``1 - p < 0.05``), the spread of log-abilities is estimated robustly (1.4826 MAD) and
-    their sampling noise (median ``se / theta``, the delta-method sd of ``log theta``) is
-    subtracted: ``sd`` is the heterogeneity of honest annotators. The threshold is
-    ``median * min(0.7, exp(-1.645 sd))``: 70% of the typical ability when annotators are
+    ``1 - p < 0.05``), the centre ``mu`` and spread ``sd`` of the honest log-abilities are
+    estimated by a truncated normal fit (:func:`_truncated_normal_fit`: each clear
+    annotator's ``log theta`` is observed because ``theta / se > 1.645``, with its own
+    sampling noise, the delta-method sd ``se / theta``), so ``sd`` is the heterogeneity of
+    honest annotators net of noise and of the selection. The threshold is
+    ``exp(mu) * min(0.7, exp(-1.645 sd))``: 70% of the typical ability when annotators are
     alike, the 5% quantile of a log-normal spread when they differ. With fewer than five
     clear annotators, or when their abilities are noisy (median ``se / theta`` of 0.42 or
     more, where selecting the clear ones selects lucky estimates), it is ``fraction``
@@ -868,13 +870,56 @@ def _random_threshold(
             clear &= clean
         if clear.sum() >= 5:
             lg = np.log(th[clear])
-            centre = float(np.median(lg))
-            spread = 1.4826 * float(np.median(np.abs(lg - centre)))
-            noise = float(np.median(se[clear] / th[clear]))
+            noise_j = se[clear] / th[clear]
+            noise = float(np.median(noise_j))
             if noise < 0.42:  # else too few votes: the clear ones are the lucky ones
-                sd = math.sqrt(max(spread**2 - noise**2, 0.0))
+                # the clear ones are those with theta / se > 1.645: a sample of the honest
+                # log-abilities truncated below at log(1.645 se), each with its own noise
+                centre, sd = _truncated_normal_fit(lg, noise_j, np.log(1.645 * se[clear]))
                 return math.exp(centre) * min(0.7, math.exp(-1.645 * sd))
     return fraction * float(np.median(th[pos])) if pos.any() else 0.0
+
+
+def _truncated_normal_fit(
+    y: FloatArray, noise: FloatArray, lower: FloatArray
+) -> tuple[float, float]:
+    """Mean and sd of ``x ~ N(mu, sigma**2)`` from ``y_j = x_j + e_j``,
+    ``e_j ~ N(0, noise_j**2)``, observed only where ``y_j > lower_j``.
+
+    The maximum-likelihood fit of a normal measurement-error model truncated from below
+    (the truncated normal regression of Hausman and Wise, 1977, Econometrica 45, 919-938):
+    each ``y_j`` has density ``phi((y_j - mu) / s_j) / s_j / (1 - Phi((lower_j - mu) / s_j))``
+    with ``s_j**2 = sigma**2 + noise_j**2``.
+
+    The robust spread of the selected ``y`` alone (1.4826 MAD, the earlier rule)
+    underestimates ``sigma`` and overestimates ``mu``: selecting the annotators clearly
+    better than random cuts off the lower tail of the honest abilities, which put the
+    random threshold near most of the typical ability when honest abilities vary
+    (bench_flags, discrimination sd 1.0: up to 10 of 120 honest annotators flagged random
+    in a cell, 20 annotators x 100 votes). The likelihood is flat when few values sit far
+    above the cut, so the estimates are kept in the range of the data: ``sigma`` at most
+    3, ``mu`` at most the median of ``y``.
+    """
+    from scipy.optimize import minimize
+
+    y = np.asarray(y, dtype=np.float64)
+    n2 = np.asarray(noise, dtype=np.float64) ** 2
+    lo = np.asarray(lower, dtype=np.float64)
+    med = float(np.median(y))
+    mad = 1.4826 * float(np.median(np.abs(y - med)))
+    sd0 = math.sqrt(max(mad**2 - float(np.median(n2)), 0.0))
+    start = np.array([med, math.log(max(sd0, 0.05))])
+
+    def nll(par: FloatArray) -> float:
+        mu, sigma = float(par[0]), math.exp(float(par[1]))
+        s_j = np.sqrt(sigma**2 + n2)
+        keep = norm.logsf((lo - mu) / s_j)
+        return float(-np.sum(norm.logpdf((y - mu) / s_j) - np.log(s_j) - keep))
+
+    res = minimize(nll, start, method="Nelder-Mead", options={"xatol": 1e-6, "fatol": 1e-9})
+    mu, log_sigma = (res.x if res.success and np.all(np.isfinite(res.x)) else start).tolist()
+    sigma = min(math.exp(log_sigma), 3.0)
+    return min(mu, med), sigma
 
 
 def _mirror(fit: AmEloResult) -> AmEloResult:
@@ -939,6 +984,30 @@ def _median_disagrees(
     return bool(rates.size) and float(np.median(rates)) < 0.0
 
 
+def _direction_support(p_adv: FloatArray, alpha: float, use: BoolArray) -> tuple[int, int]:
+    """How many of the annotators in ``use`` agree with the ranking significantly
+    (one-sided score test of ``theta <= 0`` rejected at ``alpha``: ``1 - p_adv <= alpha``,
+    the ``reliable`` test), and how many there are.
+
+    The direction of the ranking is *settled* when those agreeing are a strict majority.
+    Why a majority and not the median's sign: am-ELO's likelihood is unchanged when the
+    ranking is mirrored and every ability negated, so only "honest annotators are a
+    majority" tells the two apart. If the ranking were mirrored, the annotators who agree
+    with it significantly would be the adversarial ones (a minority) plus honest ones that
+    a level-``alpha`` test put on the wrong side; so a significant majority is only reached
+    in the wrong direction if at least ``m / 2 - A`` honest annotators (``A`` adversarial
+    of ``m``) each pass a test whose error rate is at most ``alpha``. Annotators whose
+    side is undecided count against the direction, since they may be honest ones on the
+    other side. bench_flags_bounds.py shows why the median alone is not enough: with 45%
+    always-against annotators, counting by sign points the wrong way in up to 49% of
+    studies, and each such study flags every honest annotator."""
+    sel = np.asarray(use, dtype=bool)
+    if not sel.any():
+        sel = np.ones_like(sel)  # all flagged per vote: count them all, as the median rule
+    agree = (1.0 - p_adv[sel]) <= alpha
+    return int(agree.sum()), int(sel.sum())
+
+
 def _undecided_votes(n: int, t: float, z: float) -> int:
     """Votes until |t| reaches z if t grows like sqrt(n), with |t| floored at 0.5."""
     need = n * (z / max(abs(t), 0.5)) ** 2
@@ -976,6 +1045,7 @@ def stable_arena(
     rng: RNGLike = None,
     rank_correction: Correction = "bh",
     evidence: tuple[Evidence, ...] = (),
+    settle_direction: bool = True,
 ) -> StableArenaResult:
     """Rate items and give each annotator a verdict (Stable Arena, Algorithm 3).
 
@@ -1006,6 +1076,22 @@ def stable_arena(
     how far they lean, the fit is mirrored (ratings reflected about 1000, abilities
     negated, so they then sum to -1), which leaves the penalised likelihood
     unchanged. Bootstrap replicates are oriented like the fit.
+
+    **Settled direction.** The likelihood cannot tell a ranking from its mirror image;
+    only "honest annotators are a majority" can, and a coherent minority of confident
+    against-voters facing honest annotators of whom many are weak can win the median
+    (``benchmarks/bench_flags_bounds.py``: with 45% always-against annotators even the true
+    ranking, counted by sign, points the wrong way in up to 49% of studies), and then
+    every honest annotator would be flagged. So the dynamic rule gives ability verdicts
+    (``reliable``, ``adversarial``, ``random``) only once the direction is *settled*: a
+    strict majority of the annotators in play with decisive votes (judged or pending, not
+    flagged per vote) agree with the ranking significantly (the ``reliable`` test at
+    ``alpha``, :func:`_direction_support`). Had the ranking been mirrored, those agreeing
+    would be the against-voters (a minority) plus honest annotators each put on the wrong
+    side by a level-``alpha`` test, so a wrong settlement needs ``m / 2 - A`` such errors
+    (``A`` against-voters of ``m``). Until then the fitted annotators stay ``pending``
+    (``votes_to_verdict`` None) with the count in their reason; per-vote flags, all-tie
+    annotators and evidence still apply.
 
     **Thresholds.** ``delta=None`` takes the dynamic rule of
     :func:`dynamic_delta` and caps it at the median vote count minus one
@@ -1149,6 +1235,11 @@ def stable_arena(
         across annotators with ``correction`` and flags at ``alpha`` like the
         per-vote checks; a flagged annotator is left out of the honest reference of
         the ``random`` test.
+    settle_direction : bool, default True
+        Give ability verdicts only once the direction of the ranking is settled (see
+        **Settled direction**); False trusts the median annotator's orientation as before
+        (more recall where weak honest annotators are many, every honest annotator
+        flagged when a coherent minority wins the median).
 
     Returns
     -------
@@ -1339,7 +1430,19 @@ def stable_arena(
         theta[all_tie], eps[all_tie] = 0.0, eps_value
         flagged_fit = np.zeros(m, dtype=bool)
         new_flags: dict[int, list[FlagReason]] = {}
-        adv = ((p_adv_adj <= alpha) if dynamic else (th <= eps_value)) & comparable
+        if dynamic:
+            # every annotator in play with decisive votes, judged or pending, counts
+            z_all = _score_z(ls[a] - ls[b], w, k, m)
+            in_play = (nontie > 0) & ~excluded
+            n_agree, n_direction = _direction_support(
+                np.where(np.isfinite(z_all), norm.cdf(z_all), 0.5)[in_play],
+                alpha,
+                ~vote_flagged[in_play],
+            )
+            settled = 2 * n_agree > n_direction or not settle_direction
+        else:
+            n_agree, n_direction, settled = 0, 0, True
+        adv = ((p_adv_adj <= alpha) if dynamic else (th <= eps_value)) & comparable & settled
         t0 = _random_threshold(
             th, se, p_adv if dynamic else None, random_fraction, ~vote_flagged[ids]
         )
@@ -1349,7 +1452,9 @@ def stable_arena(
                 new_flags[j] = [
                     FlagReason("adversarial", float(th[i]), eps_value, float(p_adv_adj[i]))
                 ]
-            elif comparable and dynamic and p_rnd_adj[i] <= alpha:
+            elif comparable and dynamic and settled and p_rnd_adj[i] <= alpha:
+                # random is relative to the honest annotators' abilities: not before the
+                # direction, which says who they are, is settled
                 new_flags[j] = [FlagReason("random", float(th[i]), t0, float(p_rnd_adj[i]))]
         for j in np.flatnonzero(all_tie).tolist():
             new_flags[j] = [FlagReason("random", 1.0, 1.0, None)]
@@ -1439,6 +1544,14 @@ def stable_arena(
             reasons.append(
                 f"only {int(decisive.sum())} annotator(s) cast decisive votes here: a verdict "
                 f"compares an annotator with the others (at least {MIN_ANNOTATORS_FOR_VERDICT})"
+            )
+        elif not settled:
+            status.append("pending")
+            to_verdict.append(None)
+            reasons.append(
+                f"the direction of the ranking is not settled: {n_agree} of {n_direction} "
+                "annotators agree with it significantly, and a verdict on an ability "
+                "needs a majority (either side could be the honest one)"
             )
         elif not dynamic or 1.0 - p_raw[j] <= alpha:
             status.append("reliable")

@@ -16,6 +16,7 @@ of both checks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -23,10 +24,14 @@ from scipy import stats
 
 from ranking.errors import InvalidParameterError, LengthMismatchError
 
+if TYPE_CHECKING:
+    from ranking.arena import Evidence
+
 __all__ = [
     "CONSISTENCY_THRESHOLD",
     "GOLD_THRESHOLD",
     "CheckRates",
+    "check_evidence",
     "check_rates",
     "gold_accuracy",
     "quality_reasons",
@@ -231,6 +236,31 @@ def self_consistency(
         threshold=threshold,
         alpha=alpha,
         confidence=confidence,
+    )
+
+
+def check_evidence(reason: str, rates: CheckRates) -> Evidence:
+    """A check's per-annotator test as evidence for :func:`ranking.stable_arena`.
+
+    The statistic is the rate, the threshold the check's, the p-value the unadjusted
+    one-sided exact binomial p-value of "rate >= threshold" (NaN for an annotator
+    without checks, who is then not tested); ``stable_arena`` adjusts the p-values across
+    the annotators tested with its ``correction`` and flags at its ``alpha``, like its
+    per-vote checks. ``reason`` is ``"low_gold_accuracy"`` or ``"inconsistent"`` (the
+    names of :func:`quality_reasons`).
+
+    Examples
+    --------
+    >>> g = check_rates([0] * 20 + [1] * 20, [False] * 20 + [True] * 20, n_annotators=3,
+    ...                 threshold=0.7)
+    >>> ev = check_evidence("low_gold_accuracy", g)
+    >>> ev.reason, [round(float(x), 4) for x in ev.p_value[:2]]
+    ('low_gold_accuracy', [0.0, 1.0])
+    """
+    from ranking.arena import Evidence
+
+    return Evidence(
+        reason=reason, statistic=rates.rate, threshold=rates.threshold, p_value=rates.p_value
     )
 
 

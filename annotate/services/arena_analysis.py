@@ -22,8 +22,9 @@ from annotate.names import one_line
 from annotate.services import formats
 from annotate.services.arrays import vote_arrays
 from annotate.store import repo
+from annotate.views import AnnotatorQuality, StudyQuality
 from annotate.views import describe_reason as describe_reason  # the CLI's `rate` uses it
-from ranking.arena import stable_arena
+from ranking.arena import Evidence, stable_arena
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import elo_bootstrap, m_elo
 from ranking.proportions import both_bad_shares
@@ -225,6 +226,14 @@ class AnnotatorRow:
     fast_share: float | None
     """Share of the votes flagged fast (:data:`FAST_VOTE_RULE`); None without response times."""
     majority_agreement: float | None
+    gold: dict[str, Any] | None = None
+    """Gold accuracy (:func:`ranking.quality.gold_accuracy`): ``{"n", "hits", "rate",
+    "lower", "upper", "threshold", "p_value"}`` (Wilson 95% interval; ``p_value`` the
+    unadjusted one-sided exact binomial p-value of rate >= threshold, which the verdict
+    adjusts across annotators as ``low_gold_accuracy``); None without gold votes."""
+    consistency: dict[str, Any] | None = None
+    """Self-consistency on swapped re-tests (:func:`ranking.quality.self_consistency`), the
+    same fields (verdict reason ``inconsistent``); None without re-tests."""
 
 
 def _reason_dict(d: dict[str, Any]) -> dict[str, Any]:
@@ -409,8 +418,13 @@ def rate(
     bootstrap_rounds: int = 200,
     seed: int = 0,
     intervals: str = "wald",
+    quality: StudyQuality | None = None,
 ) -> RatingReport:
     """Ratings of the models, and for ``am-elo`` the Stable Arena status of each annotator.
+
+    ``quality`` (the study's gold accuracy and self-consistency,
+    :func:`annotate.services.quality.study_quality`) is shown per annotator and, for
+    ``am-elo``, passed to the verdicts as evidence (:func:`quality_evidence`).
 
     ``delta`` and ``epsilon`` None means the dynamic thresholds of
     :func:`stable_arena`; give numbers for the paper's fixed ones. The
@@ -487,6 +501,7 @@ def rate(
                 intervals=intervals,  # type: ignore[arg-type]
                 n_boot=bootstrap_rounds,
                 rng=seed,
+                evidence=quality_evidence(quality, b.annotators),
             )
             ratings, lower, upper, ranks, iters = (
                 r3.ratings,
@@ -590,6 +605,8 @@ def rate(
                 left_p_value=_f(sig.position.p_value[k]) if sig else None,
                 fast_share=float(n_fast[k] / counts[k]) if timed[k] > 0 else None,
                 majority_agreement=_f(maj.agreement[k]) if maj is not None else None,
+                gold=_check_dict(quality, name, "gold"),
+                consistency=_check_dict(quality, name, "consistency"),
             )
         )
     settings = {"action": action, "delta": delta, "epsilon": epsilon, "both_bad_as": both_bad_as}
@@ -611,6 +628,62 @@ def rate(
     )
 
 
+def _quality_of(quality: StudyQuality | None, name: str) -> AnnotatorQuality | None:
+    if quality is None:
+        return None
+    row = quality.of(name)
+    if row is None:  # the battle arrays and the quality rows may spell names apart
+        row = next((a for a in quality.annotators if one_line(a.annotator) == one_line(name)), None)
+    return row
+
+
+def _check_dict(quality: StudyQuality | None, name: str, which: str) -> dict[str, Any] | None:
+    """An annotator's gold accuracy or self-consistency for ``rate --json``."""
+    from ranking.quality import CONSISTENCY_THRESHOLD, GOLD_THRESHOLD
+
+    row = _quality_of(quality, name)
+    c = None if row is None else (row.gold if which == "gold" else row.consistency)
+    if c is None or not c.n:
+        return None
+    return {
+        "n": c.n,
+        "hits": c.hits,
+        "rate": c.rate,
+        "lower": c.lower,
+        "upper": c.upper,
+        "threshold": GOLD_THRESHOLD if which == "gold" else CONSISTENCY_THRESHOLD,
+        "p_value": c.p_value,
+    }
+
+
+def quality_evidence(quality: StudyQuality | None, annotators: list[str]) -> tuple[Evidence, ...]:
+    """Gold accuracy and self-consistency as :class:`ranking.arena.Evidence` for the
+    verdicts, aligned with ``annotators`` (``low_gold_accuracy`` and ``inconsistent``: the
+    unadjusted one-sided exact binomial p-values of :mod:`ranking.quality`, which
+    :func:`ranking.stable_arena` adjusts across the annotators who have such checks);
+    empty without gold votes or re-tests."""
+    from ranking.quality import CONSISTENCY_THRESHOLD, GOLD_THRESHOLD
+
+    if quality is None:
+        return ()
+    out: list[Evidence] = []
+    for which, reason, threshold in (
+        ("gold", "low_gold_accuracy", GOLD_THRESHOLD),
+        ("consistency", "inconsistent", CONSISTENCY_THRESHOLD),
+    ):
+        stat = np.full(len(annotators), np.nan)
+        p = np.full(len(annotators), np.nan)
+        for k, name in enumerate(annotators):
+            row = _quality_of(quality, name)
+            c = None if row is None else getattr(row, which)
+            if c is not None and c.n and c.p_value is not None:
+                stat[k] = np.nan if c.rate is None else c.rate
+                p[k] = c.p_value
+        if np.isfinite(p).any():
+            out.append(Evidence(reason, stat, threshold, p))
+    return tuple(out)
+
+
 def rate_study(
     engine: Engine,
     study: str,
@@ -618,9 +691,14 @@ def rate_study(
     *,
     include_self_identifying: bool = False,
     identity_phrases: tuple[str, ...] = (),
+    use_quality: bool = True,
     **kw: Any,
 ) -> RatingReport:
     """:func:`rate` on a study's current votes.
+
+    With ``use_quality`` (the default) the study's gold accuracy and
+    self-consistency (:func:`annotate.services.quality.study_quality`) are shown per
+    annotator and passed to the verdicts as evidence.
 
     Battles in which a response names a model of the study or its maker
     (:func:`annotate.services.identity.self_identifying_battles`, with
@@ -628,10 +706,14 @@ def rate_study(
     ``include_self_identifying``, as the Chatbot Arena does; the report counts them.
     """
     from annotate.services.identity import self_identifying_battles
+    from annotate.services.quality import study_quality
 
     with Session(engine) as s:
         if repo.get_study(s, study) is None:
             raise StudyNotFoundError(study, repo.study_names(s))
+    if use_quality and "quality" not in kw:
+        q = study_quality(engine, study)
+        kw["quality"] = None if not q.annotators else q
     scan = self_identifying_battles(engine, study, extra_phrases=identity_phrases)
     if include_self_identifying or not scan.hits:
         rep = rate(battles_from_study(engine, study), method, **kw)

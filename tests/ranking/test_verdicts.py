@@ -307,8 +307,13 @@ def test_slowly_converging_fit_does_not_crash():
     """bench_flags found a study (20 annotators, 200 votes each, discrimination sd 1.0,
     9 flipped) whose penalised am-ELO fit crept past 200 Fisher-scoring iterations with a
     Newton decrement of 8.8e-10 against tol 1e-10, so ``stable_arena`` raised
-    ConvergenceError. Expected: the fit is resumed and every annotator gets a verdict,
-    every flipped one flagged (they are far past delta)."""
+    ConvergenceError. Expected: the fit is resumed and every annotator gets a status.
+    Since the settled-direction rule, only 10 of the 20 annotators agree with the ranking
+    significantly (two honest ones, discrimination 0.29 and 0.30, are not distinguishable
+    from random; 9 are flipped), which is not a majority, so no ability verdict is given:
+    every fitted annotator stays pending with that count, and no honest one is flagged
+    (before, the flipped ones were flagged here, but the same rule flagged every honest
+    annotator whenever such a split went the other way)."""
     gen = np.random.default_rng([99, 14])
     s = simulate_arena(
         n_models=20, n_annotators=20, records_per_annotator=200, discrimination_sd=1.0, rng=gen
@@ -321,7 +326,10 @@ def test_slowly_converging_fit_does_not_crash():
     )  # fmt: skip
     st = np.asarray(res.status)
     assert set(st) <= {"reliable", "flagged", "pending"}
-    assert np.all(st[pv.perturbed] == "flagged")
+    assert not np.any(st[~pv.perturbed] == "flagged")
+    assert np.all(st == "pending")
+    assert "10 of 20 annotators agree with it significantly" in res.reasons[0]
+    assert all(v is None for v in res.votes_to_verdict)
 
 
 @pytest.mark.slow
@@ -397,8 +405,11 @@ def test_even_split_is_oriented_by_the_median_annotator():
     its decisive votes, so counting signs gives 10 against 10 and eq. 7's sum of abilities
     (dominated by the confident against-voters) inverted the ranking: every honest
     annotator was flagged. Expected with the median rule: the ratings follow the true
-    ranking (correlation > 0.9), every against-voter is flagged adversarial and at most
-    one honest annotator is flagged."""
+    ranking (correlation > 0.9). The median breaks the even split the right way here, but
+    nothing in the data says it must (the same count with the roles swapped is as likely),
+    so since the settled-direction rule no ability verdict is given: 10 of 20 annotators
+    agreeing significantly is not a majority, and every annotator stays pending rather
+    than risking every honest one being flagged."""
     gen = np.random.default_rng([1091490115, 0])
     s = simulate_arena(
         n_models=20, n_annotators=20, records_per_annotator=200, discrimination_sd=0.5, rng=gen
@@ -411,8 +422,8 @@ def test_even_split_is_oriented_by_the_median_annotator():
     )  # fmt: skip
     assert np.corrcoef(res.ratings, s.true_ratings)[0, 1] > 0.9
     st = np.asarray(res.status)
-    assert all(res.flags[j][0].reason == "adversarial" for j in ids)
-    assert (st[~pv.perturbed] == "flagged").sum() <= 1
+    assert np.all(st == "pending")
+    assert "10 of 20 annotators agree with it significantly" in res.reasons[int(ids[0])]
 
 
 @pytest.mark.slow
