@@ -145,3 +145,78 @@ def test_alpha_does_not_modify_or_copy_semantics() -> None:
     before = x.copy()
     krippendorff_alpha(x)
     np.testing.assert_array_equal(x, before)
+
+
+# --------------------------------------------------------------------------- am-ELO
+
+
+def test_softplus_and_expit_match_numpy_and_scipy() -> None:
+    """Reference: np.logaddexp(0, x) and scipy.special.expit over -800..800 and N(0, 25)."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(0)
+    x = np.concatenate([np.linspace(-800, 800, 20001), rng.normal(0, 5, 10000), [0.0, -0.0]])
+    np.testing.assert_allclose(pw._softplus(x), np.logaddexp(0.0, x), rtol=1e-15, atol=1e-14)
+    np.testing.assert_allclose(pw._expit(x), expit(x), rtol=1e-15, atol=0)
+
+
+@given(battles(), st.integers(1, 5))
+@settings(max_examples=100, deadline=None)
+def test_triple_diff_equals_gathers(data: tuple[Any, Any, Any, int], m: int) -> None:
+    """s[lo] - s[hi] from the pair-level subtraction equals the per-triple one, bit for bit."""
+    a, b, w, n = data
+    if a.size == 0:
+        return
+    k = np.arange(a.size) % m
+    tr = pw._aggregate_triples(a, b, k, w, n, m)
+    s = np.random.default_rng(a.size).normal(size=n)
+    np.testing.assert_array_equal(pw._triple_diff(tr, s), s[tr.lo] - s[tr.hi])
+    np.testing.assert_array_equal(tr.lo_ann, tr.lo * m + tr.ann)
+    np.testing.assert_array_equal(tr.hi_ann, tr.hi * m + tr.ann)
+
+
+def _sim(n_models: int, n_ann: int, per: int, seed: int) -> Any:
+    from ranking.simulation import simulate_arena
+
+    return simulate_arena(
+        n_models=n_models,
+        n_annotators=n_ann,
+        records_per_annotator=per,
+        rng=np.random.default_rng(seed),
+    )
+
+
+@pytest.mark.parametrize(("n_models", "n_ann", "per"), [(30, 60, 200), (8, 20, 300)])
+def test_am_elo_on_battles_equals_merged_triples(
+    monkeypatch: pytest.MonkeyPatch, n_models: int, n_ann: int, per: int
+) -> None:
+    """am-ELO on unmerged battles (the path taken for 1M+ battles with few repeated
+    (pair, annotator) triples) equals the merged fit to rounding: the likelihood is the
+    same sum. The second case repeats triples heavily (8 models, 300 votes each)."""
+    sim = _sim(n_models, n_ann, per, 3)
+    args = (sim.model_a, sim.model_b, sim.annotator, sim.outcome)
+    merged = pw.am_elo(*args)
+    monkeypatch.setattr(pw, "_TRIPLES_SORT_MIN", 0)
+    monkeypatch.setattr(pw, "_TRIPLES_REPEAT_SHARE", np.inf)
+    direct = pw.am_elo(*args)
+    np.testing.assert_allclose(direct.ratings, merged.ratings, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(direct.discriminations, merged.discriminations, atol=1e-10)
+    np.testing.assert_allclose(
+        direct.rating_standard_errors, merged.rating_standard_errors, rtol=1e-9
+    )
+    assert direct.log_likelihood == pytest.approx(merged.log_likelihood, rel=1e-12)
+
+
+def test_battle_triples_only_when_repeats_are_rare(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The expected-repeat rule: 8 models x 300 votes per annotator merges (the battles
+    repeat their triples); 200 models x 20 votes does not; below the size limit, always."""
+    monkeypatch.setattr(pw, "_TRIPLES_SORT_MIN", 0)
+    for n_models, per, merged in [(8, 300, True), (200, 20, False)]:
+        sim = _sim(n_models, 50, per, 1)
+        a, b, k, w = sim.model_a, sim.model_b, sim.annotator, sim.outcome
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        wl = np.where(a > b, 1.0 - w, w)
+        got = pw._battle_triples(lo, hi, k, wl, n_models, int(k.max()) + 1)
+        assert (got is None) is merged
+    monkeypatch.setattr(pw, "_TRIPLES_SORT_MIN", 1 << 20)
+    assert pw._battle_triples(lo, hi, k, wl, 200, int(k.max()) + 1) is None
