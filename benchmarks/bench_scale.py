@@ -152,19 +152,19 @@ def child(step: str, work: Path, arg: str) -> dict[str, Any]:
         db = Path(arg)
         engine = open_store(db)
         import_paths(engine, [work / "study"])
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         report = import_paths(engine, [work / "vote_log.csv"])
         seconds = time.perf_counter() - t0
-        note = f"{report.votes_added:,} votes"
+        note = f"{report.votes_added:,} votes, {time.process_time() - c0:.2f} s CPU"
     elif step == "export":
         from annotate.services.db import open_store
         from annotate.services.exporting import export_votes
 
         engine = open_store(work / "base.db")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = export_votes(engine, fmt="csv", out=Path(arg))
         seconds = time.perf_counter() - t0
-        note = f"{res.log_rows:,} log rows"
+        note = f"{res.log_rows:,} log rows, {time.process_time() - c0:.2f} s CPU"
     else:
         import numpy as np
 
