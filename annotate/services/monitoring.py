@@ -23,6 +23,7 @@ refresh costs the fit and the signals, not a full query.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 import time
@@ -227,7 +228,8 @@ class StudyMonitor:
             rows = repo.vote_rows_after(s, self.study.id, self._last)
             if not rows:
                 return
-            new = np.array(rows, dtype=np.int64).reshape(-1, 8)
+            flat = itertools.chain.from_iterable(rows)
+            new = np.fromiter(flat, dtype=np.int64, count=8 * len(rows)).reshape(-1, 8)
             fresh = [int(a) for a in np.unique(new[:, 2]) if int(a) not in self._ann_index]
             names = repo.annotator_names(s, fresh)
         for a in fresh:
@@ -294,6 +296,7 @@ class StudyMonitor:
             sig, signals_s = signals.result()
             t3 = time.perf_counter()
         rows = with_quality(self.engine, self.study, _rows(votes, fit, sig, self.study.kind))
+        stopping = adaptive_note(self.engine, self.study)
         item_notes = item_note_lines(self.engine, self.study.id)  # comments and flags
         bad = _both_bad(votes, self._ent_a, self._ent_b, len(self._entities), self.study.kind)
         board = tuple(
@@ -319,7 +322,9 @@ class StudyMonitor:
             annotators=rows,
             leaderboard=board,
             problem=None if fit.problem is None else sanitize(fit.problem),
-            notes=tuple(sanitize(n) for n in (*fit.notes, *self._identity_notes, *item_notes)),
+            notes=tuple(
+                sanitize(n) for n in (*stopping, *fit.notes, *self._identity_notes, *item_notes)
+            ),
             delta=fit.delta,
             delta_uncapped=fit.delta_uncapped,
             n_fitted=fit.n_fitted,
@@ -447,9 +452,7 @@ def _both_bad(
         return None
     decided = votes.choice != Outcome.SKIP
     it = votes.item[decided]
-    r = both_bad_shares(
-        ent_a[it], ent_b[it], votes.choice[decided] == Outcome.BOTH_BAD, n_models=n
-    )
+    r = both_bad_shares(ent_a[it], ent_b[it], votes.choice[decided] == Outcome.BOTH_BAD, n_models=n)
     return [
         (float(r.share[e]), float(r.lower[e]), float(r.upper[e])) if r.votes[e] else None
         for e in range(n)
@@ -781,6 +784,42 @@ def with_quality(
         )
         out.append(replace(r, gold=q.gold, consistency=q.consistency, alerts=r.alerts + extra))
     return tuple(out)
+
+
+def adaptive_note(engine: Engine, study: repo.StudyRow) -> tuple[str, ...]:
+    """The adaptive schedule's stopping status as one line (studies with ``schedule =
+    "adaptive"``; :func:`annotate.services.adaptive.stopping_status`), else nothing."""
+    if study.settings.schedule != "adaptive":
+        return ()
+    from annotate.services.adaptive import stopping_status
+
+    with Session(engine) as s:
+        st = stopping_status(s, study)
+    return (stopping_line(st, study.kind),)
+
+
+def stopping_line(st: Any, kind: str) -> str:
+    """One sentence on a :class:`annotate.services.adaptive.StoppingStatus`."""
+    noun = "question" if kind == "difficulty" else "model"
+    if st.max_width is None:
+        widest = "no decided vote yet"
+    else:
+        widest = (
+            f"widest 95% rating interval {st.max_width:.1f} Elo points ({noun} "
+            f"{one_line(st.widest)}) on {st.votes:,} votes"
+        )
+    if st.target_width <= 0:
+        return f"Adaptive schedule: no target_width set (no stopping rule); {widest}."
+    verdict = "reached" if st.reached else "not reached"
+    shift = (
+        ""
+        if st.ipw_shift is None
+        else f"; inverse-propensity-weighted fit within {st.ipw_shift:.2f} se of the plain fit"
+    )
+    return (
+        f"Adaptive schedule: target_width {st.target_width:g} Elo points {verdict}: "
+        f"{widest}{shift}."
+    )
 
 
 def _identity_notes(engine: Engine, study: repo.StudyRow) -> tuple[str, ...]:

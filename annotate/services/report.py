@@ -1363,7 +1363,25 @@ def human_alignment_report(
             {a.annotator: a.value for a in alignment[0].individual} if alignment else {},
         ),
         paired_tests=_paired_tests(alignment, pair_rows),
+        adaptive=adaptive_status(engine, data.name),
     )
+
+
+def adaptive_status(engine: Engine, study: str) -> dict[str, Any] | None:
+    """The stopping status of a study with the adaptive schedule (None for the standard
+    schedule) as the report's JSON holds it, with the monitor's sentence as ``line``."""
+    from dataclasses import asdict
+
+    from annotate.services.monitoring import stopping_line
+
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+        if st is None or st.settings.schedule != "adaptive":
+            return None
+        from annotate.services.adaptive import stopping_status
+
+        status = stopping_status(s, st)
+    return {**asdict(status), "line": stopping_line(status, st.kind)}
 
 
 def _paired_tests(

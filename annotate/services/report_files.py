@@ -57,17 +57,36 @@ def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]
     with path.open("w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh)
         w.writerow([one_line(c) for c in header])
-        w.writerows([one_line(c) for c in row] for row in rows)
+        w.writerows([_cell(c) for c in row] for row in rows)
     return path
+
+
+def _cell(c: object) -> str:
+    """:func:`one_line` of ``c``; printable ASCII text is returned as it is (one_line leaves
+    it unchanged), which saves a translation per cell of the large tables (the pairwise
+    kappa of 1,000 annotators has a million)."""
+    if type(c) is str and c.isascii() and c.isprintable():
+        return c
+    return one_line(c)
+
+
+class _Escaped(dict[str, str]):
+    """:func:`md_escape` with memory: report tables repeat few distinct cell texts
+    (numbers with two or three decimals), so each is escaped once."""
+
+    def __missing__(self, text: str) -> str:
+        out = self[text] = md_escape(text)
+        return out
 
 
 def _md_table(t: ReportTable) -> list[str]:
     lines = [f"### {md_escape(t.title)}", ""]
     if not t.rows:
         return [*lines, "(empty)", ""]
+    esc = _Escaped()
     lines.append("| " + " | ".join(md_escape(c) for c in t.columns) + " |")
     lines.append("|" + "|".join("---" for _ in t.columns) + "|")
-    lines.extend("| " + " | ".join(md_escape(c) for c in row) + " |" for row in t.rows)
+    lines.extend("| " + " | ".join([esc[c] for c in row]) + " |" for row in t.rows)
     if t.note:
         lines += ["", f"*{md_escape(t.note)}*"]
     return [*lines, ""]

@@ -280,6 +280,12 @@ class HumanAlignmentReport:
     """Gold accuracy, self-consistency and the questionnaire groups (issue 16 items 4, 6);
     None when the study has no gold item, no re-test and no questionnaire answer."""
 
+    adaptive: dict[str, Any] | None = None
+    """The adaptive schedule's stopping status (issue 16 item 3; studies with ``schedule =
+    "adaptive"``, else None): ``target_width``, ``max_width``, ``widest``, ``reached``,
+    ``votes``, ``ipw_shift`` of :class:`annotate.services.adaptive.StoppingStatus`, and
+    ``line``, the sentence the monitor and report.md show."""
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON document of ``annotate report --json``."""
         return _report_dict(self)
@@ -446,6 +452,7 @@ def _report_dict(r: HumanAlignmentReport) -> dict[str, Any]:
         "agreement": agreement,
         "human_scale": scale,
         "quality": _quality_dict(r.quality),
+        "adaptive": None if r.adaptive is None else dict(r.adaptive),
         "verdicts": {
             "notes": list(r.verdict_notes),
             "annotators": [

@@ -107,6 +107,8 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             "of questions linked by judged pairs (scales of different groups are not "
             "comparable); correlations are n-weighted means of the within-group coefficients."
         )
+    if r.adaptive is not None:
+        summary.append(str(r.adaptive["line"]))
     summary.extend(r.notes)
     fn = Footnotes()
     tables = [
@@ -396,7 +398,19 @@ def printed_view(r: HumanAlignmentReport) -> ReportView:
     """The view for the terminal and ``report.md``: without empty tables, and when no pair
     has a non-skipped vote, one line saying so in place of the tables of undefined values.
 
-    The report screen keeps every table (:func:`build_view`)."""
+    The report screen keeps every table (:func:`build_view`). The last report's view is
+    kept, so writing ``report.md`` and printing the tables build it once."""
+    if _LAST_PRINTED and _LAST_PRINTED[0][0] is r:
+        return _LAST_PRINTED[0][1]
+    v = _printed_view(r)
+    _LAST_PRINTED[:] = [(r, v)]
+    return v
+
+
+_LAST_PRINTED: list[tuple[HumanAlignmentReport, ReportView]] = []
+
+
+def _printed_view(r: HumanAlignmentReport) -> ReportView:
     v = build_view(r)
     tables = tuple(t for t in v.tables if t.rows)
     if r.n_pairs and r.near_ties.without_votes < r.n_pairs:

@@ -1,0 +1,184 @@
+"""The monitor's incremental refresh (issue 13) and the adaptive stopping status in the
+monitor and the report (issue 16 item 3).
+
+A :class:`StudyMonitor` reads only the vote rows added since its last refresh and drops
+the rows they supersede (a change of mind, an undo). After every round of random new
+votes, undos and changes of mind its snapshot must equal the snapshot of a monitor
+opened cold on the same database (timings aside), on both back ends. The reference is
+the cold load, which reads every row of the ``current_vote`` view through the same
+statistics.
+
+The stopping status shown is :func:`annotate.services.adaptive.stopping_status`, the
+schedule's own rule: the monitor's note and the report's JSON are checked against it
+called directly, and ``reached`` flips when the target is set above the widest interval.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy import Engine, text
+from sqlmodel import Session
+
+from annotate.services.adaptive import stopping_status
+from annotate.services.arrays import vote_arrays
+from annotate.services.db import open_store
+from annotate.services.importing import import_paths
+from annotate.services.monitoring import StudyMonitor, stopping_line
+from annotate.services.report import human_alignment_report
+from annotate.services.report_files import write_report
+from annotate.services.voting import VotingSession
+from annotate.store import repo
+from annotate.views import MonitorSnapshot
+from tests.annotate.test_monitoring_service import BOTH, HONEST, vote_arena
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
+    """A fresh database holding the demo studies: a SQLite file, or a PostgreSQL database
+    for the tests marked :data:`BOTH`."""
+    if getattr(request, "param", "sqlite") == "postgres":
+        return open_store(str(request.getfixturevalue("pg_url")), seed_demo=True)
+    return open_store(tmp_path / "v.db", seed_demo=True)
+
+
+def _set(engine: Engine, study: str, key: str, value: object) -> None:
+    """Change one stored setting of ``study``."""
+    with engine.begin() as con:
+        (raw,) = con.execute(
+            text("SELECT settings_json FROM study WHERE name = :n"), {"n": study}
+        ).one()
+        con.execute(
+            text("UPDATE study SET settings_json = :j WHERE name = :n"),
+            {"j": json.dumps({**json.loads(raw), key: value}), "n": study},
+        )
+
+
+def _allow_undo(engine: Engine, study: str) -> None:
+    """Undo is refused once model names are revealed (issue 9); these tests undo."""
+    _set(engine, study, "reveal_models", False)
+
+
+def _cold(engine: Engine, study: str) -> MonitorSnapshot:
+    return StudyMonitor(engine, study).snapshot()
+
+
+@BOTH
+def test_incremental_refreshes_equal_a_cold_load(engine: Engine) -> None:
+    """Eight rounds of random votes, undos and changes of mind, each followed by one
+    incremental refresh: every refreshed snapshot equals a cold one."""
+    _allow_undo(engine, "demo-arena")
+    for i, name in enumerate(HONEST[:2]):
+        vote_arena(engine, name, seed=i, limit=12)
+    mon = StudyMonitor(engine, "demo-arena")
+    mon.snapshot()
+    rng = np.random.default_rng(13)
+    people = [*HONEST, "eve", "fay"]
+    styles = ["honest", "contrarian", "random", "left"]
+    undos = changes = 0
+    for round_ in range(8):
+        for _ in range(3):
+            who = people[int(rng.integers(len(people)))]
+            action = rng.choice(["vote", "undo", "change"], p=[0.5, 0.25, 0.25])
+            session = VotingSession(engine, "demo-arena", who)
+            if action == "vote":
+                vote_arena(
+                    engine,
+                    who,
+                    seed=int(rng.integers(1 << 30)),
+                    style=styles[int(rng.integers(len(styles)))],
+                    limit=int(rng.integers(1, 6)),
+                )
+            elif action == "undo":
+                undos += session.undo()
+            elif session.undo() and session.current() is not None:
+                session.vote(str(rng.choice(["a", "b", "tie"])), 4000)  # the changed vote
+                changes += 1
+        assert mon.changed() or round_ > 0
+        live = mon.snapshot()
+        fresh = _cold(engine, "demo-arena")
+        assert dataclasses.replace(live, timings=fresh.timings) == fresh, f"round {round_}"
+        assert live.n_votes == len(vote_arrays(engine, "demo-arena"))
+        assert not mon.changed()
+    assert undos > 0
+    assert changes > 0
+
+
+def _adaptive_copy(tmp_path: Path, engine: Engine, kind: str, target: float) -> str:
+    """The demo study of ``kind`` as ``ad-<kind>`` with the adaptive schedule (a target
+    reached from the start leaves nothing to vote on: the tests raise it after voting)."""
+    name = f"ad-{kind}"
+    folder = tmp_path / name
+    shutil.copytree(ROOT / "question_pairs/demo" / kind, folder)
+    toml = (folder / "study.toml").read_text(encoding="utf-8")
+    toml = toml.replace(f'name = "demo-{kind}"', f'name = "{name}"')
+    toml = toml.replace(
+        "[settings]\n", f'[settings]\nschedule = "adaptive"\ntarget_width = {target}\n'
+    )
+    (folder / "study.toml").write_text(toml, encoding="utf-8")
+    import_paths(engine, [folder])
+    return name
+
+
+def _expected(engine: Engine, study: str) -> tuple[object, str]:
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+        assert st is not None
+        status = stopping_status(s, st)
+    return status, stopping_line(status, st.kind)
+
+
+@pytest.mark.parametrize("target", [50.0, 1e6], ids=["not-reached", "reached"])
+def test_monitor_shows_the_stopping_status(
+    engine: Engine,
+    tmp_path: Path,
+    target: float,
+) -> None:
+    study = _adaptive_copy(tmp_path, engine, "arena", 50.0)
+    for i, name in enumerate(HONEST[:3]):
+        vote_arena(engine, name, seed=i, limit=15, study=study)
+    _set(engine, study, "target_width", target)
+    status, line = _expected(engine, study)
+    assert status.reached is (target > 1000)  # type: ignore[attr-defined]
+    snap = StudyMonitor(engine, study).snapshot()
+    assert snap.notes[0] == line
+    verdict = "reached:" if target > 1000 else "not reached:"
+    assert f"target_width {target:g} Elo points {verdict}" in line
+    # a standard-schedule study shows no such note
+    plain = StudyMonitor(engine, "demo-arena").snapshot()
+    assert not any(n.startswith("Adaptive schedule") for n in plain.notes)
+
+
+def test_report_shows_the_stopping_status(engine: Engine, tmp_path: Path) -> None:
+    study = _adaptive_copy(tmp_path, engine, "difficulty", 50.0)
+    for k, name in enumerate(("ada", "bob")):
+        session = VotingSession(engine, study, name)
+        n = 0
+        while session.current() is not None and n < 12:
+            session.vote(("left", "right")[(k + n) % 2], 20_000)
+            n += 1
+    _set(engine, study, "target_width", 1e6)
+    status, line = _expected(engine, study)
+    rep = human_alignment_report(engine, study, n_boot=20)
+    doc = rep.as_dict()
+    assert doc["adaptive"] == {**dataclasses.asdict(status), "line": line}  # type: ignore[call-overload]
+    assert doc["adaptive"]["reached"] is True
+    written = write_report(rep, tmp_path / "out", plots=False)
+    md = (written.folder / "report.md").read_text(encoding="utf-8")
+    assert line.replace("_", "\\_") in md
+    # the standard schedule: null in the JSON, nothing in report.md
+    for name in ("ada", "bob"):
+        session = VotingSession(engine, "demo-difficulty", name)
+        for _ in range(6):
+            if session.current() is None:
+                break
+            session.vote("left", 20_000)
+    plain = human_alignment_report(engine, "demo-difficulty", n_boot=20)
+    assert plain.as_dict()["adaptive"] is None
