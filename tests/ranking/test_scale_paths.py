@@ -220,3 +220,76 @@ def test_battle_triples_only_when_repeats_are_rare(monkeypatch: pytest.MonkeyPat
         assert (got is None) is merged
     monkeypatch.setattr(pw, "_TRIPLES_SORT_MIN", 1 << 20)
     assert pw._battle_triples(lo, hi, k, wl, 200, int(k.max()) + 1) is None
+
+
+# --------------------------------------------------------------------------- m-ELO Newton
+
+
+def _newton_checked(lo: Any, hi: Any, wins: Any, cnt: Any, n: int) -> tuple[Any, float, int]:
+    """The Newton loop before issue 13, which evaluates the log-likelihood at every step
+    (the oracle for the skipped evaluations)."""
+    from scipy.special import expit
+
+    s = np.zeros(n)
+    d = s[lo] - s[hi]
+    ll = pw._bt_loglik(d, wins, cnt)
+    for it in range(1, 101):
+        p = expit(d)
+        r = wins - cnt * p
+        g = pw._bincount(lo, r, n) - pw._bincount(hi, r, n)
+        step = pw._solve_laplacian(lo, hi, cnt * p * (1.0 - p), g, n)
+        dec = float(g @ step)
+        t = 1.0
+        while True:
+            s_new = s + t * step
+            d_new = s_new[lo] - s_new[hi]
+            ll_new = pw._bt_loglik(d_new, wins, cnt)
+            if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-10:
+                break
+            t *= 0.5
+        s, d, ll = s_new, d_new, ll_new
+        if dec <= 1e-10:
+            return s - s.mean(), ll, it
+    raise AssertionError("no convergence")
+
+
+@given(st.integers(3, 12), st.integers(60, 400), st.integers(0, 2**32 - 1), st.floats(0, 3))
+@settings(max_examples=60, deadline=None)
+def test_newton_skipping_checks_equals_checked(n: int, size: int, seed: int, spread: float) -> None:
+    """Newton that skips the log-likelihood where the curvature bound guarantees the full
+    step (dec >= sum(cnt / 8 * dstep**2)) gives the checked loop's strengths,
+    log-likelihood and iteration count bit for bit (ratings spread up to 3 logits)."""
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(0, spread, n)
+    a = rng.integers(0, n, size)
+    b = (a + rng.integers(1, n, size)) % n
+    p = 1 / (1 + np.exp(-(truth[a] - truth[b])))
+    w = np.where(rng.random(size) < 0.1, 0.5, (rng.random(size) < p).astype(float))
+    a = np.concatenate([a, np.arange(n), np.arange(n)])  # every model wins and loses once
+    b = np.concatenate([b, (np.arange(n) + 1) % n, (np.arange(n) + 1) % n])
+    w = np.concatenate([w, np.ones(n), np.zeros(n)])
+    lo, hi, wins, cnt = pw._aggregate_pairs(a, b, w, n)
+    got = pw._bt_newton(lo, hi, wins, cnt, n, tol=1e-10, max_iter=100)
+    want = _newton_checked(lo, hi, wins, cnt, n)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1:] == want[1:]
+
+
+@given(st.integers(2, 15), st.integers(1, 40), st.integers(0, 2**32 - 1))
+@settings(max_examples=200, deadline=None)
+def test_connected_dense_agrees_with_sparse_check(n: int, size: int, seed: int) -> None:
+    """The dense connectivity test says yes exactly when _check_connected raises nothing
+    (random sparse battle sets: disconnected, separated and fine ones)."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, n, size)
+    b = (a + rng.integers(1, n, size)) % n
+    w = rng.choice([0.0, 0.5, 1.0], size)
+    lo, hi, wins, cnt = pw._aggregate_pairs(a, b, w, n)
+    for strong in (True, False):
+        dense = pw._connected_dense(lo, hi, wins, cnt, n, strong)
+        try:
+            pw._check_connected(lo, hi, wins, cnt, n, require_mle=strong)
+            fine = True
+        except pw.DegenerateDataError:
+            fine = False
+        assert dense == fine
