@@ -83,11 +83,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Compute the report, write its files and print its tables."""
     from annotate.services.db import open_store
     from annotate.services.paths import inside, output_folder
-    from annotate.services.report import human_alignment_report, write_report
+    from annotate.services.report import human_alignment_report, study_kind, write_report
 
     if not 0.0 <= args.near_tie_margin < 1.0:
         raise AnnotateError(f"--near-tie-margin must be in [0, 1), got {args.near_tie_margin}")
     engine = open_store(db_path(args))
+    if study_kind(engine, getattr(args, "study", None)) == "arena":
+        return _arena_report(args, engine)
     with progress_bar("computing the report") as progress:
         rep = human_alignment_report(
             engine,
@@ -114,7 +116,35 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 0
     from annotate.services.report_view import printed_view
 
-    view = printed_view(rep)
+    _print_view(printed_view(rep), written)
+    return 0
+
+
+def _arena_report(args: argparse.Namespace, engine: Any) -> int:
+    """``annotate report --study ARENA``: leaderboard, both-bad shares, verdicts."""
+    from annotate.services.paths import inside, output_folder
+    from annotate.services.report import arena_report, write_arena_report
+    from annotate.services.report_view import arena_view
+
+    rep = arena_report(engine, args.study)
+    if args.out:
+        folder = output_folder(Path(args.out))
+    else:
+        folder = inside(output_folder(Path("exports")), f"report-{rep.study}")
+    written = write_arena_report(rep, folder)
+    if args.json:
+        doc = rep.as_dict()
+        doc["files"] = [str(f) for f in written.files]
+        from annotate.services.json_ready import check_json
+
+        print_json(check_json(doc))
+        return 0
+    _print_view(arena_view(rep), written)
+    return 0
+
+
+def _print_view(view: Any, written: Any) -> None:
+    """Print a report's title, summary and tables, and the files written."""
     say(one_line(view.title))
     say()
     for line in view.summary:
@@ -135,4 +165,3 @@ def cmd_report(args: argparse.Namespace) -> int:
     say(f"wrote {len(written.files)} files to {one_line(written.folder)}/")
     for note in written.notes:
         say(f"  {one_line(note)}")
-    return 0

@@ -66,12 +66,18 @@ from annotate.services.estimators import Matrix, estimate
 from annotate.services.monitoring import StudyMonitor
 from annotate.services.notes import report_lines
 from annotate.services.quality import report_quality
-from annotate.services.report_files import WrittenReport, md_escape, write_report
+from annotate.services.report_files import (
+    WrittenReport,
+    md_escape,
+    write_arena_report,
+    write_report,
+)
 from annotate.services.report_model import (
     RESAMPLE_LABELS,
     Agreement,
     AnnotatorAgreement,
     AnnotatorAlignment,
+    ArenaReport,
     Correlation,
     HumanAlignmentReport,
     HumanScale,
@@ -125,6 +131,8 @@ __all__ = [
     "SUBGROUP_METHODS",
     "WHOLE",
     "WrittenReport",
+    "adaptive_status",
+    "arena_report",
     "blas_threads",
     "build_view",
     "ci_text",
@@ -135,7 +143,9 @@ __all__ = [
     "pct",
     "read_difficulty_file",
     "report_view",
+    "study_kind",
     "value_text",
+    "write_arena_report",
     "write_report",
 ]
 """Public names; the text helpers live in :mod:`annotate.services.report_view`,
@@ -1364,6 +1374,46 @@ def human_alignment_report(
         ),
         paired_tests=_paired_tests(alignment, pair_rows),
         adaptive=adaptive_status(engine, data.name),
+    )
+
+
+def study_kind(engine: Engine, study: str | None) -> str | None:
+    """The kind of ``study`` ("arena" or "difficulty"); None without a name or a study."""
+    if study is None:
+        return None
+    with Session(engine) as s:
+        st = repo.get_study(s, study)
+    return None if st is None else st.kind
+
+
+def arena_report(engine: Engine, study: str) -> ArenaReport:
+    """The report of an arena study: the monitor's snapshot (Stable Arena leaderboard with
+    each model's both-bad share, annotator verdicts and signals) read cold, with the
+    comments and flags and the adaptive schedule's stopping status.
+
+    Raises
+    ------
+    StudyNotFoundError
+        If there is no such study.
+    AnnotateError
+        If it is not an arena study.
+    """
+    snap = StudyMonitor(engine, study).snapshot()
+    if snap.kind != "arena":
+        raise AnnotateError(f"study {study!r} is a {snap.kind} study, not an arena study")
+    adaptive = adaptive_status(engine, study)
+    return ArenaReport(
+        study=snap.study,
+        title=snap.title,
+        n_votes=snap.n_votes,
+        n_compared=snap.n_compared,
+        leaderboard=snap.leaderboard,
+        verdicts=snap.annotators,
+        # the monitor's first note is the stopping status, shown in the summary instead
+        verdict_notes=snap.notes[1:] if adaptive is not None else snap.notes,
+        problem=snap.problem,
+        item_notes=report_lines(engine, snap.study),
+        adaptive=adaptive,
     )
 
 

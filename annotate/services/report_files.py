@@ -15,8 +15,8 @@ from pathlib import Path
 
 from annotate.names import one_line
 from annotate.services.paths import inside, output_folder
-from annotate.services.report_model import RESAMPLE_LABELS, HumanAlignmentReport
-from annotate.services.report_view import EXACT_P_MAX_N, printed_view
+from annotate.services.report_model import RESAMPLE_LABELS, ArenaReport, HumanAlignmentReport
+from annotate.services.report_view import EXACT_P_MAX_N, arena_view, printed_view
 from annotate.views import ReportTable
 from ranking.alignment import Estimate, Interval
 
@@ -570,3 +570,52 @@ def write_report(
     if latex:
         files.insert(1, write_latex(r, folder))
     return WrittenReport(folder, tuple(files), tuple(notes), plot_seconds)
+
+
+def write_arena_report(r: ArenaReport, folder: Path) -> WrittenReport:
+    """Write ``report.md``, ``leaderboard.csv`` and ``annotators.csv`` of an arena study
+    under ``folder`` (no plots)."""
+    folder = output_folder(folder)
+    board = write_csv(
+        inside(folder, "leaderboard.csv"),
+        ("rank", "model", "group", "rating", "lower", "upper", "comparisons",
+         "both_bad_share", "both_bad_lower", "both_bad_upper"),
+        (
+            (m.rank, m.name, m.detail, repr(m.rating), repr(m.lower), repr(m.upper),
+             m.comparisons, *(("", "", "") if m.both_bad is None else map(repr, m.both_bad)))
+            for m in r.leaderboard
+        ),
+    )  # fmt: skip
+    people = write_csv(
+        inside(folder, "annotators.csv"),
+        ("annotator", "votes", "status", "reason", "ability", "ability_lower",
+         "ability_upper", "fast_share", "left_share", "left_p_value", "tie_rate",
+         "both_bad_rate", "majority_agreement", "votes_to_verdict", "alerts"),
+        (
+            (v.annotator, v.votes, v.status, v.reason, _f(v.ability), _f(v.ability_lower),
+             _f(v.ability_upper), _f(v.fast_share), _f(v.left_share), _f(v.left_p_value),
+             _f(v.tie_rate), _f(v.both_bad_rate), _f(v.majority_agreement),
+             "" if v.votes_to_verdict is None else v.votes_to_verdict, "; ".join(v.alerts))
+            for v in r.verdicts
+        ),
+    )  # fmt: skip
+    v = arena_view(r)
+    md = [f"# {md_escape(v.title)}", ""]
+    md += [md_escape(line) + "  " for line in v.summary] + [""]
+    for table in v.tables:
+        md += _md_table(table)
+    if r.verdict_notes and not r.verdicts:  # else under the verdict table
+        md += ["## Notes", ""] + [f"- {md_escape(n)}" for n in r.verdict_notes] + [""]
+    if r.item_notes:
+        md += ["## Comments and flags", ""] + [f"- {md_escape(n)}" for n in r.item_notes] + [""]
+    md += ["## References", ""]
+    md += [
+        "1. Zirui Liu et al. am-ELO: A Stable Framework for Arena-based LLM Evaluation. "
+        "ICML 2025 (the Stable Arena loop and the annotator verdicts).",
+        "2. Edwin B. Wilson. Probable inference, the law of succession, and statistical "
+        "inference. JASA 22 (1927), 209-212 (the both-bad intervals).",
+        "",
+    ]
+    md_path = inside(folder, "report.md")
+    md_path.write_text("\n".join(md), encoding="utf-8")
+    return WrittenReport(folder, (md_path, board, people), (), 0.0)

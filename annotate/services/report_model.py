@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from annotate.views import AnnotatorStatus, StudyQuality
+from annotate.views import AnnotatorStatus, ItemRating, StudyQuality
 from ranking.alignment import Estimate, Interval
 
 RESAMPLE_LABELS: dict[str, str] = {
@@ -291,8 +291,104 @@ class HumanAlignmentReport:
         return _report_dict(self)
 
 
+@dataclass(frozen=True)
+class ArenaReport:
+    """The report of an arena study (``annotate report --study ARENA``): the monitor's
+    leaderboard with each model's both-bad share, and the annotator verdicts."""
+
+    study: str
+    title: str
+    n_votes: int
+    """Current votes (skips included)."""
+    n_compared: int
+    """Current votes that compare two models (skips left out)."""
+    leaderboard: tuple[ItemRating, ...]
+    """Models best first: Stable Arena rating with its bias-aware Wald 95% interval, the
+    comparisons, and the share of "both bad" with its Wilson 95% interval."""
+    verdicts: tuple[AnnotatorStatus, ...]
+    """Each annotator's status, flags and signals, as the monitor shows them."""
+    verdict_notes: tuple[str, ...]
+    """The monitor's notes: the rules of the verdicts, groups, self-identifying battles."""
+    problem: str | None
+    """Why the ratings cannot be fitted (yet), or a warning about disconnected groups."""
+    item_notes: tuple[str, ...] = ()
+    """Annotators' comments and flags on battles."""
+    adaptive: dict[str, Any] | None = None
+    """As :attr:`HumanAlignmentReport.adaptive`."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON document of ``annotate report --json`` for an arena study."""
+        return {
+            "study": self.study,
+            "kind": "arena",
+            "title": self.title,
+            "votes": self.n_votes,
+            "compared": self.n_compared,
+            "problem": self.problem,
+            "leaderboard": [
+                {
+                    "rank": m.rank,
+                    "model": m.name,
+                    "rating": m.rating,
+                    "lower": m.lower,
+                    "upper": m.upper,
+                    "comparisons": m.comparisons,
+                    "both_bad": None
+                    if m.both_bad is None
+                    else dict(zip(("share", "lower", "upper"), m.both_bad, strict=True)),
+                }
+                for m in self.leaderboard
+            ],
+            "verdicts": _verdicts_dict(self.verdicts, self.verdict_notes, signals=True),
+            "item_notes": list(self.item_notes),
+            "adaptive": None if self.adaptive is None else dict(self.adaptive),
+        }
+
+
 # ---------------------------------------------------------------------------
 # JSON (``annotate report --json``)
+
+
+def _verdicts_dict(
+    verdicts: tuple[AnnotatorStatus, ...], notes: tuple[str, ...], *, signals: bool = False
+) -> dict[str, Any]:
+    """The verdicts as the report's JSON holds them; ``signals`` adds the monitor's other
+    columns (the ability interval, tie, both-bad and skip rates, agreement with the
+    majority, the alerts)."""
+    rows = []
+    for v in verdicts:
+        row: dict[str, Any] = {
+            "annotator": v.annotator,
+            "votes": v.votes,
+            "status": v.status,
+            "reasons": [
+                {
+                    "reason": f.reason,
+                    "statistic": f.statistic,
+                    "threshold": f.threshold,
+                    "p_value": f.p_value,
+                }
+                for f in v.flags
+            ],
+            "votes_to_verdict": v.votes_to_verdict,
+            "ability": v.ability,
+            "left_share": v.left_share,
+            "left_p_value": v.left_p_value,
+            "fast_share": v.fast_share,
+        }
+        if signals:
+            row |= {
+                "reason": v.reason,
+                "ability_lower": v.ability_lower,
+                "ability_upper": v.ability_upper,
+                "tie_rate": v.tie_rate,
+                "both_bad_rate": v.both_bad_rate,
+                "skip_rate": v.skip_rate,
+                "majority_agreement": v.majority_agreement,
+                "alerts": list(v.alerts),
+            }
+        rows.append(row)
+    return {"notes": list(notes), "annotators": rows}
 
 
 def _quality_dict(q: StudyQuality | None) -> dict[str, object] | None:
@@ -453,31 +549,7 @@ def _report_dict(r: HumanAlignmentReport) -> dict[str, Any]:
         "human_scale": scale,
         "quality": _quality_dict(r.quality),
         "adaptive": None if r.adaptive is None else dict(r.adaptive),
-        "verdicts": {
-            "notes": list(r.verdict_notes),
-            "annotators": [
-                {
-                    "annotator": v.annotator,
-                    "votes": v.votes,
-                    "status": v.status,
-                    "reasons": [
-                        {
-                            "reason": f.reason,
-                            "statistic": f.statistic,
-                            "threshold": f.threshold,
-                            "p_value": f.p_value,
-                        }
-                        for f in v.flags
-                    ],
-                    "votes_to_verdict": v.votes_to_verdict,
-                    "ability": v.ability,
-                    "left_share": v.left_share,
-                    "left_p_value": v.left_p_value,
-                    "fast_share": v.fast_share,
-                }
-                for v in r.verdicts
-            ],
-        },
+        "verdicts": _verdicts_dict(r.verdicts, r.verdict_notes),
         "predictions": [
             {
                 "pair": p.key,

@@ -10,7 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from annotate.services.report_model import AnnotatorAlignment, Correlation, HumanAlignmentReport
+from annotate.services.report_model import (
+    AnnotatorAlignment,
+    ArenaReport,
+    Correlation,
+    HumanAlignmentReport,
+)
 from annotate.views import ReportTable, ReportView
 from ranking.alignment import Estimate, Interval
 
@@ -490,7 +495,7 @@ def _p(x: float | None) -> str:
     return "<0.001" if x < 0.001 else f"{x:.3f}"
 
 
-def _verdict_table(r: HumanAlignmentReport) -> ReportTable:
+def _verdict_table(r: HumanAlignmentReport | ArenaReport, shown: str = "question") -> ReportTable:
     """Each annotator's status, with one column per flag reason (statistic / adjusted p)."""
 
     def cell(v: object, reason: str) -> str:
@@ -535,8 +540,102 @@ def _verdict_table(r: HumanAlignmentReport) -> ReportTable:
         "annotator is flagged for a reason when its test rejects after Benjamini-Hochberg "
         "adjustment across annotators at 5% (among flags of one kind, at most 5% are expected "
         "to be false). Reliable: ability significantly above a random voter's (one-sided test "
-        "at 5%). left side: share of decisive votes for the question shown first, exact "
+        f"at 5%). left side: share of decisive votes for the {shown} shown first, exact "
         "binomial p-value before adjustment (position_bias has the adjusted one). votes to "
         "verdict: about how many more votes a pending annotator needs. "
         + " ".join(r.verdict_notes),
+    )
+
+
+def arena_view(r: ArenaReport) -> ReportView:
+    """The text tables of an arena study's report: the leaderboard with each model's
+    both-bad share, and the annotator verdicts (what the monitor shows)."""
+    summary = [
+        f"Study {r.study}: {len(r.leaderboard)} rated models, {len(r.verdicts)} annotators, "
+        f"{r.n_votes} current votes ({r.n_compared} compare two models).",
+        "Ratings: Stable Arena (am-ELO with annotator abilities, Liu et al., ICML 2025), "
+        "bias-aware Wald 95% intervals, as in the monitor; annotate rate gives bootstrap "
+        "intervals and the paper's analyses.",
+    ]
+    if r.adaptive is not None:
+        summary.append(str(r.adaptive["line"]))
+    if r.problem:
+        summary.append(r.problem)
+    rows = []
+    for m in r.leaderboard:
+        bad = (
+            ("—", "—")
+            if m.both_bad is None
+            else (
+                pct(m.both_bad[0]),
+                f"[{pct(m.both_bad[1])}, {pct(m.both_bad[2])}]",
+            )
+        )
+        rows.append(
+            (
+                str(m.rank),
+                m.name,
+                *((m.detail,) if any(x.detail for x in r.leaderboard) else ()),
+                f"{m.rating:.0f}",
+                f"[{m.lower:.0f}, {m.upper:.0f}]",
+                str(m.comparisons),
+                *bad,
+            )
+        )
+    grouped = any(x.detail for x in r.leaderboard)
+    board = ReportTable(
+        "leaderboard",
+        "Leaderboard",
+        (
+            "rank",
+            "model",
+            *(("group",) if grouped else ()),
+            "rating",
+            "95% CI",
+            "comparisons",
+            "both bad %",
+            "both bad 95% CI",
+        ),
+        tuple(rows),
+        "rank: models whose intervals separate them get different ranks (pairwise tests, "
+        "Benjamini-Hochberg); both bad: share of the decided votes on the model's battles "
+        "that judged both responses bad, with its Wilson 95% interval "
+        "(ranking.proportions.both_bad_shares)."
+        + (
+            " Groups of models never compared with each other are rated separately."
+            if grouped
+            else ""
+        ),
+    )
+    tables = [board]
+    if r.verdicts:
+        tables.append(_verdict_table(r, "response"))
+        tables.append(_signal_table(r))
+    return ReportView(f"Arena report: {r.title or r.study}", tuple(summary), tuple(tables))
+
+
+def _signal_table(r: ArenaReport) -> ReportTable:
+    """The monitor's model-free signals per annotator."""
+
+    def share(x: float | None) -> str:
+        return "—" if x is None else pct(x)
+
+    return ReportTable(
+        "signals",
+        "Annotator signals",
+        ("annotator", "votes", "fast %", "ties %", "both bad %", "majority %", "alerts"),
+        tuple(
+            (
+                v.annotator,
+                str(v.votes),
+                share(v.fast_share),
+                share(v.tie_rate),
+                share(v.both_bad_rate),
+                share(v.majority_agreement),
+                ", ".join(v.alerts),
+            )
+            for v in r.verdicts
+        ),
+        "As the monitor shows them: fast = share of timed votes below the study's fast-vote "
+        "rule; majority = agreement with the other annotators' majority on the same battle.",
     )

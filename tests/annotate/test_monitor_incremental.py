@@ -182,3 +182,83 @@ def test_report_shows_the_stopping_status(engine: Engine, tmp_path: Path) -> Non
             session.vote("left", 20_000)
     plain = human_alignment_report(engine, "demo-difficulty", n_boot=20)
     assert plain.as_dict()["adaptive"] is None
+
+
+def test_arena_report(engine: Engine, tmp_path: Path) -> None:
+    """`annotate report` on an arena study: the monitor's leaderboard and verdicts, and
+    each model's both-bad share with the Wilson interval of scipy's ``binomtest``
+    (an independent implementation), counted here from the stored votes."""
+    from scipy.stats import binomtest
+
+    from annotate.services.report import arena_report, write_arena_report
+
+    for i, name in enumerate(HONEST):
+        vote_arena(engine, name, seed=i, limit=40)
+    session = VotingSession(engine, "demo-arena", "eve")
+    rng = np.random.default_rng(5)
+    while session.current() is not None:
+        session.vote(str(rng.choice(["a", "b", "both_bad", "both_bad"])), 9000)
+    rep = arena_report(engine, "demo-arena")
+    snap = StudyMonitor(engine, "demo-arena").snapshot()
+    assert rep.leaderboard == snap.leaderboard
+    assert rep.verdicts == snap.annotators
+    assert {v.annotator for v in rep.verdicts} == {*HONEST, "eve"}
+    # both bad by hand: the decided current votes on each model's battles
+    with Session(engine) as s:
+        st = repo.get_study(s, "demo-arena")
+        assert st is not None
+        pairs = repo.battle_pairs(s, st.id)
+        rows = s.execute(
+            text("SELECT item_id, choice FROM current_vote WHERE study_id = :s"), {"s": st.id}
+        ).all()
+    for m in rep.leaderboard:
+        mine = [c for item, c in rows if m.name in pairs[item][:2] and c != "skip"]
+        k = sum(c == "both_bad" for c in mine)
+        assert m.both_bad is not None
+        ci = binomtest(k, len(mine)).proportion_ci(0.95, method="wilson")
+        assert m.both_bad == pytest.approx((k / len(mine), ci.low, ci.high), abs=1e-12)
+        assert m.both_bad[0] > 0
+    doc = rep.as_dict()
+    assert doc["kind"] == "arena"
+    assert [row["model"] for row in doc["leaderboard"]] == [m.name for m in rep.leaderboard]
+    eve = next(a for a in doc["verdicts"]["annotators"] if a["annotator"] == "eve")
+    assert eve["both_bad_rate"] == pytest.approx(
+        next(v.both_bad_rate for v in snap.annotators if v.annotator == "eve")
+    )
+    written = write_arena_report(rep, tmp_path / "arena")
+    assert [f.name for f in written.files] == ["report.md", "leaderboard.csv", "annotators.csv"]
+    md = (written.folder / "report.md").read_text(encoding="utf-8")
+    assert "### Leaderboard" in md
+    assert "### Annotator reliability: status and flags" in md
+    top = rep.leaderboard[0]
+    assert f"| 1 | {top.name} | {top.rating:.0f} |" in md
+    csv_lines = (written.folder / "leaderboard.csv").read_text(encoding="utf-8").splitlines()
+    assert csv_lines[1].startswith(f"1,{top.name},,{top.rating!r},")
+    assert rep.adaptive is None
+
+
+def test_report_command_on_an_arena_study(
+    engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`annotate report --study ARENA` prints the leaderboard and writes report.md (it
+    used to stop with "needs a difficulty study"); --json prints the arena document."""
+    from annotate.cli import main
+
+    for i, name in enumerate(HONEST):
+        vote_arena(engine, name, seed=i, limit=30)
+    db = str(engine.url.database)
+    out = tmp_path / "rep"
+    code = main(["report", "--db", db, "--study", "demo-arena", "--out", str(out)])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert printed.out.startswith("Arena report: ")
+    assert "Leaderboard" in printed.out
+    assert "both bad %" in printed.out
+    assert (out / "report.md").is_file()
+    code = main(["report", "--db", db, "--study", "demo-arena", "--out", str(out), "--json"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    doc = json.loads(printed.out)
+    assert doc["kind"] == "arena"
+    assert len(doc["leaderboard"]) == 4
+    assert doc["files"][0].endswith("report.md")
