@@ -112,6 +112,7 @@ def run_cell(
     reps: int,
     seed: int,
     gold: float = 0.0,
+    settle: bool = True,
 ) -> Cell:
     cell = Cell()
     spec = STRATEGIES[name]
@@ -161,6 +162,7 @@ def run_cell(
                 left_chosen=pv.left_chosen,
                 fast=pv.fast,
                 evidence=evidence,
+                settle_direction=settle,
             )
         except Exception:  # a crash is what this benchmark counts
             cell.crashes += 1
@@ -225,6 +227,12 @@ def main() -> None:
         help="share of each annotator's votes on gold items (their clearest battles), "
         f"tested against {GOLD_THRESHOLD:.0%} accuracy and passed as evidence (default 0)",
     )
+    p.add_argument(
+        "--no-settle",
+        action="store_true",
+        help="stable_arena(settle_direction=False): the median annotator's orientation, "
+        "without waiting for a settled direction (the rule before it)",
+    )
     args = p.parse_args()
     reps = args.reps or (1 if args.quick else 3)
     votes_grid = tuple(args.votes or ((10, 50, 200) if args.quick else (10, 25, 50, 100, 200)))
@@ -259,7 +267,15 @@ def main() -> None:
                         key = f"{n_ann}-{votes}-{int(sd * 10)}-{name}-{int(ratio * 100)}"
                         seed = zlib.crc32(key.encode())
                         c = run_cell(
-                            n_ann, votes, sd, name, ratio, cell_reps(n_ann), seed, args.gold
+                            n_ann,
+                            votes,
+                            sd,
+                            name,
+                            ratio,
+                            cell_reps(n_ann),
+                            seed,
+                            args.gold,
+                            not args.no_settle,
                         )
                         ff = c.false_flags / c.honest if c.honest else float("nan")
                         rec = c.caught / c.eligible if c.eligible else float("nan")
