@@ -14,6 +14,14 @@ Usage::
 
     .venv/bin/python benchmarks/bench_report.py [--annotators 100] [--pairs 1000]
         [--boot 1000] [--repeats 5]
+    .venv/bin/python benchmarks/bench_report.py --annotators 1000 --keep /tmp/r1000 \
+        --cli 2 [--code DIR]
+
+The second form is issue 13's measurement: ``annotate report --no-plots`` (and with
+``--json``) on 1,000 annotators x 1,000 pairs, each run a fresh process as a user runs
+it: wall time, CPU time, peak RSS (the children's ``ru_maxrss``, so the largest run so
+far) and the load average; ``--code`` runs another checkout (``git archive REV annotate
+ranking``) for before/after.
 
 Prints the median time, the stages of the median run, the peak traced memory
 (tracemalloc, which numpy reports to) and the process's maximum RSS, with BLAS
@@ -128,6 +136,47 @@ def build(root: Path, n_q: int, n_pairs: int, n_ann: int, seed: int) -> tuple[ob
     return engine, "bench"
 
 
+def cli_runs(args: argparse.Namespace) -> int:
+    """``annotate report --no-plots [--json]`` in fresh processes on a kept study."""
+    import subprocess
+
+    if args.keep is None:
+        raise SystemExit("--cli needs --keep DIR (the study is built there once)")
+    db = args.keep / "bench.db"
+    if not db.exists():
+        args.keep.mkdir(parents=True, exist_ok=True)
+        t = time.perf_counter()
+        build(args.keep, args.questions, args.pairs, args.annotators, args.seed)
+        print(f"built {args.annotators} x {args.pairs} in {time.perf_counter() - t:.0f} s")
+    code = str((args.code or ROOT).resolve())
+    prog = (
+        f"import sys; sys.path.insert(0, {code!r}); from annotate.__main__ import main; "
+        "sys.argv = ['annotate', *sys.argv[1:]]; main()"
+    )
+    print(f"code: {code}; study {args.annotators} annotators x {args.pairs} pairs; {args.cli} runs")
+    print("| run | mode | wall s | CPU s | peak RSS MiB | load (1 min) |")
+    print("|---|---|---|---|---|---|")
+    for i in range(args.cli):
+        for mode in ("md", "json"):
+            out = args.keep / f"out-{mode}"
+            json_flag = ["--json"] if mode == "json" else []
+            cmd = [sys.executable, "-P", "-c", prog, "report", "--db", str(db), "--study",
+                   "bench", "--no-plots", "--out", str(out), *json_flag]  # fmt: skip
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            wall = time.perf_counter() - t
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            # ru_maxrss of the children is the largest child so far: runs go largest last
+            print(
+                f"| {i + 1} | {mode} | {wall:.2f} | {cpu:.2f} | {after.ru_maxrss / 1024:.0f} "
+                f"| {os.getloadavg()[0]:.2f} |"
+            )
+    print(f"cpus: {os.cpu_count()}; target (issue 13): under 3 s for 1,000 x 1,000 --no-plots")
+    return 0
+
+
 def run(
     engine: object, study: str, n_boot: int, threads: int | None, parallel: bool = True
 ) -> tuple[float, object]:
@@ -151,7 +200,33 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--plots", metavar="DIR", default=None, help="keep the PNGs in DIR")
+    ap.add_argument(
+        "--keep",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="build the study in DIR once and reuse it on later runs (1,000 x 1,000 takes "
+        "about two minutes to build)",
+    )
+    ap.add_argument(
+        "--cli",
+        metavar="N",
+        type=int,
+        default=0,
+        help="instead of the in-process timings: run `annotate report --no-plots` N times "
+        "(and N times with --json) as a user does, each in a fresh process, and print wall "
+        "and CPU time, peak RSS and the load average of each run",
+    )
+    ap.add_argument(
+        "--code",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="with --cli: run another checkout's annotate and ranking (before/after)",
+    )
     args = ap.parse_args()
+    if args.cli:
+        return cli_runs(args)
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
         engine, study = build(Path(tmp), args.questions, args.pairs, args.annotators, args.seed)
