@@ -1546,12 +1546,17 @@ def stable_arena(
                 f"compares an annotator with the others (at least {MIN_ANNOTATORS_FOR_VERDICT})"
             )
         elif not settled:
+            # the annotator's own test decides once the direction is settled: its votes to
+            # that point if it is itself undecided, unknown (None) if it waits for others
+            t = float(norm.ppf(1.0 - p_raw[j]))
+            own = None if abs(t) >= z_rel else _undecided_votes(nr, t, z_rel)
             status.append("pending")
-            to_verdict.append(None)
+            to_verdict.append(own)
             reasons.append(
                 f"the direction of the ranking is not settled: {n_agree} of {n_direction} "
                 "annotators agree with it significantly, and a verdict on an ability "
                 "needs a majority (either side could be the honest one)"
+                + ("" if own is None else f"; this annotator needs about {own} more votes")
             )
         elif not dynamic or 1.0 - p_raw[j] <= alpha:
             status.append("reliable")
