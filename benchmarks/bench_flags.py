@@ -42,6 +42,7 @@ import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import binom
 
 from ranking.arena import Evidence, stable_arena
 from ranking.quality import GOLD_THRESHOLD, check_evidence, gold_accuracy
@@ -255,7 +256,7 @@ def main() -> None:
     worst_ff, worst_rec, crashes = 0.0, 1.0, 0
     by_strategy: dict[tuple[str, int], list[int]] = {}
     why: list[str] = []
-    n_ff_cells = n_rec_cells = n_cells = n_rec_total = 0
+    n_ff_cells = n_rec_cells = n_cells = n_rec_total = n_ff_sig = 0
     for n_ann in args.annotators:
         for votes in votes_grid:
             for sd in args.sds:
@@ -283,6 +284,10 @@ def main() -> None:
                         cr += c.crashes
                         n_cells += 1
                         n_ff_cells += int(bool(c.honest) and ff > 0.05)
+                        # above 5% beyond noise: one-sided exact binomial p < 0.05
+                        n_ff_sig += int(
+                            bool(c.honest) and binom.sf(c.false_flags - 1, c.honest, 0.05) < 0.05
+                        )
                         if c.eligible and votes >= 50:
                             n_rec_total += 1
                             n_rec_cells += int(rec < 0.9)
@@ -320,8 +325,9 @@ def main() -> None:
         f"{worst_rec:.2f} (target >= 0.9); crashes {crashes} (target 0)"
     )
     print(
-        f"cells with ff > 0.05: {n_ff_cells} of {n_cells}; cells with recall < 0.9 at >= 50 "
-        f"votes: {n_rec_cells} of {n_rec_total}"
+        f"cells with ff > 0.05: {n_ff_cells} of {n_cells} ({n_ff_sig} significantly, one-sided "
+        f"exact binomial p < 0.05 given the cell's honest count); cells with recall < 0.9 at "
+        f">= 50 votes: {n_rec_cells} of {n_rec_total}"
     )
     if why:
         print()
