@@ -182,6 +182,16 @@ def describe_reason(d: dict[str, Any]) -> str:
         )
     if r == "random" and p is None:
         return "random: every vote is a tie"
+    if r == "low_gold_accuracy":
+        return (
+            f"low_gold_accuracy: {num(st, '.0%')} of gold items right "
+            f"(threshold {num(th, '.0%')}{padj})"
+        )
+    if r == "inconsistent":
+        return (
+            f"inconsistent: {num(st, '.0%')} of swapped re-tests agree with the first vote "
+            f"(threshold {num(th, '.0%')}{padj})"
+        )
     return f"{r}: ability {num(st)} (threshold {num(th)}{padj})"
 
 
@@ -190,7 +200,8 @@ class FlagEvidence:
     """One reason an annotator is flagged (:class:`ranking.arena.FlagReason`), for display."""
 
     reason: str
-    """``adversarial``, ``random``, ``position_bias``, ``too_fast`` or ``low_agreement``."""
+    """``adversarial``, ``random``, ``position_bias``, ``too_fast``, ``low_agreement``,
+    ``low_gold_accuracy`` or ``inconsistent``."""
     statistic: float | None
     threshold: float | None
     p_value: float | None
