@@ -1,5 +1,6 @@
 """Every verdict reason reads as a sentence with its evidence
-(``annotate.views.describe_reason``): the text ``annotate rate``, the monitor and ``report.md`` print for a flag."""
+(``annotate.views.describe_reason``): the text ``annotate rate``, the monitor and
+``report.md`` print for a flag."""
 
 from __future__ import annotations
 
