@@ -98,9 +98,10 @@ class _NotColumnarError(Exception):
     form than the store's): that path writes the files instead."""
 
 
-_COMMAS = 11
+_COMMAS = 12
 """Commas the query of :func:`~annotate.store.repo.vote_export_csv_parts` writes per line
-(with a tail of one comma): a batch with exactly that many per line has none in a value."""
+(with a tail of two commas, around the fingerprint; ``repr`` of a probability has none): a
+batch with exactly that many per line has none in a value."""
 
 
 def _columnar_lines(lines: Any, tail: str) -> tuple[Any, Any, Any]:
@@ -127,7 +128,7 @@ def _columnar_lines(lines: Any, tail: str) -> tuple[Any, Any, Any]:
     buf[len(raw) :] = ord(" ")
     text = buf[: len(raw)]
     if (
-        tail.count(",") != 1
+        tail.count(",") != 2
         or not tail.endswith("\n")
         or np.count_nonzero(text == ord("\n")) != n
         or np.any(text == ord('"'))
@@ -137,7 +138,7 @@ def _columnar_lines(lines: Any, tail: str) -> tuple[Any, Any, Any]:
     found = np.flatnonzero(text == ord(","))
     if len(found) != _COMMAS * n:
         raise _NotColumnarError
-    commas = found.reshape(n, _COMMAS)  # each line holds exactly its own eleven
+    commas = found.reshape(n, _COMMAS)  # each line holds exactly its own twelve
     if np.any(commas[:, 0] - start != 36):
         raise _NotColumnarError
     # the stamp: after the ninth comma, up to the tenth ('Z' before it)
@@ -228,15 +229,20 @@ def _write_csv_votes_columnar(
         votes.write(header.getvalue().encode("utf-8"))
         log.write(header.getvalue().encode("utf-8"))
         for st, fp in zip(studies, fingerprints, strict=True):
-            tail = f",{fp}\n"
+            tail = f",{fp},\n"
             first, second = LEFT_CHOICES["difficulty" if st.kind == "difficulty" else "arena"]
-            for batch in repo.vote_export_csv_parts(
+            for batch, probabilities in repo.vote_export_csv_parts(
                 s,
                 st.id,
                 study_kind=f"{st.name},{st.kind}",
                 left=(first.value, second.value),
                 tail=tail,
             ):
+                if any(p is not None for p in probabilities):  # adaptive: repr, as csv does
+                    batch = [
+                        line if p is None else f"{line[:-1]}{p!r}\n"
+                        for line, p in zip(batch, probabilities, strict=True)
+                    ]
                 lines, uuid, retract = _columnar_lines(pa.array(batch, pa.string()), tail)
                 del batch
                 # "current" is the condition of the current_vote view
@@ -274,7 +280,7 @@ def _write_csv_votes(
         log.write(header.getvalue())
         for st, fp in zip(studies, fingerprints, strict=True):
             tail = io.StringIO()
-            csv.writer(tail, lineterminator="\n").writerow(["", fp or None])
+            csv.writer(tail, lineterminator="").writerow(["", fp or None, ""])
             for lines, current in repo.vote_export_csv_lines(
                 s, st.id, tail=tail.getvalue(), stamp=iso_stamp
             ):
@@ -303,7 +309,9 @@ def _write_votes(
     if fmt not in ("csv", "jsonl"):
         rows: list[dict[str, object]] = []
         for st, fp in zip(studies, fingerprints, strict=True):
-            rows += vote_dicts(repo.vote_records(s, st.id, current_only=current_only), fp)
+            rows += vote_dicts(
+                repo.vote_records(s, st.id, current_only=current_only, with_probability=True), fp
+            )
         return write_table(rows, list(EXPORT_COLUMNS), path, fmt), len(rows)
     target = path.with_suffix(f".{fmt}")
     n = 0

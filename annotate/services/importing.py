@@ -431,8 +431,13 @@ class _VoteWriter:
         created_at: datetime | None,
         supersedes: str | None,
         where: tuple[Path, int],
+        selection_probability: float | None = None,
     ) -> bool:
-        """Check one vote against the history and queue it; False if already stored."""
+        """Check one vote against the history and queue it; False if already stored.
+
+        ``selection_probability`` (an adaptive schedule's, from an export) is stored with
+        a new vote; a vote already stored keeps its own (it is not compared).
+        """
         path, line = where
         f = self.fields
         aid = self.annotator(annotator)
@@ -512,6 +517,7 @@ class _VoteWriter:
                 new.fast,
                 created.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" "),
                 supersedes,
+                selection_probability,
             )
         )
         return True
@@ -650,6 +656,7 @@ def _apply_votes(s: Session, records: list[VoteRecord], report: ImportReport) ->
                 created_at=r.created_at,
                 supersedes=r.supersedes,
                 where=(r.path, r.line),
+                selection_probability=r.selection_probability,
             )
             if added:
                 report.votes_added += 1
@@ -931,6 +938,11 @@ def _apply_vote_table(s: Session, table: VoteTable, report: ImportReport) -> Non
                 stop = start + _PACKED_ROWS
                 yield _pack_votes(table, plan, ann, start, stop, now)
 
+    def probabilities(take: Any) -> Any:
+        if table.selection_probability is None:
+            return itertools.repeat(None, len(take))
+        return table.selection_probability.take(take).to_pylist()
+
     def batches() -> Iterator[list[tuple[Any, ...]]]:
         for plan, ann in zip(plans, aids, strict=True):
             for start in range(0, len(plan.rows), _INSERT_ROWS):
@@ -948,12 +960,17 @@ def _apply_vote_table(s: Session, table: VoteTable, report: ImportReport) -> Non
                         pc.fill_null(table.fast.take(take), False).to_pylist(),
                         pc.fill_null(table.created_at.take(take), now).to_pylist(),
                         table.supersedes.take(take).to_pylist(),
+                        probabilities(take),
                         strict=True,
                     )
                 )
 
     try:
-        rows = packed() if _packed_insert(s) else batches()
+        probability = table.selection_probability
+        given = probability is not None and probability.null_count < len(probability)
+        # a probability goes in as a Python float: exact, where SQLite's text-to-real
+        # conversion of a packed record need not be
+        rows = packed() if _packed_insert(s) and not given else batches()
         report.votes_added += repo.bulk_insert_vote_batches(s, rows, expected=len(table))
     except repo.integrity_errors() as err:
         raise _bulk_conflict(s, table, err) from err

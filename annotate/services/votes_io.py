@@ -37,9 +37,20 @@ from annotate.store.repo import VOTE_COLUMNS
 
 FORMATS = ("csv", "jsonl", "parquet")
 REQUIRED = ("vote_id", "study", "annotator", "item_id", "choice")
-OPTIONAL = ("kind", "left", "response_ms", "fast", "created_at", "supersedes", "study_fingerprint")
-EXPORT_COLUMNS = (*VOTE_COLUMNS, "study_fingerprint")
-"""Columns of an exported vote file: the stored vote columns, then the study's fingerprint."""
+OPTIONAL = (
+    "kind",
+    "left",
+    "response_ms",
+    "fast",
+    "created_at",
+    "supersedes",
+    "study_fingerprint",
+    "selection_probability",
+)
+EXPORT_COLUMNS = (*VOTE_COLUMNS, "study_fingerprint", "selection_probability")
+"""Columns of an exported vote file: the stored vote columns, the study's fingerprint, then
+the probability with which an adaptive schedule chose the item (empty otherwise)."""
+PROBABILITY_EXPECTED = "a probability greater than 0 and at most 1 (a decimal number), or empty"
 MAX_RESPONSE_MS = 2**63 - 1
 """The largest response time SQLite can store (a signed 64-bit integer)."""
 
@@ -64,6 +75,9 @@ class VoteRecord:
     line: int
     study_fingerprint: str | None = None
     """The study's fingerprint as the exporting database had it; None in older files."""
+    selection_probability: float | None = None
+    """The adaptive schedule's probability of the item (``vote.selection_probability``);
+    None when empty or in older files."""
 
 
 def is_vote_file(columns: set[str]) -> bool:
@@ -89,16 +103,19 @@ def vote_dicts(rows: list[tuple[Any, ...]], fingerprint: str = "") -> list[dict[
     Parameters
     ----------
     rows : list of tuple
-        Rows from :func:`annotate.store.repo.vote_records`.
+        Rows from :func:`annotate.store.repo.vote_records`; with
+        ``with_probability=True`` each ends with ``selection_probability`` (else that
+        column is left empty).
     fingerprint : str
         The study's fingerprint, written to every row as ``study_fingerprint``
         (empty when unknown).
     """
     out = []
     for r in rows:
-        d = dict(zip(VOTE_COLUMNS, r, strict=True))
+        d = dict(zip(VOTE_COLUMNS, r[: len(VOTE_COLUMNS)], strict=True))
         d["created_at"] = _iso(d["created_at"])
         d["study_fingerprint"] = fingerprint or None
+        d["selection_probability"] = r[len(VOTE_COLUMNS)] if len(r) > len(VOTE_COLUMNS) else None
         out.append(d)
     return out
 
@@ -190,6 +207,26 @@ def _response_ms(path: Path, line: int, raw: Any) -> int | None:
     return value
 
 
+def _probability(path: Path, line: int, raw: Any) -> float | None:
+    """A selection probability in (0, 1], or None when empty."""
+    text = _opt_str(raw)
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1:  # also refuses nan
+        raise InputFileError(
+            path,
+            describe(raw),
+            line=line,
+            field="selection_probability",
+            expected=PROBABILITY_EXPECTED,
+        )
+    return value
+
+
 def _created_at(path: Path, line: int, raw: Any) -> datetime | None:
     """An ISO 8601 timestamp converted to UTC (naive means UTC), or None when empty."""
     c = _opt_str(raw)
@@ -245,6 +282,8 @@ class VoteTable:
     """``pyarrow.StringArray``, null when empty."""
     study_fingerprint: Any
     """``pyarrow.StringArray``, null when empty."""
+    selection_probability: Any = None
+    """``pyarrow.DoubleArray``, null when empty (all null when the file has no such column)."""
 
     def __len__(self) -> int:
         return len(self.uuid)
@@ -254,6 +293,7 @@ class _NotFastError(Exception):
     """The fast path does not apply (or a row is bad): use the per-row path."""
 
 
+_PROBABILITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
 _UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 _STAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{6})?(Z|\+00:00)?$"
 
@@ -466,6 +506,11 @@ def _parse_vote_table(path: Path) -> VoteTable:
     sup = empty_as_null(column("supersedes"))
     check(pc.fill_null(pc.match_substring_regex(sup, _UUID_PATTERN), True))
     created_at = _naive_stamps(empty_as_null(column("created_at")))
+    prob_raw = empty_as_null(column("selection_probability"))
+    # a plain decimal (what float's repr writes): arrow's parser then gives float()'s value
+    check(pc.fill_null(pc.match_substring_regex(prob_raw, _PROBABILITY_PATTERN), True))
+    probability = pc.cast(prob_raw, pa.float64())
+    check(pc.fill_null(pc.and_(pc.greater(probability, 0), pc.less_equal(probability, 1)), True))
     return VoteTable(
         path=path,
         uuid=uuid,
@@ -479,6 +524,7 @@ def _parse_vote_table(path: Path) -> VoteTable:
         created_at=created_at,
         supersedes=sup,
         study_fingerprint=fp,
+        selection_probability=probability,
     )
 
 
@@ -632,6 +678,7 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
             raise InputFileError(
                 path, describe(sup), line=line, field="supersedes", expected="a vote UUID or empty"
             )
+        probability = _probability(path, line, rec.get("selection_probability"))
         fp = _opt_str(rec.get("study_fingerprint"))
         if fp is not None and not _FINGERPRINT_RE.match(fp):
             raise InputFileError(
@@ -656,6 +703,7 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
                 path,
                 line,
                 fp,
+                probability,
             )
         )
     if not out:

@@ -644,15 +644,17 @@ VOTE_COLUMNS = (
 
 
 def vote_records(
-    session: Session, study_id: int | None, *, current_only: bool
+    session: Session, study_id: int | None, *, current_only: bool, with_probability: bool = False
 ) -> list[tuple[Any, ...]]:
-    """Vote rows in export order (``VOTE_COLUMNS``), oldest first."""
+    """Vote rows in export order (``VOTE_COLUMNS``, then ``selection_probability`` with
+    ``with_probability``), oldest first."""
     source = "current_vote" if current_only else "vote"
     where = "WHERE v.retest_of IS NULL" + ("" if study_id is None else " AND v.study_id = :s")
     rows = session.execute(
         text(
             f"""SELECT v.uuid, s.name, s.kind, a.name, i.key, v.choice, v.swapped,
-                       v.response_ms, v.fast, v.created_at, v.supersedes
+                       v.response_ms, v.fast, v.created_at, v.supersedes,
+                       v.selection_probability
                 FROM {source} v JOIN study s ON s.id = v.study_id
                 JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
                 {where} ORDER BY v.id"""
@@ -660,9 +662,10 @@ def vote_records(
         {} if study_id is None else {"s": study_id},
     ).all()
     out = []
-    for uuid, study, kind, ann, item, choice, swapped, ms, fast, created, sup in rows:
+    for uuid, study, kind, ann, item, choice, swapped, ms, fast, created, sup, prob in rows:
         left = LEFT_CHOICES["difficulty" if kind == "difficulty" else "arena"][bool(swapped)]
-        out.append((uuid, study, kind, ann, item, choice, str(left), ms, bool(fast), created, sup))
+        row = (uuid, study, kind, ann, item, choice, str(left), ms, bool(fast), created, sup)
+        out.append((*row, prob) if with_probability else row)
     return out
 
 
@@ -691,7 +694,8 @@ def vote_export_rows(
 ) -> Iterator[Sequence[Any]]:
     """A study's votes as rows of a table file, oldest first, in batches (streamed).
 
-    The columns are ``VOTE_COLUMNS`` then ``study_fingerprint``, formatted as
+    The columns are ``VOTE_COLUMNS``, ``study_fingerprint``, ``selection_probability``
+    (a float or None), formatted as
     :func:`vote_records` plus the export's conversions give them: ``left`` named,
     ``fast`` as ``True``/``False``, ``response_ms`` as stored (with ``whole_ms``, a
     number stored as a float is given as a whole number, as the CSV export writes it),
@@ -730,7 +734,7 @@ def vote_export_rows(
                                          AND substr(v.created_at, 20) != '.000000'
                                          THEN substr(v.created_at, 20) ELSE '' END || 'Z'
                             ELSE annotate_export_stamp(v.created_at) END,
-                       v.supersedes, ?
+                       v.supersedes, ?, v.selection_probability
                 FROM {source} v JOIN study s ON s.id = v.study_id
                 JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
                 WHERE v.study_id = ? AND v.retest_of IS NULL ORDER BY v.id""",
@@ -768,7 +772,7 @@ def _vote_export_rows_pg(
                             ELSE CASE WHEN v.swapped THEN 'model_b' ELSE 'model_a' END END,
                        v.response_ms,
                        CASE WHEN v.fast THEN 'True' ELSE 'False' END,
-                       v.created_at, v.supersedes
+                       v.created_at, v.supersedes, v.selection_probability
                 FROM {source} v JOIN study s ON s.id = v.study_id
                 JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
                 WHERE v.study_id = ? AND v.retest_of IS NULL ORDER BY v.id"""
@@ -776,7 +780,7 @@ def _vote_export_rows_pg(
             (study_id,),
         )
         while rows := cur.fetchmany(batch):
-            yield [(*r[:9], stamp(r[9]), r[10], fingerprint) for r in rows]
+            yield [(*r[:9], stamp(r[9]), r[10], fingerprint, r[11]) for r in rows]
     finally:
         cur.close()
 
@@ -811,7 +815,8 @@ def vote_export_plain(session: Session, study_id: int) -> bool:
                typeof(v.uuid) != 'text' OR typeof(v.choice) != 'text'
                OR typeof(v.response_ms) NOT IN ('integer', 'real', 'null')
                OR typeof(v.supersedes) NOT IN ('text', 'null')
-               OR typeof(v.created_at) != 'text')
+               OR typeof(v.created_at) != 'text'
+               OR typeof(v.selection_probability) NOT IN ('real', 'null'))
            LIMIT 1""",
         # the names and keys they join to (small tables)
         """SELECT 1 FROM study WHERE id = :s
@@ -842,9 +847,11 @@ def vote_export_csv_lines(
     with whether the vote is current (in ``current_vote``).
 
     One pass gives both vote files: the lines are those :func:`vote_export_rows` gives
-    (``whole_ms``) as :mod:`csv`'s writer writes them, each ending with ``tail`` (the
-    ``study_fingerprint`` cell, its comma before it and the line end). Only for a study
-    that passes :func:`vote_export_plain`. ``stamp`` as for :func:`vote_export_rows`.
+    (``whole_ms``) as :mod:`csv`'s writer writes them: SQL writes each up to ``tail`` (the
+    ``study_fingerprint`` cell with a comma before and after it), then Python adds the
+    ``selection_probability`` cell (``repr`` of the float, as the writer does: SQL's
+    text form of a real keeps only 15 digits) and the line end. Only for a study that
+    passes :func:`vote_export_plain`. ``stamp`` as for :func:`vote_export_rows`.
     """
     if is_postgres(session):
         raise ValueError("vote_export_csv_lines is SQLite's path (vote_export_plain is False)")
@@ -883,15 +890,16 @@ def vote_export_csv_lines(
         cur.execute(
             f"""SELECT {line} || ?,
                        v.choice != 'retract'
-                       AND NOT EXISTS (SELECT 1 FROM vote AS w WHERE w.supersedes = v.uuid)
+                       AND NOT EXISTS (SELECT 1 FROM vote AS w WHERE w.supersedes = v.uuid),
+                       v.selection_probability
                 FROM vote v JOIN study s ON s.id = v.study_id
                 JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
                 WHERE v.study_id = ? AND v.retest_of IS NULL ORDER BY v.id""",
             (tail, study_id),
         )
         while rows := cur.fetchmany(batch):
-            lines, current = zip(*rows, strict=True)
-            yield lines, current
+            lines = [f"{line}\n" if p is None else f"{line}{p!r}\n" for line, _, p in rows]
+            yield lines, [c for _, c, _ in rows]
     finally:
         cur.close()
 
@@ -904,14 +912,16 @@ def vote_export_csv_parts(
     left: tuple[str, str],
     tail: str,
     batch: int = 20_000,
-) -> Iterator[list[str]]:
+) -> Iterator[tuple[list[str], list[float | None]]]:
     """A study's vote log (no re-test rows), oldest first, in batches (streamed), each row
     one text that SQL only concatenates (SQLite only, for a study that passes
     :func:`vote_export_plain`):
     ``uuid,<study_kind>,annotator,item,choice,left,response_ms,fast,<created_at>Z,supersedes``
-    then ``tail``. The stored texts are as they are (not quoted, the timestamp as stored
-    with a ``Z`` after it), ``left`` one of ``left`` (the names of the unswapped and the
-    swapped side), ``response_ms`` whole or empty, ``fast`` ``True`` or ``False``.
+    then ``tail``; and beside it the stored ``selection_probability`` (a float or None,
+    for the caller to write: SQL's text form of a real keeps only 15 digits). The stored
+    texts are as they are (not quoted, the timestamp as stored with a ``Z`` after it),
+    ``left`` one of ``left`` (the names of the unswapped and the swapped side),
+    ``response_ms`` whole or empty, ``fast`` ``True`` or ``False``.
 
     The caller checks in vectorised passes that no value needs CSV quoting and that the
     timestamps are in the store's form, and moves them into export form: evaluating that
@@ -937,7 +947,8 @@ def vote_export_csv_parts(
                                                THEN CAST(v.response_ms AS INTEGER)
                                                ELSE v.response_ms END, '')
                        || ',' || CASE WHEN v.fast THEN 'True' ELSE 'False' END
-                       || ',' || v.created_at || 'Z,' || coalesce(v.supersedes, '') || ?
+                       || ',' || v.created_at || 'Z,' || coalesce(v.supersedes, '') || ?,
+                       v.selection_probability
                 FROM vote v JOIN annotator a ON a.id = v.annotator_id
                 JOIN item i ON i.id = v.item_id
                 WHERE {study} = ? AND v.retest_of IS NULL ORDER BY v.id""",
@@ -951,13 +962,14 @@ def vote_export_csv_parts(
             try:
                 rows = cur.fetchmany(batch)
                 lines = [r[0] for r in rows]
+                probabilities = [r[1] for r in rows]
                 del rows
             finally:
                 if paused:
                     gc.enable()
             if not lines:
                 break
-            yield lines
+            yield lines, probabilities
     finally:
         cur.close()
 
@@ -1100,6 +1112,19 @@ VOTE_INSERT_COLUMNS = (
 )
 
 
+VOTE_INSERT_COLUMNS_WITH_PROBABILITY = (*VOTE_INSERT_COLUMNS, "selection_probability")
+"""Rows of the bulk inserts may also carry ``selection_probability`` last (11 values)."""
+
+
+def _insert_sql(rows: Sequence[Sequence[Any]]) -> str:
+    """``INSERT INTO vote`` for rows of :data:`VOTE_INSERT_COLUMNS` or, 11 values long,
+    :data:`VOTE_INSERT_COLUMNS_WITH_PROBABILITY`."""
+    cols: tuple[str, ...] = VOTE_INSERT_COLUMNS
+    if rows and len(rows[0]) == len(VOTE_INSERT_COLUMNS_WITH_PROBABILITY):
+        cols = VOTE_INSERT_COLUMNS_WITH_PROBABILITY
+    return f"INSERT INTO vote ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
+
+
 _BOOL_COLUMNS = tuple(VOTE_INSERT_COLUMNS.index(c) for c in ("swapped", "fast"))
 
 
@@ -1119,7 +1144,8 @@ def _bools(session: Session, rows: Iterable[Sequence[Any]]) -> Sequence[Sequence
 
 
 def bulk_insert_votes(session: Session, rows: Sequence[tuple[Any, ...]]) -> int:
-    """Insert many vote rows (tuples in ``VOTE_INSERT_COLUMNS`` order) in the open transaction.
+    """Insert many vote rows (tuples in ``VOTE_INSERT_COLUMNS`` order, or with
+    ``selection_probability`` after them) in the open transaction.
 
     ``created_at`` is an ISO ``YYYY-MM-DD HH:MM:SS[.ffffff]`` UTC string. Uses the
     DB-API ``executemany`` directly: the constraints still apply, and an
@@ -1130,13 +1156,7 @@ def bulk_insert_votes(session: Session, rows: Sequence[tuple[Any, ...]]) -> int:
     conn, q = _raw(session)
     cur = conn.cursor()
     try:
-        cur.executemany(
-            q(
-                f"INSERT INTO vote ({', '.join(VOTE_INSERT_COLUMNS)}) VALUES "
-                f"({', '.join('?' for _ in VOTE_INSERT_COLUMNS)})"
-            ),
-            _bools(session, rows),
-        )
+        cur.executemany(q(_insert_sql(rows)), _bools(session, rows))
     finally:
         cur.close()
     return len(rows)
@@ -1277,10 +1297,6 @@ def bulk_insert_vote_batches(
                 ).fetchall()
         for name, _ in indexes:
             cur.execute(f'DROP INDEX "{name}"')
-        sql = (
-            f"INSERT INTO vote ({', '.join(VOTE_INSERT_COLUMNS)}) VALUES "
-            f"({', '.join('?' for _ in VOTE_INSERT_COLUMNS)})"
-        )
         n = 0
         packed_sql = _packed_insert_sql()
         for rows in batches:
@@ -1289,7 +1305,7 @@ def bulk_insert_vote_batches(
                     cur.execute(packed_sql, (rows.data, len(rows.data), rows.study_id))
                 n += rows.rows
                 continue
-            cur.executemany(sql, rows)
+            cur.executemany(_insert_sql(rows), rows)
             n += len(rows)
         for _, create in indexes:
             cur.execute(create)
@@ -1312,17 +1328,13 @@ def _bulk_insert_vote_batches_pg(
     caller's transaction, which rolls back whole.
     """
     conn, q = _raw(session)
-    sql = q(
-        f"INSERT INTO vote ({', '.join(VOTE_INSERT_COLUMNS)}) VALUES "
-        f"({', '.join('?' for _ in VOTE_INSERT_COLUMNS)})"
-    )
     n = 0
     cur = conn.cursor()
     try:
         for rows in batches:
             if isinstance(rows, PackedVotes):
                 raise TypeError("PackedVotes are SQLite's path; give PostgreSQL row tuples")
-            cur.executemany(sql, _bools(session, rows))
+            cur.executemany(q(_insert_sql(rows)), _bools(session, rows))
             n += len(rows)
     finally:
         cur.close()
@@ -2040,6 +2052,8 @@ def study_answers(session: Session, study_id: int) -> list[tuple[int, str, str]]
         {"s": study_id},
     ).all()
     return [(int(a), str(k), str(x)) for a, k, x in rows]
+
+
 # --- browser links of ``annotate serve`` (issue 17) -------------------------------------
 
 

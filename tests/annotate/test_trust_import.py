@@ -374,7 +374,8 @@ def test_exports_carry_the_study_fingerprint(tmp_path: Path, fmt: str) -> None:
             if fmt == "parquet"
             else (pd.read_csv(f) if fmt == "csv" else pd.read_json(f, lines=True))
         )
-        assert df.columns[-1] == "study_fingerprint"
+        # selection_probability after it (issue 13: adaptive exports re-import losslessly)
+        assert list(df.columns[-2:]) == ["study_fingerprint", "selection_probability"]
         assert set(df["study_fingerprint"]) == {st.fingerprint}
 
 
