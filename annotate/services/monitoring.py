@@ -248,6 +248,18 @@ class StudyMonitor:
         self._cols, self._alive = cols, alive
         self._last = int(new[-1, 0])
 
+    def current_votes(self) -> tuple[npt.NDArray[np.int64], dict[int, str]]:
+        """Read the new rows; the study's current votes, oldest first, as columns
+        ``(item_id, annotator_id, choice code, swapped, response_ms or -1, fast)`` (the
+        rows of :func:`repo.current_vote_codes`, without a second query), and the
+        annotators' names by id. The report reads its votes here, so that its verdicts
+        (this monitor's snapshot) do not read them again."""
+        with self._lock:
+            self._read_new()
+            cols = self._cols[self._alive][:, 1:7]
+            names = {a: self._ann_names[i] for a, i in self._ann_index.items()}
+        return cols, names
+
     # --- the snapshot --------------------------------------------------------------
 
     def snapshot(self) -> MonitorSnapshot:

@@ -61,7 +61,7 @@ from sqlmodel import Session
 
 from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
 from annotate.services.arena_analysis import fit_problem
-from annotate.services.arrays import response_matrix, vote_arrays
+from annotate.services.arrays import VoteArrays, response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
 from annotate.services.monitoring import StudyMonitor
 from annotate.services.notes import report_lines
@@ -297,7 +297,31 @@ class _StudyData:
     pools: dict[str, list[str]]
 
 
-def _load(engine: Engine, study: str) -> _StudyData:
+def _vote_arrays(
+    monitor: StudyMonitor, study: repo.StudyRow, items: list[tuple[int, str]]
+) -> VoteArrays:
+    """The study's current votes as :func:`annotate.services.arrays.vote_arrays` gives them,
+    read through ``monitor`` (whose snapshot then needs no second read of every vote)."""
+    raw, names = monitor.current_votes()
+    ann_ids = np.unique(raw[:, 1])
+    lookup = np.zeros(max((i for i, _ in items), default=0) + 1, dtype=np.int64)
+    for n, (i, _) in enumerate(items):
+        lookup[i] = n
+    return VoteArrays(
+        study=study.name,
+        kind=study.kind,
+        item=lookup[raw[:, 0]] if len(raw) else np.zeros(0, np.int64),
+        annotator=np.searchsorted(ann_ids, raw[:, 1]).astype(np.int64),
+        choice=raw[:, 2].astype(np.int8),
+        swapped=raw[:, 3].astype(bool),
+        response_ms=raw[:, 4],
+        fast=raw[:, 5].astype(bool),
+        item_keys=[k for _, k in items],
+        annotators=[names[int(a)] for a in ann_ids],
+    )
+
+
+def _load(engine: Engine, study: str, monitor: StudyMonitor | None = None) -> _StudyData:
     with Session(engine) as s:
         st = repo.get_study(s, study)
         if st is None:
@@ -309,7 +333,9 @@ def _load(engine: Engine, study: str) -> _StudyData:
                 title="Not a difficulty study",
             )
         contents = repo.study_contents(s, st.id)
-    va = vote_arrays(engine, study)
+        items = repo.item_keys(s, st.id)
+    # outside the session: the monitor reads through its own connection
+    va = vote_arrays(engine, study) if monitor is None else _vote_arrays(monitor, st, items)
     rm = response_matrix(engine, study)
     qkeys = [q[0] for q in contents.questions]
     qsubj = [q[1] for q in contents.questions]
@@ -1217,7 +1243,8 @@ def human_alignment_report(
     timings: list[tuple[str, float]] = []
     t0 = time.perf_counter()
     name = study or default_study(engine)
-    data = _load(engine, name)
+    monitor = _monitor(engine, name)
+    data = _load(engine, name, monitor)
     timings.append(("load", time.perf_counter() - t0))
     ss = np.random.SeedSequence(seed)
     rng_align, rng_agree = (np.random.default_rng(s) for s in ss.spawn(2))
@@ -1258,7 +1285,10 @@ def human_alignment_report(
                 resample=resample,
             ),
         )
-        verdicts = timed("verdicts", lambda: StudyMonitor(engine, name).snapshot())
+        verdicts = timed(
+            "verdicts",
+            lambda: (monitor or StudyMonitor(engine, name)).snapshot(),
+        )
         agreement = agreement_f.result()
         scale = scale_f.result()
     timings.append(("computation (wall)", time.perf_counter() - t_compute))
@@ -1375,6 +1405,15 @@ def human_alignment_report(
         paired_tests=_paired_tests(alignment, pair_rows),
         adaptive=adaptive_status(engine, data.name),
     )
+
+
+def _monitor(engine: Engine, study: str) -> StudyMonitor | None:
+    """A monitor of ``study`` whose reading of the votes the report shares (None when
+    there is no such study: :func:`_load` then says so)."""
+    try:
+        return StudyMonitor(engine, study)
+    except StudyNotFoundError:
+        return None
 
 
 def study_kind(engine: Engine, study: str | None) -> str | None:
