@@ -283,7 +283,7 @@ class VoteTable:
     study_fingerprint: Any
     """``pyarrow.StringArray``, null when empty."""
     selection_probability: Any = None
-    """``pyarrow.DoubleArray``, null when empty (all null when the file has no such column)."""
+    """``pyarrow.DoubleArray``, null when empty; None when the file has no such column."""
 
     def __len__(self) -> int:
         return len(self.uuid)
@@ -506,11 +506,14 @@ def _parse_vote_table(path: Path) -> VoteTable:
     sup = empty_as_null(column("supersedes"))
     check(pc.fill_null(pc.match_substring_regex(sup, _UUID_PATTERN), True))
     created_at = _naive_stamps(empty_as_null(column("created_at")))
-    prob_raw = empty_as_null(column("selection_probability"))
-    # a plain decimal (what float's repr writes): arrow's parser then gives float()'s value
-    check(pc.fill_null(pc.match_substring_regex(prob_raw, _PROBABILITY_PATTERN), True))
-    probability = pc.cast(prob_raw, pa.float64())
-    check(pc.fill_null(pc.and_(pc.greater(probability, 0), pc.less_equal(probability, 1)), True))
+    probability = None  # no such column (older exports)
+    if "selection_probability" in table.column_names:
+        prob_raw = empty_as_null(column("selection_probability"))
+        # a plain decimal (what float's repr writes): arrow's parser gives float()'s value
+        check(pc.fill_null(pc.match_substring_regex(prob_raw, _PROBABILITY_PATTERN), True))
+        probability = pc.cast(prob_raw, pa.float64())
+        in_range = pc.and_(pc.greater(probability, 0), pc.less_equal(probability, 1))
+        check(pc.fill_null(in_range, True))
     return VoteTable(
         path=path,
         uuid=uuid,
