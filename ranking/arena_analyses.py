@@ -38,6 +38,7 @@ from scipy.stats import rankdata
 from ranking._validation import make_rng
 from ranking.errors import ConvergenceError, InvalidParameterError, RankingInputError
 from ranking.pairwise import ELO_C, am_elo, m_elo
+from ranking.simulation import _elo_over_orders, _paper_fit, _perturb_share, simulate_arena
 from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
 
 __all__ = [
@@ -206,43 +207,6 @@ def elo_probability(r_a: npt.ArrayLike, r_b: npt.ArrayLike) -> FloatArray:
 # --------------------------------------------------------------------------- Elo over orders
 
 
-def _elo_orders(
-    a: IntArray, b: IntArray, w: FloatArray, n: int, order: IntArray, k: float
-) -> FloatArray:
-    """Online Elo (K = ``k``, scale 400, start 1000) on each row of ``order`` at once."""
-    rounds, t = order.shape
-    r = np.full((rounds, n), 1000.0)
-    rows = np.arange(rounds)
-    for step in range(t):
-        col = order[:, step]
-        i, j, s = a[col], b[col], w[col]
-        ri, rj = r[rows, i], r[rows, j]
-        e = 1.0 / (1.0 + 10.0 ** ((rj - ri) / 400.0))
-        r[rows, i] = ri + k * (s - e)
-        r[rows, j] = rj - k * (s - e)
-    return r
-
-
-def _shuffled_elo(
-    a: IntArray,
-    b: IntArray,
-    w: FloatArray,
-    n: int,
-    shuffles: int,
-    gen: np.random.Generator,
-    k: float,
-    chunk: int = 200,
-) -> FloatArray:
-    out = []
-    done = 0
-    while done < shuffles:
-        m = min(chunk, shuffles - done)
-        order = np.argsort(gen.random((m, a.size)), axis=1)
-        out.append(_elo_orders(a, b, w, n, order, k))
-        done += m
-    return np.concatenate(out, axis=0)
-
-
 @dataclass(frozen=True)
 class OrderDependence:
     """Online Elo over shuffled orders of the same votes (the paper's Fig. 1)."""
@@ -298,7 +262,7 @@ def elo_order_dependence(
     if a.size == 0:
         raise RankingInputError("there are no votes")
     n = int(n_models if n_models is not None else max(a.max(), b.max()) + 1)
-    r = _shuffled_elo(a, b, w, n, shuffles, make_rng(rng), float(k))
+    r = _elo_over_orders(a, b, w, n, shuffles, make_rng(rng), float(k))
     ranks = (np.argsort(np.argsort(-r, axis=1, kind="stable"), axis=1) + 1).astype(np.int64)
     return OrderDependence(
         mean=r.mean(axis=0),
@@ -343,7 +307,7 @@ def _fit_probabilities(
     n = int(max(a.max(), b.max()) + 1)
     out: dict[str, tuple[FloatArray, str | None]] = {}
     nan = np.full(ta.size, np.nan)
-    r_elo = _shuffled_elo(a, b, w, n, elo_shuffles, gen, elo_k).mean(axis=0)
+    r_elo = _elo_over_orders(a, b, w, n, elo_shuffles, gen, elo_k).mean(axis=0)
     out["elo"] = (elo_probability(r_elo[ta], r_elo[tb]), None)
     try:
         r_m = m_elo(a, b, w, n_models=n).ratings
@@ -573,7 +537,7 @@ def model_losses(
     overall = np.full(3, np.nan)
     ratings = np.full((3, n), np.nan)
     failures: list[tuple[str, str]] = []
-    r_elo = _shuffled_elo(a, b, w, n, elo_shuffles, gen, float(elo_k)).mean(axis=0)
+    r_elo = _elo_over_orders(a, b, w, n, elo_shuffles, gen, float(elo_k)).mean(axis=0)
     ratings[0] = r_elo
     probs: list[FloatArray | None] = [elo_probability(r_elo[a], r_elo[b]), None, None]
     try:
@@ -799,9 +763,6 @@ def perturbed_abilities(
     ----------
     Liu, Z. et al. (2025). am-ELO, ICML 2025, sec. 5.5 and Fig. 6.
     """
-    from ranking.arena import stable_arena
-    from ranking.simulation import perturb_votes, simulate_arena
-
     gen = make_rng(rng)
     strat: list[str] = []
     ratio: list[float] = []
@@ -819,22 +780,16 @@ def perturbed_abilities(
                 discrimination_sd=discrimination_sd,
                 rng=gen,
             )
-            truth = np.zeros(n_annotators, dtype=bool)
-            truth[gen.choice(n_annotators, round(q * n_annotators), replace=False)] = True
-            pv = perturb_votes(sim, np.flatnonzero(truth), strategy=s, rng=gen)
+            pv = _perturb_share(sim, q, s, gen)
             try:
-                fit = stable_arena(
-                    sim.model_a, sim.model_b, sim.annotator, pv.outcome,
-                    n_models=n_models, n_annotators=n_annotators, delta=0, epsilon=0.0,
-                )  # fmt: skip
-                th = np.asarray(fit.abilities, dtype=np.float64)
+                th = np.asarray(_paper_fit(sim, pv.outcome).abilities, dtype=np.float64)
             except (RankingInputError, ConvergenceError, ArithmeticError) as err:
                 failures.append((s, float(q), str(err)))
                 th = np.full(n_annotators, np.nan)
             strat += [s] * n_annotators
             ratio += [float(q)] * n_annotators
             idx.append(np.arange(n_annotators, dtype=np.int64))
-            pert.append(truth)
+            pert.append(pv.perturbed)
             abil.append(th)
     return PerturbedAbilities(
         strategy=tuple(strat),

@@ -40,14 +40,14 @@ import numpy.typing as npt
 from scipy.stats import norm
 
 from ranking._validation import as_index_array, check_in_range, make_rng
-from ranking.arena import stable_arena
+from ranking.arena import StableArenaResult, stable_arena
 from ranking.errors import (
     ConvergenceError,
     InvalidParameterError,
     RankingInputError,
     ShapeError,
 )
-from ranking.pairwise import ELO_C, _elo_rounds, _prepare, m_elo
+from ranking.pairwise import ELO_C, _Battles, _elo_rounds, _prepare, m_elo
 from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
 
 __all__ = [
@@ -638,13 +638,57 @@ def detection_scores(truth: npt.ArrayLike, flagged: npt.ArrayLike) -> tuple[floa
     return float(precision), float(recall), float(f1)
 
 
+def _elo_over_orders(
+    a: IntArray,
+    b: IntArray,
+    w: FloatArray,
+    n_models: int,
+    rounds: int,
+    gen: np.random.Generator,
+    k: float = 4.0,
+    chunk: int = 200,
+) -> FloatArray:
+    """Online Elo (K = ``k``, scale 400, start 1000) on ``rounds`` random orders of the votes.
+
+    ``a``, ``b`` (model indices below ``n_models``) and ``w`` are taken as they are
+    (already checked by the caller). Returns shape (rounds, n_models). Each order is the
+    argsort of ``len(a)`` uniform draws; they are drawn ``chunk`` orders at a time to
+    bound memory, which takes the same numbers from ``gen`` as one draw of all of them.
+    Shared by the perturbation study and :mod:`ranking.arena_analyses`.
+    """
+    d = _Battles(a=a, b=b, w=w, k=None, n_models=int(n_models), n_annotators=0)
+    out = []
+    done = 0
+    while done < rounds:
+        m = min(chunk, rounds - done)
+        order = np.argsort(gen.random((m, a.size)), axis=1)
+        out.append(_elo_rounds(d, order, float(k), 400.0, 10.0, 1000.0))
+        done += m
+    return np.concatenate(out, axis=0)
+
+
 def _elo_shuffled(
     sim: SimulatedArena, w: FloatArray, rounds: int, gen: np.random.Generator
 ) -> FloatArray:
     d = _prepare(sim.model_a, sim.model_b, w, n_models=sim.n_models)
-    idx = np.argsort(gen.random((rounds, d.a.size)), axis=1)
-    out: FloatArray = _elo_rounds(d, idx, 4.0, 400.0, 10.0, 1000.0).mean(axis=0)
+    out: FloatArray = _elo_over_orders(d.a, d.b, d.w, d.n_models, rounds, gen).mean(axis=0)
     return out
+
+
+def _perturb_share(
+    sim: SimulatedArena, ratio: float, strategy: str, gen: np.random.Generator
+) -> PerturbedVotes:
+    """Perturb ``round(ratio * n_annotators)`` annotators drawn at random with ``strategy``."""
+    ids = gen.choice(sim.n_annotators, size=round(ratio * sim.n_annotators), replace=False)
+    return perturb_votes(sim, ids, strategy=strategy, rng=gen)
+
+
+def _paper_fit(sim: SimulatedArena, outcome: FloatArray) -> StableArenaResult:
+    """The paper's am-ELO fit: every annotator kept, ``delta = 0``, ``epsilon = 0``."""
+    return stable_arena(
+        sim.model_a, sim.model_b, sim.annotator, outcome,
+        n_models=sim.n_models, n_annotators=sim.n_annotators, delta=0, epsilon=0.0,
+    )  # fmt: skip
 
 
 _TRIAL_ERRORS = (RankingInputError, ConvergenceError, ArithmeticError, np.linalg.LinAlgError)
@@ -771,24 +815,13 @@ def perturbation_study(
             base = _Baseline(
                 elo=_elo_shuffled(sim, sim.outcome, elo_rounds, gen),
                 m=m_elo(sim.model_a, sim.model_b, sim.outcome).ratings,
-                am=stable_arena(
-                    sim.model_a,
-                    sim.model_b,
-                    sim.annotator,
-                    sim.outcome,
-                    n_models=n_models,
-                    n_annotators=n_annotators,
-                    delta=0,
-                    epsilon=0.0,
-                ).ratings,
+                am=_paper_fit(sim, sim.outcome).ratings,
             )
         except _TRIAL_ERRORS as err:
             base = f"fit of the unperturbed data: {type(err).__name__}: {err}"
         for strategy in strategies:
             for ratio in ratios:
-                n_pert = round(ratio * n_annotators)
-                ids = gen.choice(n_annotators, size=n_pert, replace=False)
-                pv = perturb_votes(sim, ids, strategy=strategy, rng=gen)
+                pv = _perturb_share(sim, ratio, strategy, gen)
                 cell = (strategy, float(ratio), rep, pv.perturbed)
                 if isinstance(base, str):
                     trials.append(_failed_trial(*cell, base))
@@ -925,7 +958,7 @@ def _trial(
     args = (sim.model_a, sim.model_b, sim.annotator, w)
     elo_r = _elo_shuffled(sim, w, elo_rounds, gen)
     m_r = m_elo(sim.model_a, sim.model_b, w).ratings
-    paper = stable_arena(*args, n_models=sim.n_models, n_annotators=m, delta=0, epsilon=0.0)
+    paper = _paper_fit(sim, w)
     dyn = stable_arena(
         *args,
         n_models=sim.n_models,
