@@ -60,6 +60,15 @@ def wilson_interval(
     m = np.asarray(n, dtype=np.float64)
     if np.any(k < 0) or np.any(k > m):
         raise InvalidParameterError("successes must lie between 0 and n")
+    lower, upper = _wilson(k, m, confidence)
+    return lower.astype(np.float64), upper.astype(np.float64)
+
+
+def _wilson(
+    k: npt.NDArray[np.float64], m: npt.NDArray[np.float64], confidence: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The Wilson bounds of :func:`wilson_interval` for float ``k`` and ``m`` the caller has
+    checked (NaN where ``m`` is 0); also :func:`ranking.quality.wilson_bounds`."""
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         p = k / m
@@ -68,7 +77,7 @@ def wilson_interval(
         half = z * np.sqrt(p * (1.0 - p) / m + z * z / (4.0 * m * m)) / denom
     lower = np.where(m > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
     upper = np.where(m > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
-    return lower.astype(np.float64), upper.astype(np.float64)
+    return lower, upper
 
 
 @dataclass(frozen=True)

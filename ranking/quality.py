@@ -23,6 +23,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from ranking.errors import InvalidParameterError, LengthMismatchError
+from ranking.proportions import _wilson
 
 if TYPE_CHECKING:
     from ranking.arena import Evidence
@@ -75,6 +76,9 @@ def wilson_bounds(
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Wilson score interval of binomial proportions, elementwise (NaN where ``n`` is 0).
 
+    The formula of :func:`ranking.proportions.wilson_interval`, at least 1-D, without its
+    check that ``0 <= hits <= n``.
+
     References
     ----------
     Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
@@ -90,14 +94,7 @@ def wilson_bounds(
         raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence}")
     k = np.atleast_1d(np.asarray(hits, dtype=np.float64))
     m = np.atleast_1d(np.asarray(n, dtype=np.float64))
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = k / m
-        centre = (p + z * z / (2 * m)) / (1 + z * z / m)
-        half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / (1 + z * z / m)
-    lower = np.where(m > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
-    upper = np.where(m > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
-    return lower, upper
+    return _wilson(k, m, confidence)
 
 
 def check_rates(
@@ -158,6 +155,44 @@ def check_rates(
     return CheckRates(n, k, rate, lower, upper, p, signal, threshold, alpha, confidence)
 
 
+def _code_agreement(
+    annotators: npt.ArrayLike,
+    first: npt.ArrayLike,
+    second: npt.ArrayLike,
+    names: tuple[str, str],
+    *,
+    skip_second: bool,
+    n_annotators: int,
+    threshold: float,
+    alpha: float,
+    confidence: float,
+) -> CheckRates:
+    """:func:`check_rates` of "the outcome code in ``first`` equals the one in ``second``".
+
+    A check whose ``first`` code is a skip is left out, and with ``skip_second`` also one
+    whose ``second`` code is. ``names`` are the two arrays' names for the length error.
+    """
+    a = np.asarray(annotators, dtype=np.int64).reshape(-1)
+    x = np.asarray(first, dtype=np.int64).reshape(-1)
+    y = np.asarray(second, dtype=np.int64).reshape(-1)
+    if not a.size == x.size == y.size:
+        raise LengthMismatchError(
+            f"annotators, {names[0]} and {names[1]} must have the same length, got {a.size}, "
+            f"{x.size} and {y.size}"
+        )
+    keep = x != SKIP
+    if skip_second:
+        keep &= y != SKIP
+    return check_rates(
+        a[keep],
+        x[keep] == y[keep],
+        n_annotators=n_annotators,
+        threshold=threshold,
+        alpha=alpha,
+        confidence=confidence,
+    )
+
+
 def gold_accuracy(
     annotators: npt.ArrayLike,
     choices: npt.ArrayLike,
@@ -179,18 +214,12 @@ def gold_accuracy(
     >>> r.n.tolist(), r.hits.tolist()
     ([2, 1], [1, 1])
     """
-    a = np.asarray(annotators, dtype=np.int64).reshape(-1)
-    c = np.asarray(choices, dtype=np.int64).reshape(-1)
-    g = np.asarray(gold, dtype=np.int64).reshape(-1)
-    if not a.size == c.size == g.size:
-        raise LengthMismatchError(
-            f"annotators, choices and gold must have the same length, got {a.size}, "
-            f"{c.size} and {g.size}"
-        )
-    keep = c != SKIP
-    return check_rates(
-        a[keep],
-        c[keep] == g[keep],
+    return _code_agreement(
+        annotators,
+        choices,
+        gold,
+        ("choices", "gold"),
+        skip_second=False,
         n_annotators=n_annotators,
         threshold=threshold,
         alpha=alpha,
@@ -220,18 +249,12 @@ def self_consistency(
     >>> r.n.tolist(), r.hits.tolist()
     ([3, 0], [2, 0])
     """
-    a = np.asarray(annotators, dtype=np.int64).reshape(-1)
-    o = np.asarray(original, dtype=np.int64).reshape(-1)
-    r = np.asarray(retest, dtype=np.int64).reshape(-1)
-    if not a.size == o.size == r.size:
-        raise LengthMismatchError(
-            f"annotators, original and retest must have the same length, got {a.size}, "
-            f"{o.size} and {r.size}"
-        )
-    keep = (o != SKIP) & (r != SKIP)
-    return check_rates(
-        a[keep],
-        o[keep] == r[keep],
+    return _code_agreement(
+        annotators,
+        original,
+        retest,
+        ("original", "retest"),
+        skip_second=True,
         n_annotators=n_annotators,
         threshold=threshold,
         alpha=alpha,
