@@ -412,6 +412,19 @@ def expected_variance_reduction(
     return out
 
 
+def _top_stable(g: FloatArray, k: int) -> IntArray:
+    """The positions of ``np.argsort(-g, kind="stable")[:k]`` (as a set), in O(n).
+
+    The ``k``-th largest value is found by a partition; every value above it is taken,
+    and of the values equal to it the first ones in order, as a stable sort would."""
+    if k >= g.size or np.isnan(g).any():
+        return np.asarray(np.argsort(-g, kind="stable")[:k], dtype=np.int64)
+    kth = -np.partition(-g, k - 1)[k - 1]
+    above = np.flatnonzero(g > kth)
+    tied = np.flatnonzero(g == kth)[: k - above.size]
+    return np.concatenate([above, tied]).astype(np.int64)
+
+
 def selection_probabilities(gain: npt.ArrayLike, *, exploration: float, top: int = 4) -> FloatArray:
     """Probability that each candidate is shown next: top-``top`` by gain, plus exploration.
 
@@ -437,7 +450,7 @@ def selection_probabilities(gain: npt.ArrayLike, *, exploration: float, top: int
     if n == 0:
         return np.zeros(0)
     k = min(top, n)
-    best = np.argsort(-g, kind="stable")[:k]
+    best = _top_stable(g, k)
     probs = np.full(n, exploration / n)
     probs[best] += (1.0 - exploration) / k
     out: FloatArray = probs
@@ -499,11 +512,16 @@ class OnlineBradleyTerry:
     """Bradley-Terry estimates kept up to date vote by vote, for choosing the next item.
 
     Every item (a comparison of players ``item_a[i]`` and ``item_b[i]``) keeps its
-    win and vote counts; :meth:`add` changes them in O(1). :meth:`refit` runs a few
-    warm-started Newton steps of the fit with a Gaussian prior (``prior_sd`` Elo
-    points) and recomputes each player's marginal variance (exact up to
-    :data:`_DENSE_LIMIT` players, else the inverse of the information's diagonal),
-    so that :meth:`scores` costs one vectorised pass over the items.
+    win and vote counts, and so does every distinct ordered pair of players (the fit
+    needs only those: the log-likelihood of an item's votes depends on its two players
+    alone, so an arena of 20 models has at most 380 terms however many battles it
+    holds); :meth:`add` changes both in O(1). :meth:`refit` runs warm-started Newton
+    steps of the fit with a Gaussian prior (``prior_sd`` Elo points) on the pairs'
+    counts and recomputes each player's marginal variance (exact up to
+    :data:`_DENSE_LIMIT` players, else the inverse of the information's diagonal).
+    Between two refits the estimates do not change, so :meth:`open_and_gain` computes
+    every item's settled flag and gain once per refit (and target) and then only
+    indexes them.
 
     Parameters
     ----------
@@ -529,25 +547,38 @@ class OnlineBradleyTerry:
         self.wins = np.zeros(self.item_a.size)
         """Wins of side a per item (ties count half)."""
         self.counts = np.zeros(self.item_a.size)
+        key = self.item_a * self.n_players + self.item_b
+        uniq, inv = np.unique(key, return_inverse=True)
+        self._pair = np.asarray(inv, dtype=np.int64).reshape(-1)
+        """Each item's ordered pair of players (index into the pair arrays)."""
+        self._pair_a = np.asarray(uniq // self.n_players, dtype=np.int64)
+        self._pair_b = np.asarray(uniq % self.n_players, dtype=np.int64)
+        self._pair_wins = np.zeros(uniq.size)
+        self._pair_counts = np.zeros(uniq.size)
         self.strength = np.zeros(self.n_players)
         """Current centred log-strengths (logits)."""
         self.variance = np.full(self.n_players, 1.0 / self.precision)
         """Current marginal variance of each log-strength."""
         self.pending = 0
         """Votes added since the last refit."""
+        self._scored: dict[tuple[float, float], tuple[npt.NDArray[np.bool_], FloatArray]] = {}
+        """(target_width, confidence) -> every item's settled flag and gain, this refit."""
 
     def add(self, item: int, outcome: float, weight: float = 1.0) -> None:
         """Count a vote on ``item`` (outcome 1 side a won, 0 side b, 0.5 tie); weight -1
         removes one (a vote superseded by a change of mind or an undo)."""
         self.wins[item] += weight * outcome
         self.counts[item] += weight
+        pair = self._pair[item]
+        self._pair_wins[pair] += weight * outcome
+        self._pair_counts[pair] += weight
         self.pending += 1
 
     def refit(self, *, steps: int = 3) -> None:
-        """Warm-started Newton steps and fresh marginal variances."""
-        used = np.flatnonzero(self.counts > 0)
-        a, b = self.item_a[used], self.item_b[used]
-        wins, cnt = self.wins[used], self.counts[used]
+        """Warm-started Newton steps (at most ``steps``) and fresh marginal variances."""
+        used = np.flatnonzero(self._pair_counts > 0)
+        a, b = self._pair_a[used], self._pair_b[used]
+        wins, cnt = self._pair_wins[used], self._pair_counts[used]
         n = self.n_players
         if used.size:
             self.strength, _ = _newton(
@@ -571,6 +602,7 @@ class OnlineBradleyTerry:
             diag = np.bincount(a, h, n) + np.bincount(b, h, n) + self.precision
             self.variance = 1.0 / diag
         self.pending = 0
+        self._scored = {}
 
     def diff_and_variance(self, items: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
         """Difference of log-strengths (side a minus side b) and its variance (sides
@@ -593,11 +625,25 @@ class OnlineBradleyTerry:
 
         With a ``target_width`` the gain is :func:`expected_variance_reduction` of the
         sides still wider than the target; without one, the
-        :func:`expected_information_gain` about its outcome.
+        :func:`expected_information_gain` about its outcome. Both are computed for
+        every item once per refit (they change only there) and indexed.
         """
         idx = np.asarray(items, dtype=np.int64)
-        a, b = self.item_a[idx], self.item_b[idx]
-        d = self.strength[a] - self.strength[b]
+        key = (float(target_width), float(confidence))
+        scored = self._scored.get(key)
+        if scored is None:
+            scored = self._scored[key] = self._score_all(target_width, confidence)
+        return scored[0][idx], scored[1][idx]
+
+    def _score_all(
+        self, target_width: float, confidence: float
+    ) -> tuple[npt.NDArray[np.bool_], FloatArray]:
+        """:meth:`open_and_gain` of every item, computed per pair of players and spread."""
+        a, b = self._pair_a, self._pair_b
+        # |d|: the gain of a comparison does not depend on which side is shown first, to
+        # the last bit (expit(d) and expit(-d) round differently), so the items of the
+        # two orientations of a pair tie exactly and the candidates' order breaks the tie
+        d = np.abs(self.strength[a] - self.strength[b])
         va, vb = self.variance[a], self.variance[b]
         w = self.widths()
         wa, wb = w[a], w[b]
@@ -608,7 +654,7 @@ class OnlineBradleyTerry:
             )
         else:
             gain = expected_information_gain(d, va + vb)
-        return done, gain
+        return done[self._pair], gain[self._pair]
 
 
 @dataclass(frozen=True)
@@ -694,8 +740,19 @@ def simulate_collection(
         vy.append(y)
         vp.append(prob)
         if t % check_every == 0 or t == max_votes:
+            # the same likelihood from each item's counts as frequency weights (wins as
+            # outcome 1, losses as 0): the model covariance is unchanged, the cost no
+            # longer grows with the votes
+            used = np.flatnonzero(online.counts > 0)
+            wins, cnt = online.wins[used], online.counts[used]
             fit = weighted_bradley_terry(
-                va, vb, vy, n_items=n, prior_sd=prior_sd, covariance="model"
+                np.concatenate([ia[used], ia[used]]),
+                np.concatenate([ib[used], ib[used]]),
+                np.concatenate([np.ones(used.size), np.zeros(used.size)]),
+                weights=np.concatenate([wins, cnt - wins]),
+                n_items=n,
+                prior_sd=prior_sd,
+                covariance="model",
             )
             if float(np.max(fit.upper - fit.lower)) <= target_width:
                 reached = True

@@ -78,6 +78,11 @@ class AdaptiveEstimates:
         a = [player[pairs[i][0]] for i in self.item_ids]
         b = [player[pairs[i][1]] for i in self.item_ids]
         self.model = OnlineBradleyTerry(a, b, max(1, len(names)), prior_sd=DEFAULT_PRIOR_SD)
+        top_id = max(self.item_ids, default=-1)
+        self._position = np.full(top_id + 2, -1, dtype=np.int64)
+        """Item id -> its index in the model (-1: not an item of this study); the last
+        entry stands for every id out of range."""
+        self._position[np.asarray(self.item_ids, dtype=np.int64)] = np.arange(len(self.item_ids))
         self.last_id = 0
         self.counted: dict[int, tuple[int, float]] = {}
         """Vote row id -> (item index, outcome) of the rows counted and not superseded."""
@@ -109,23 +114,34 @@ class AdaptiveEstimates:
 
         Settled candidates (:func:`ranking.adaptive.settled_items`) are left out; the
         rest get :func:`ranking.adaptive.selection_probabilities` from their expected
-        information gain, and one is drawn with ``random.Random(seed)``.
+        information gain, and one is drawn with ``random.Random(seed)``. Vectorised: the
+        ids are mapped to the model's items by one array lookup, and the settled flags
+        and gains are those the model computed for every item at its last refit.
         """
-        known = [i for i in candidates if i in self.index]
-        if not known:
+        ids = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
+        last = self._position.size - 1
+        pos = self._position[np.where((ids >= 0) & (ids < last), ids, last)]
+        known = pos >= 0
+        if not known.all():
+            ids, pos = ids[known], pos[known]
+        if ids.size == 0:
             return AdaptiveChoice(None, 0.0, frozenset())
-        idx = np.fromiter((self.index[i] for i in known), dtype=np.int64, count=len(known))
         done, gain = self.model.open_and_gain(
-            idx, target_width=settings.target_width, confidence=SETTLED_CONFIDENCE
+            pos, target_width=settings.target_width, confidence=SETTLED_CONFIDENCE
         )
-        settled = frozenset(known[k] for k in np.flatnonzero(done).tolist())
-        open_ = np.flatnonzero(~done)
-        if open_.size == 0:
-            return AdaptiveChoice(None, 0.0, settled)
-        probs = selection_probabilities(gain[open_], exploration=settings.exploration, top=TOP)
+        if done.any():
+            settled = frozenset(ids[done].tolist())
+            open_ = np.flatnonzero(~done)
+            if open_.size == 0:
+                return AdaptiveChoice(None, 0.0, settled)
+            gain = gain[open_]
+        else:
+            settled, open_ = frozenset(), None
+        probs = selection_probabilities(gain, exploration=settings.exploration, top=TOP)
         u = random.Random(seed).random()
         pick = min(int(np.searchsorted(np.cumsum(probs), u, side="right")), probs.size - 1)
-        return AdaptiveChoice(known[int(open_[pick])], float(probs[pick]), settled)
+        chosen = pick if open_ is None else int(open_[pick])
+        return AdaptiveChoice(int(ids[chosen]), float(probs[pick]), settled)
 
 
 _CACHE: dict[tuple[str, int], AdaptiveEstimates] = {}
