@@ -262,3 +262,31 @@ def test_report_command_on_an_arena_study(
     assert doc["kind"] == "arena"
     assert len(doc["leaderboard"]) == 4
     assert doc["files"][0].endswith("report.md")
+
+
+@pytest.mark.serial
+async def test_monitor_screen_shows_the_stopping_status(engine: Engine, tmp_path: Path) -> None:
+    """Pilot: the monitor app on an adaptive study shows the stopping sentence first among
+    its notes (the screen is unchanged: the sentence is one of the snapshot's notes)."""
+    from textual.widgets import Static
+
+    from annotate.monitor_app import make_monitor_app
+    from annotate.screens.monitor import MonitorScreen
+
+    study = _adaptive_copy(tmp_path, engine, "arena", 50.0)
+    for i, name in enumerate(HONEST[:3]):
+        vote_arena(engine, name, seed=i, limit=15, study=study)
+    _, line = _expected(engine, study)
+    app = make_monitor_app(engine, study, keymap={})
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(500):
+            screen = app.screen
+            if isinstance(screen, MonitorScreen) and screen.snapshot is not None:
+                break
+            await pilot.pause(0.02)
+        screen = app.screen
+        assert isinstance(screen, MonitorScreen)
+        assert screen.snapshot is not None
+        assert screen.snapshot.notes[0] == line
+        text = str(screen.query_one("#notes", Static).render())
+        assert text.startswith("Adaptive schedule: target_width 50 Elo points not reached")
