@@ -21,13 +21,16 @@ skips that row. Steps:
 * ``eip`` (:func:`ranking.eip`, default ``n_jobs``: every available core) on the
   Rasch-model uint8 matrix of ``bench_eip.py`` (paper Table 4: 5.28 s at 1M x 2,000).
 
-Every step runs in a fresh subprocess (``OPENBLAS_NUM_THREADS=1``); its time is the
-wall time of the call only, after a warm-up call on a small input (imports and first
-calls are not counted), and its peak memory the subprocess's peak RSS (``VmHWM``:
+Every step runs in a fresh subprocess (``OPENBLAS_NUM_THREADS=1``); its times are the
+wall time and the CPU time (``getrusage``: the process, its threads and its waited-for
+children, i.e. EIP's forked workers) of the call only, after a warm-up call on a small
+input (imports and first calls are not counted); on a shared machine the CPU time is
+the steadier figure. Its peak memory is the subprocess's peak RSS (``VmHWM``:
 interpreter, libraries and input included). The alpha rows also give the tracemalloc
 peak of one more, untimed call (the memory the call itself allocates, as the issue
 compares it). Repeats run interleaved (every method once, then again); the tables show
-medians, and the ratio is a peer's median time over ours (above 1: ours is faster).
+medians, and the ratios are a peer's median wall and CPU time over ours (above 1: ours
+is faster).
 The load average is printed beside every block: the machine may be shared.
 Prints tables (and writes them to ``--out``); asserts nothing.
 """
@@ -38,6 +41,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -53,7 +57,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_scale import build_battles, child, installed, load, peak_rss_mib  # noqa: E402
+from bench_scale import build_battles, installed, load, peak_rss_mib  # noqa: E402
 
 QUICK = {
     "battles": "10000,100000",
@@ -73,23 +77,72 @@ def alpha_data(raters: int, units: int) -> Any:
     return x
 
 
+def cpu_now() -> float:
+    """CPU seconds of this process and its waited-for children (EIP's workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def rating_fit(step: str) -> Any:
+    """The rating steps of ``bench_scale.py``'s children, as functions of the arrays."""
+    import numpy as np
+
+    def fit(a: Any, b: Any, k: Any, w: Any) -> str:
+        if step == "m-elo":
+            from ranking.pairwise import m_elo
+
+            return f"{m_elo(a, b, w).iterations} iterations"
+        if step == "am-elo":
+            from ranking.pairwise import am_elo
+
+            return f"{am_elo(a, b, k, w).iterations} iterations"
+        if step == "stable-arena":
+            from ranking.arena import stable_arena
+
+            res = stable_arena(a, b, k, w)
+            return f"{int(np.sum(np.asarray(res.status) == 'flagged'))} flagged"
+        if step == "choix":
+            import choix
+
+            n = int(max(a.max(), b.max())) + 1
+            win = np.where(w == 1.0, a, b)
+            lose = np.where(w == 1.0, b, a)
+            wt = np.where(w == 0.5, 0.5, 1.0)
+            mat = np.bincount(win * n + lose, wt, n * n).reshape(n, n)
+            tie = w == 0.5
+            mat += np.bincount(b[tie] * n + a[tie], None, n * n).reshape(n, n) * 0.5
+            choix.ilsr_pairwise_dense(mat)
+            return "aggregation into the dense matrix included"
+        if step == "evalica":
+            import evalica
+
+            names = np.array(
+                [evalica.Winner.Y, evalica.Winner.Draw, evalica.Winner.X], dtype=object
+            )
+            evalica.bradley_terry(a.tolist(), b.tolist(), names[(w * 2).astype(int)].tolist())
+            return "list conversion included"
+        raise SystemExit(f"unknown step {step}")
+
+    return fit
+
+
 def child_stats(step: str, arg: str) -> dict[str, Any]:
-    """Steps not in bench_scale.py: stable_arena, the alpha trio and EIP."""
+    """One step in this (fresh) process: time and CPU of the call, peak memory."""
     sys.path.insert(0, str(ROOT))
     import numpy as np
 
     traced = None
-    if step == "stable-arena":
-        from ranking.arena import stable_arena
-
+    if step in ("m-elo", "am-elo", "choix", "evalica", "stable-arena"):
         d = np.load(arg)
         a, b, k, w = d["a"], d["b"], d["k"], d["w"]
-        with contextlib.suppress(Exception):
-            stable_arena(a[:20_000], b[:20_000], k[:20_000], w[:20_000])
-        t0 = time.perf_counter()
-        res = stable_arena(a, b, k, w)
-        seconds = time.perf_counter() - t0
-        note = f"{int(np.sum(res.flags))} flagged" if hasattr(res, "flags") else ""
+        fit = rating_fit(step)
+        small = min(len(a), 20_000)
+        with contextlib.suppress(Exception):  # imports and first-call setup only
+            fit(a[:small], b[:small], k[:small], w[:small])
+        c0, t0 = cpu_now(), time.perf_counter()
+        note = fit(a, b, k, w)
+        seconds, cpu = time.perf_counter() - t0, cpu_now() - c0
     elif step in ("alpha", "krippendorff", "evalica-alpha"):
         raters, units = (int(v) for v in arg.split("x"))
         x = alpha_data(raters, units)
@@ -116,9 +169,9 @@ def child_stats(step: str, arg: str) -> dict[str, Any]:
                 return float(evalica.alpha(frames[id(x)]).alpha)
 
         fit(small)
-        t0 = time.perf_counter()
+        c0, t0 = cpu_now(), time.perf_counter()
         value = fit(x)
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, cpu_now() - c0
         tracemalloc.start()
         fit(x)
         traced = tracemalloc.get_traced_memory()[1] / 2**20
@@ -132,14 +185,14 @@ def child_stats(step: str, arg: str) -> dict[str, Any]:
         n_q, n_m = (int(v) for v in arg.split("x"))
         ranking.eip(make_matrix(200, 20))
         A = make_matrix(n_q, n_m)
-        t0 = time.perf_counter()
+        c0, t0 = cpu_now(), time.perf_counter()
         res = ranking.eip(A)
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, cpu_now() - c0
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         note = f"{res.iterations} iterations, {cores} cores (n_jobs default)"
     else:
         raise SystemExit(f"unknown step {step}")
-    out = {"seconds": seconds, "peak_mib": peak_rss_mib(), "note": note}
+    out = {"seconds": seconds, "cpu": cpu, "peak_mib": peak_rss_mib(), "note": note}
     if traced is not None:
         out["traced_mib"] = traced
     return out
@@ -158,24 +211,28 @@ def run(step: str, arg: str) -> dict[str, Any]:
     return result
 
 
-def row(name: str, size: str, runs: list[dict[str, Any]], ref: float | None) -> str:
+def row(name: str, size: str, runs: list[dict[str, Any]], ref: tuple[float, float] | None) -> str:
     errors = [r["error"] for r in runs if "error" in r]
     if errors:
-        return f"| {name} | {size} | failed: {errors[0][:90]} | | | |"
+        return f"| {name} | {size} | failed: {errors[0][:90]} | | | | |"
     t = statistics.median(r["seconds"] for r in runs)
+    cpu = statistics.median(r["cpu"] for r in runs)
     mem = statistics.median(r["peak_mib"] for r in runs)
     if "traced_mib" in runs[0]:
         mem_s = f"{mem:,.0f} (call {statistics.median(r['traced_mib'] for r in runs):.1f})"
     else:
         mem_s = f"{mem:,.0f}"
-    ratio = "" if ref is None else f"{t / ref:.2f}x"
+    ratio = "" if ref is None else f"{t / ref[0]:.2f}x / {cpu / ref[1]:.2f}x"
     spread = ", ".join(f"{r['seconds']:.3f}" for r in runs)
-    return f"| {name} | {size} | {t:.4f} ({spread}) | {mem_s} | {ratio} | {runs[-1]['note']} |"
+    return (
+        f"| {name} | {size} | {t:.4f} ({spread}) | {cpu:.4f} | {mem_s} | {ratio} "
+        f"| {runs[-1]['note']} |"
+    )
 
 
 HEAD = (
-    "| step | size | median s (runs) | peak RSS MiB (call's tracemalloc peak) "
-    "| peer / ours | note |\n|---|---|---|---|---|---|"
+    "| step | size | median wall s (runs) | median CPU s | peak RSS MiB (call's tracemalloc "
+    "peak) | peer / ours: wall / CPU | note |\n|---|---|---|---|---|---|---|"
 )
 
 
@@ -193,8 +250,10 @@ def block(
     for _ in range(repeat):
         for name, step, arg in steps:
             runs[name].append(run(step, arg))
-    ok = [r["seconds"] for r in runs[steps[0][0]] if "seconds" in r]
-    ref = statistics.median(ok) if ok else None
+    ok = [r for r in runs[steps[0][0]] if "seconds" in r]
+    ref = None
+    if ok:
+        ref = (statistics.median(r["seconds"] for r in ok), statistics.median(r["cpu"] for r in ok))
     for i, (name, _, _) in enumerate(steps):
         emit(row(name, size, runs[name], None if i == 0 else ref))
     emit(f"({load()})")
@@ -218,10 +277,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         step, arg = args.child
-        if step in ("m-elo", "am-elo", "choix", "evalica"):
-            print(json.dumps(child(step, Path(arg).parent, arg)))
-        else:
-            print(json.dumps(child_stats(step, arg)))
+        print(json.dumps(child_stats(step, arg)))
         return
     if args.quick:
         for key, value in QUICK.items():

@@ -749,18 +749,21 @@ def _aggregate_pairs(
     if space <= max(_DENSE_KEYS, 4 * a.size):
         key = a * n
         key += b
-        c = np.bincount(key, minlength=space).reshape(n, n)
-        won = np.bincount(key, weights=w, minlength=space).reshape(n, n)
-        # battles (i, j) with i < j: i won won[i, j]; battles (j, i): i won c[j, i] - won[j, i]
-        tot = c + c.T
-        uniq = np.flatnonzero(np.triu(tot, 1))
-        wins_m = won + (c.T - won.T)
-        lo_u, hi_u = np.divmod(uniq, n)
+        c = np.bincount(key, minlength=space)
+        won = np.bincount(key, weights=w, minlength=space)
+        # the unordered pairs met: mark lo * n + hi of every ordered pair with battles
+        first, second = np.nonzero(c.reshape(n, n))
+        met = np.zeros((n, n), dtype=bool)
+        met[np.minimum(first, second), np.maximum(first, second)] = True
+        lo_u, hi_u = np.nonzero(met)  # row-major: sorted by (lo, hi)
+        uniq = lo_u * n + hi_u
+        rev = hi_u * n + lo_u  # the cell of the battles (hi, lo)
+        # battles (lo, hi): lo won won[lo, hi]; battles (hi, lo): lo won c[hi, lo] - won[hi, lo]
         return (
             lo_u.astype(np.int64),
             hi_u.astype(np.int64),
-            np.asarray(wins_m.ravel()[uniq], dtype=np.float64),
-            tot.ravel()[uniq].astype(np.float64),
+            np.asarray(won[uniq] + (c[rev] - won[rev]), dtype=np.float64),
+            (c[uniq] + c[rev]).astype(np.float64),
         )
     lo = np.minimum(a, b)
     hi = np.maximum(a, b)
@@ -778,8 +781,12 @@ def _bt_loglik(d: FloatArray, wins: FloatArray, cnt: FloatArray) -> float:
 
 
 def _laplacian_dense(lo: IntArray, hi: IntArray, h: FloatArray, n: int) -> FloatArray:
-    off = _bincount(lo * n + hi, h, n * n).reshape(n, n)
-    off = off + off.T
+    """Dense graph Laplacian with weight ``h`` on the edges (lo, hi), which are distinct
+    (aggregated pairs): each weight is written to its two cells, no accumulation."""
+    off = np.zeros((n, n))
+    flat = off.reshape(-1)
+    flat[lo * n + hi] = h
+    flat[hi * n + lo] = h
     deg = off.sum(axis=1)
     lap = -off
     lap[np.diag_indices(n)] += deg
@@ -1538,9 +1545,10 @@ def _observed_covariance(
     """Rating covariance from the observed information (the abilities' variances from the
     expected one), or None where the observed one is not positive definite (then the
     caller uses the expected information for both)."""
+    pt = _am_point(tr, s, a)  # shared by the observed and the expected system
     try:
         vss, vaa_obs = _FisherSystem(
-            tr, s, a, n, m, observed=True, prior_precision=prec, rating_precision=rprec
+            tr, s, a, n, m, observed=True, prior_precision=prec, rating_precision=rprec, point=pt
         ).covariance()
     except np.linalg.LinAlgError:
         return None
@@ -1552,7 +1560,7 @@ def _observed_covariance(
     if n > 1 and np.linalg.eigvalsh(vss).min() < -1e-10 * max(1.0, float(dv.max())):
         return None
     _, vaa = _FisherSystem(
-        tr, s, a, n, m, prior_precision=prec, rating_precision=rprec
+        tr, s, a, n, m, prior_precision=prec, rating_precision=rprec, point=pt
     ).covariance()
     return vss, vaa
 

@@ -311,3 +311,18 @@ def test_penalised_am_elo_warm_start_reaches_the_same_optimum(
     np.testing.assert_allclose(warm.discriminations, cold.discriminations, atol=1e-9)
     np.testing.assert_allclose(warm.rating_standard_errors, cold.rating_standard_errors, atol=1e-9)
     assert warm.iterations <= cold.iterations
+
+
+@given(battles())
+@settings(max_examples=100, deadline=None)
+def test_laplacian_by_scatter_equals_bincount(data: tuple[Any, Any, Any, int]) -> None:
+    """The dense Laplacian written cell by cell equals the earlier bincount build
+    (off = bincount(lo*n+hi, h); off + off.T) bit for bit on aggregated pairs."""
+    a, b, w, n = data
+    lo, hi, _, cnt = pw._aggregate_pairs(a, b, w, n)
+    h = cnt * np.random.default_rng(a.size).random(cnt.size)
+    off = np.bincount(lo * n + hi, weights=h, minlength=n * n).astype(np.float64).reshape(n, n)
+    off = off + off.T
+    want = -off
+    want[np.diag_indices(n)] += off.sum(axis=1)
+    np.testing.assert_array_equal(pw._laplacian_dense(lo, hi, h, n), want)
