@@ -285,6 +285,54 @@ def _compact(x: IntArray) -> tuple[IntArray, IntArray]:
     return u, inv.astype(np.int64).reshape(-1)
 
 
+@dataclass(frozen=True)
+class _MethodFit:
+    """One method's fit on all votes given: its ratings, or the error of its failed fit."""
+
+    ratings: FloatArray
+    """Ratings (NaN when the fit failed)."""
+    discriminations: FloatArray | None
+    """am-ELO's annotator abilities; None for Elo and m-ELO."""
+    error: str | None = None
+
+    def probability(self, a: IntArray, b: IntArray, k: IntArray) -> FloatArray:
+        """P(``a`` beats ``b``) for annotators ``k`` (eq. 1; eq. 4 for am-ELO)."""
+        r = self.ratings
+        if self.discriminations is None:
+            return elo_probability(r[a], r[b])
+        out: FloatArray = expit(self.discriminations[k] * ELO_C * (r[a] - r[b]))
+        return out
+
+
+def _fit_methods(
+    a: IntArray,
+    b: IntArray,
+    k: IntArray,
+    w: FloatArray,
+    n: int,
+    elo_shuffles: int,
+    elo_k: float,
+    gen: np.random.Generator,
+    ability_prior_sd: float | None,
+) -> tuple[_MethodFit, _MethodFit, _MethodFit]:
+    """Elo (mean over ``elo_shuffles`` orders), m-ELO and am-ELO fitted on the votes."""
+    failed = np.full(n, np.nan)
+    elo_fit = _MethodFit(_elo_over_orders(a, b, w, n, elo_shuffles, gen, elo_k).mean(axis=0), None)
+    try:
+        m_fit = _MethodFit(m_elo(a, b, w, n_models=n).ratings, None)
+    except (RankingInputError, ConvergenceError) as err:
+        m_fit = _MethodFit(failed, None, str(err))
+    try:
+        fit = am_elo(
+            a, b, k, w, n_models=n, n_annotators=int(k.max() + 1),
+            ability_prior_sd=ability_prior_sd,
+        )  # fmt: skip
+        am_fit = _MethodFit(fit.ratings, fit.discriminations)
+    except (RankingInputError, ConvergenceError) as err:
+        am_fit = _MethodFit(failed, None, str(err))
+    return elo_fit, m_fit, am_fit
+
+
 def _fit_probabilities(
     a: IntArray,
     b: IntArray,
@@ -305,24 +353,13 @@ def _fit_probabilities(
     models and annotators present in training. A failed fit gives NaN and the reason.
     """
     n = int(max(a.max(), b.max()) + 1)
+    fits = _fit_methods(a, b, k, w, n, elo_shuffles, elo_k, gen, ability_prior_sd)
     out: dict[str, tuple[FloatArray, str | None]] = {}
-    nan = np.full(ta.size, np.nan)
-    r_elo = _elo_over_orders(a, b, w, n, elo_shuffles, gen, elo_k).mean(axis=0)
-    out["elo"] = (elo_probability(r_elo[ta], r_elo[tb]), None)
-    try:
-        r_m = m_elo(a, b, w, n_models=n).ratings
-        out["m-elo"] = (elo_probability(r_m[ta], r_m[tb]), None)
-    except (RankingInputError, ConvergenceError) as err:
-        out["m-elo"] = (nan, f"m-ELO fit failed: {err}")
-    try:
-        fit = am_elo(
-            a, b, k, w, n_models=n, n_annotators=int(k.max() + 1),
-            ability_prior_sd=ability_prior_sd,
-        )  # fmt: skip
-        eta = fit.discriminations[tk] * ELO_C * (fit.ratings[ta] - fit.ratings[tb])
-        out["am-elo"] = (expit(eta), None)
-    except (RankingInputError, ConvergenceError) as err:
-        out["am-elo"] = (nan, f"am-ELO fit failed: {err}")
+    for m, label, fit in zip(METHODS, ("Elo", "m-ELO", "am-ELO"), fits, strict=True):
+        if fit.error is not None:
+            out[m] = (np.full(ta.size, np.nan), f"{label} fit failed: {fit.error}")
+        else:
+            out[m] = (fit.probability(ta, tb, tk), None)
     return out
 
 
@@ -537,24 +574,15 @@ def model_losses(
     overall = np.full(3, np.nan)
     ratings = np.full((3, n), np.nan)
     failures: list[tuple[str, str]] = []
-    r_elo = _elo_over_orders(a, b, w, n, elo_shuffles, gen, float(elo_k)).mean(axis=0)
-    ratings[0] = r_elo
-    probs: list[FloatArray | None] = [elo_probability(r_elo[a], r_elo[b]), None, None]
-    try:
-        r_m = m_elo(a, b, w, n_models=n).ratings
-        ratings[1] = r_m
-        probs[1] = elo_probability(r_m[a], r_m[b])
-    except (RankingInputError, ConvergenceError) as err:
-        failures.append(("m-elo", str(err)))
-    try:
-        fit = am_elo(
-            a, b, k, w, n_models=n, n_annotators=int(k.max() + 1),
-            ability_prior_sd=ability_prior_sd,
-        )  # fmt: skip
-        ratings[2] = fit.ratings
-        probs[2] = expit(fit.discriminations[k] * ELO_C * (fit.ratings[a] - fit.ratings[b]))
-    except (RankingInputError, ConvergenceError) as err:
-        failures.append(("am-elo", str(err)))
+    fits = _fit_methods(a, b, k, w, n, elo_shuffles, float(elo_k), gen, ability_prior_sd)
+    probs: list[FloatArray | None] = []
+    for i, (m, fit) in enumerate(zip(METHODS, fits, strict=True)):
+        if fit.error is not None:
+            failures.append((m, fit.error))
+            probs.append(None)
+        else:
+            ratings[i] = fit.ratings
+            probs.append(fit.probability(a, b, k))
     votes = np.zeros(n, dtype=np.int64)
     for i, p in enumerate(probs):
         if p is None:
