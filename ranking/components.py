@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ranking._validation import as_index_array, check_same_length
-from ranking.arena import StableArenaResult, dynamic_delta, stable_arena
+from ranking.arena import Evidence, StableArenaResult, dynamic_delta, stable_arena
 from ranking.errors import ConvergenceError, InvalidParameterError, RankingInputError
 from ranking.graph import component_members, connected_components
 from ranking.types import BoolArray, FloatArray, IntArray
@@ -179,6 +179,7 @@ def stable_arena_components(
     fast: npt.ArrayLike | None = None,
     item: npt.ArrayLike | None = None,
     delta_caches: MutableMapping[int, DeltaCache] | None = None,
+    evidence: tuple[Evidence, ...] = (),
 ) -> StableArenaComponentsResult:
     """Fit the Stable Arena loop on each connected component and merge the statuses.
 
@@ -210,6 +211,10 @@ def stable_arena_components(
         Caches of the dynamic delta, keyed by the smallest item of each component;
         missing ones are added. Without it the rule is computed afresh for each
         component.
+    evidence : tuple of Evidence, default ()
+        Per-annotator tests from outside the battles (gold items, swapped re-tests),
+        passed to every component's :func:`ranking.arena.stable_arena` (annotators keep
+        their global index, so each is adjusted across the same annotators everywhere).
 
     Returns
     -------
@@ -284,6 +289,7 @@ def stable_arena_components(
                 m,
                 int(n_items),
                 cache,
+                evidence,
             )
         )
     return StableArenaComponentsResult(
@@ -317,7 +323,12 @@ class _Votes:
 
 
 def _fit_component(
-    members: IntArray, v: _Votes, m: int, n_items: int, cache: DeltaCache | None
+    members: IntArray,
+    v: _Votes,
+    m: int,
+    n_items: int,
+    cache: DeltaCache | None,
+    evidence: tuple[Evidence, ...] = (),
 ) -> ComponentFit:
     local = np.full(n_items, -1, dtype=np.int64)
     local[members] = np.arange(members.size)
@@ -350,6 +361,7 @@ def _fit_component(
             left_chosen=v.left_chosen,
             fast=v.fast,
             item=v.item,
+            evidence=evidence,
         )
     except FIT_ERRORS as err:
         return ComponentFit(

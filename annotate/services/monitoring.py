@@ -40,7 +40,7 @@ from sqlmodel import Session
 from annotate.choices import Outcome
 from annotate.errors import StudyNotFoundError
 from annotate.names import one_line, sanitize
-from annotate.services.arena_analysis import FAST_VOTE_RULE, fit_problem
+from annotate.services.arena_analysis import FAST_VOTE_RULE, fit_problem, quality_evidence
 from annotate.services.notes import monitor_lines as item_note_lines
 from annotate.store import repo
 from annotate.store.engine import reader_engine as make_reader_engine
@@ -52,7 +52,9 @@ from annotate.views import (
     MonitorSnapshot,
     RefreshTimings,
     StudyListing,
+    StudyQuality,
 )
+from ranking.arena import Evidence
 from ranking.components import ComponentFit, DeltaCache, stable_arena_components
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import m_elo
@@ -295,6 +297,7 @@ class StudyMonitor:
             )
             t1 = time.perf_counter()
             signals = _signal_pool().submit(_timed_signals, votes, self._text_len)
+            quality = study_quality_if_any(self.engine, self.study)
             fit = _fit(
                 votes,
                 self._ent_a,
@@ -303,11 +306,12 @@ class StudyMonitor:
                 self._entity_detail,
                 self.study.kind,
                 self._deltas,
+                quality_evidence(quality, votes.names),  # the verdicts of `rate` (issue 10)
             )
             t2 = time.perf_counter()
             sig, signals_s = signals.result()
             t3 = time.perf_counter()
-        rows = with_quality(self.engine, self.study, _rows(votes, fit, sig, self.study.kind))
+        rows = with_quality(quality, _rows(votes, fit, sig, self.study.kind))
         stopping = adaptive_note(self.engine, self.study)
         item_notes = item_note_lines(self.engine, self.study.id)  # comments and flags
         bad = _both_bad(votes, self._ent_a, self._ent_b, len(self._entities), self.study.kind)
@@ -479,6 +483,7 @@ def _fit(
     details: list[str],
     kind: str,
     caches: dict[int, DeltaCache],
+    evidence: tuple[Evidence, ...] = (),
 ) -> _Fit:
     m = len(votes.names)
     noun = "question" if kind == "difficulty" else "model"
@@ -541,6 +546,7 @@ def _fit(
         fast=fast,
         item=it,
         delta_caches=caches,
+        evidence=evidence,
     )
     group = comp.component
     n_groups = comp.n_components
@@ -771,17 +777,24 @@ def _rows(votes: _Votes, fit: _Fit, sig: _Signals, kind: str) -> tuple[Annotator
     return tuple(rows)
 
 
+def study_quality_if_any(engine: Engine, study: repo.StudyRow) -> StudyQuality | None:
+    """The study's gold accuracy and self-consistency per annotator (issue 16), or None
+    when it has neither gold items nor re-tests (one cheap query)."""
+    with Session(engine) as s:
+        if not repo.gold_answers(s, study.id) and study.settings.retest_share <= 0:
+            return None
+    from annotate.services.quality import study_quality
+
+    return study_quality(engine, study.name)
+
+
 def with_quality(
-    engine: Engine, study: repo.StudyRow, rows: tuple[AnnotatorStatus, ...]
+    quality: StudyQuality | None, rows: tuple[AnnotatorStatus, ...]
 ) -> tuple[AnnotatorStatus, ...]:
     """The rows with each annotator's gold accuracy and self-consistency (issue 16), and
     ``low gold`` / ``inconsistent`` among the alerts where the signal is raised."""
-    with Session(engine) as s:
-        if not repo.gold_answers(s, study.id) and study.settings.retest_share <= 0:
-            return rows
-    from annotate.services.quality import study_quality
-
-    quality = study_quality(engine, study.name)
+    if quality is None:
+        return rows
     by_name = {one_line(a.annotator): a for a in quality.annotators}
     out = []
     for r in rows:
