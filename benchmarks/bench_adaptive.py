@@ -15,8 +15,9 @@ Run: .venv/bin/python benchmarks/bench_adaptive.py [--quick] [--studies N] [--vo
    * difficulty: 60 questions (difficulties ~ N(0, 300)), 120 fixed pairs (a ring
      through the questions in random order plus 60 random chords), target 400.
 
-   Printed per kind: mean and median votes of each schedule, the saving of the adaptive
-   one (target: at least 25% fewer), and the bias of the adaptive runs' ratings (plain
+   Printed per kind: mean (with its Monte-Carlo standard error) and median votes of each
+   schedule, the saving of the adaptive one (target: at least 25% fewer) with a paired
+   bootstrap 95% interval over the studies, and the bias of the adaptive runs' ratings (plain
    fit and inverse-propensity-weighted fit): the largest |mean error| over items and its
    Monte-Carlo z.
 2. Time to choose the next item at 100,000 votes: an adaptive arena study (20 models,
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from ranking.adaptive import simulate_collection
 
@@ -95,7 +97,10 @@ def votes_needed(kind: str, studies: int) -> dict[str, Any]:
         se = e.std(axis=0, ddof=1) / np.sqrt(len(errs))
         mean = e.mean(axis=0)
         k = int(np.argmax(np.abs(mean)))
-        bias[name] = (float(mean[k]), float(abs(mean[k]) / se[k]), float(np.abs(e).mean()))
+        z = float(abs(mean[k]) / se[k])
+        # two-sided t p-value of the largest |z|, times the number of items (Bonferroni)
+        p_all = min(1.0, float(2 * stats.t.sf(z, len(errs) - 1)) * e.shape[1])
+        bias[name] = (float(mean[k]), z, float(np.abs(e).mean()), p_all)
     return {
         "kind": kind,
         "target": make(np.random.default_rng(0))[3],
@@ -161,26 +166,34 @@ def choose_times(db: Path, presses: int) -> dict[str, list[float]]:
     first = me.current()
     opened = time.perf_counter() - t0
     other = VotingSession(engine, "bench", "other")
-    draw, press = [], []
+    draw, press, draw_cpu, press_cpu = [], [], [], []
     for k in range(presses):
         other.current()
         other.vote(("a", "b")[k % 2], 4000)  # another annotator's vote arrives
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         me._adaptive_choice(me._queue)
         draw.append(time.perf_counter() - t)
+        draw_cpu.append(time.process_time() - c)
     assert first is not None
     for k in range(presses):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         me.vote(("a", "b")[k % 2], 4000)
         me.current()
         press.append(time.perf_counter() - t)
-    return {"open": [opened], "draw": draw, "press": press}
+        press_cpu.append(time.process_time() - c)
+    return {
+        "open": [opened],
+        "draw": draw,
+        "press": press,
+        "draw_cpu": draw_cpu,
+        "press_cpu": press_cpu,
+    }
 
 
 def ms(xs: list[float]) -> str:
     xs = sorted(xs)
-    p95 = xs[min(len(xs) - 1, int(0.95 * len(xs)))]
-    return f"{1000 * statistics.median(xs):8.1f} {1000 * p95:8.1f} {1000 * xs[-1]:8.1f}"
+    p99 = xs[min(len(xs) - 1, int(0.99 * len(xs)))]
+    return f"{1000 * statistics.median(xs):9.1f}{1000 * p99:9.1f}{1000 * xs[-1]:9.1f}"
 
 
 def main() -> None:
@@ -188,29 +201,43 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer studies and votes")
     ap.add_argument("--studies", type=int, default=None)
     ap.add_argument("--votes", type=int, default=100_000)
-    ap.add_argument("--presses", type=int, default=60)
+    ap.add_argument("--presses", type=int, default=200)
     args = ap.parse_args()
-    studies = args.studies or (4 if args.quick else 12)
+    studies = args.studies or (4 if args.quick else 40)
     n_votes = 20_000 if args.quick and args.votes == 100_000 else args.votes
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"(2 cores, shared with other engineers' runs)")  # fmt: skip
     print(f"\n1. votes until every 95% interval is at most the target ({studies} studies each)")
-    print(f"{'study':<11}{'target':>7}{'uniform mean':>14}{'median':>8}{'adaptive mean':>15}"
-          f"{'median':>8}{'saving':>8}{'reached u/a':>13}{'time s':>8}")  # fmt: skip
+    print("   (mean +- its Monte-Carlo standard error over the studies; saving = 1 - adaptive")
+    print("   mean / uniform mean, with a 95% percentile bootstrap interval, studies resampled")
+    print("   in pairs)")
+    print(f"{'study':<11}{'target':>7}{'uniform mean':>16}{'median':>8}{'adaptive mean':>16}"
+          f"{'median':>8}{'saving':>8}{'95% CI':>16}{'reached u/a':>13}{'time s':>8}")  # fmt: skip
     results = [votes_needed(kind, studies) for kind in ("arena", "difficulty")]
     for r in results:
-        u, a = r["votes"]["uniform"], r["votes"]["adaptive"]
-        saving = 1.0 - float(np.mean(a)) / float(np.mean(u))
+        u = np.asarray(r["votes"]["uniform"], dtype=float)
+        a = np.asarray(r["votes"]["adaptive"], dtype=float)
+        saving = 1.0 - a.mean() / u.mean()
+        boot = np.random.default_rng(1).integers(0, u.size, (10_000, u.size))
+        savings = 1.0 - a[boot].mean(axis=1) / u[boot].mean(axis=1)
+        lo, hi = np.percentile(savings, [2.5, 97.5])
+        se_u, se_a = u.std(ddof=1) / np.sqrt(u.size), a.std(ddof=1) / np.sqrt(a.size)
         print(
-            f"{r['kind']:<11}{r['target']:>7.0f}{np.mean(u):>14.0f}{np.median(u):>8.0f}"
-            f"{np.mean(a):>15.0f}{np.median(a):>8.0f}{saving:>8.1%}"
+            f"{r['kind']:<11}{r['target']:>7.0f}{u.mean():>10.0f} +-{se_u:<4.0f}"
+            f"{np.median(u):>8.0f}{a.mean():>10.0f} +-{se_a:<4.0f}{np.median(a):>8.0f}"
+            f"{saving:>8.1%}{f'{lo:.1%} .. {hi:.1%}':>16}"
             f"{r['reached']['uniform']:>6}/{r['reached']['adaptive']:<6}{r['seconds']:>8.1f}"
         )
     print("\n   bias of the adaptive runs' ratings (Elo points; truth centred):")
-    print(f"   {'study':<11}{'fit':<5}{'largest |mean error|':>21}{'its z':>8}{'mean |error|':>14}")
+    print("   (its z: mean error / Monte-Carlo standard error; p: two-sided t test of that")
+    print("   largest z, Bonferroni over the items: small p would say biased)")
+    print(f"   {'study':<11}{'fit':<5}{'largest |mean error|':>21}{'its z':>8}{'p':>8}"
+          f"{'mean |error|':>14}")  # fmt: skip
     for r in results:
-        for name, (mean, z, mae) in r["bias"].items():
-            print(f"   {r['kind']:<11}{name:<5}{abs(mean):>21.1f}{z:>8.2f}{mae:>14.1f}")
+        for name, (mean, z, mae, p_all) in r["bias"].items():
+            print(
+                f"   {r['kind']:<11}{name:<5}{abs(mean):>21.1f}{z:>8.2f}{p_all:>8.3f}{mae:>14.1f}"
+            )
     print(f"\n2. choosing the next item with {n_votes:,} votes (20 models, {N_ITEMS:,} battles)")
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
@@ -218,10 +245,14 @@ def main() -> None:
         build(db, n_votes)
         print(f"   (database built in {time.perf_counter() - t:.1f} s)")
         times = choose_times(db, args.presses)
-    print(f"   {'case':<46}{'median ms':>9}{'p95 ms':>9}{'max ms':>9}")
-    print(f"   {'open the session (reads every vote once)':<46}{ms(times['open'])}")
-    print(f"   {'draw the next item (after another vote)':<46}{ms(times['draw'])}")
-    print(f"   {'key press: vote() + current() (commit, draw)':<46}{ms(times['press'])}")
+    print(f"   ({args.presses} draws and {args.presses} key presses; wall time, and CPU time of")
+    print("   this process, which other runs on the shared machine inflate less)")
+    print(f"   {'case':<52}{'median ms':>10}{'p99 ms':>9}{'max ms':>9}")
+    print(f"   {'open the session (reads every vote once), wall':<52}{ms(times['open'])}")
+    print(f"   {'draw the next item (after another vote), wall':<52}{ms(times['draw'])}")
+    print(f"   {'draw the next item (after another vote), CPU':<52}{ms(times['draw_cpu'])}")
+    print(f"   {'key press: vote() + current() (commit, draw), wall':<52}{ms(times['press'])}")
+    print(f"   {'key press: vote() + current() (commit, draw), CPU':<52}{ms(times['press_cpu'])}")
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -574,8 +574,16 @@ class OnlineBradleyTerry:
         self._pair_counts[pair] += weight
         self.pending += 1
 
-    def refit(self, *, steps: int = 3) -> None:
-        """Warm-started Newton steps (at most ``steps``) and fresh marginal variances."""
+    def refit(self, *, steps: int = 50) -> None:
+        """Newton steps warm-started at the last fit, to convergence (at most ``steps``),
+        and fresh marginal variances.
+
+        Converged, the estimates are the posterior mode of the votes counted, whatever
+        the order and the refits they came in: a schedule that starts cold (a restarted
+        app, another process reading the same votes) reaches the same estimates and so
+        draws with the same probabilities. Warm-started after a few new votes, one or two
+        steps do it.
+        """
         used = np.flatnonzero(self._pair_counts > 0)
         a, b = self._pair_a[used], self._pair_b[used]
         wins, cnt = self._pair_wins[used], self._pair_counts[used]
@@ -589,7 +597,7 @@ class OnlineBradleyTerry:
                 n,
                 precision=self.precision,
                 s0=self.strength,
-                tol=1e-8,
+                tol=1e-10,
                 max_iter=steps,
                 strict=False,
             )
@@ -654,6 +662,10 @@ class OnlineBradleyTerry:
             )
         else:
             gain = expected_information_gain(d, va + vb)
+        # compared at single precision (7 digits): gains equal but for rounding noise
+        # (players in symmetric positions, a warm-started fit vs a cold one) tie exactly,
+        # and the candidates' order breaks the tie the same way in every process
+        gain = gain.astype(np.float32).astype(np.float64)
         return done[self._pair], gain[self._pair]
 
 

@@ -6,7 +6,7 @@ models of an arena study or the questions of a difficulty study, each item compa
 two of them. The estimates live in memory, one :class:`AdaptiveEstimates` per
 database and study in this process, and are kept up to date incrementally: each
 choice reads only the vote rows added since the last one (:func:`repo.vote_rows_after`),
-counts them in O(1) each, and refits (a few warm-started Newton steps) at most every
+counts them in O(1) each, and refits (warm-started Newton steps to convergence) at most every
 :data:`REFIT_EVERY` votes, so choosing stays a vectorised pass over the items.
 
 :func:`stopping_status` is the stopping rule as the monitor and the report show it: the
