@@ -84,10 +84,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     from annotate.services.db import open_store
     from annotate.services.paths import inside, output_folder
     from annotate.services.report import human_alignment_report, study_kind, write_report
+    from annotate.store.engine import reader_engine
 
     if not 0.0 <= args.near_tie_margin < 1.0:
         raise AnnotateError(f"--near-tie-margin must be in [0, 1), got {args.near_tie_margin}")
-    engine = open_store(db_path(args))
+    store = open_store(db_path(args))  # migrated; the report only reads, and must not
+    engine = reader_engine(store)  # hold the writers' lock while it reads every vote
+    if engine is not store:
+        store.dispose()
     if study_kind(engine, getattr(args, "study", None)) == "arena":
         return _arena_report(args, engine)
     with progress_bar("computing the report") as progress:
