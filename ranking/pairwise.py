@@ -38,6 +38,7 @@ designs: I. The method of paired comparisons. Biometrika 39, 324-345.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -731,6 +732,29 @@ def _factorize(key: IntArray, space: int) -> tuple[IntArray, IntArray]:
     return ordered[first].astype(np.int64), inverse
 
 
+@functools.lru_cache(maxsize=4)
+def _triangle_cached(n: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    lo, hi = np.triu_indices(n, 1)
+    lo, hi = lo.astype(np.int64), hi.astype(np.int64)
+    for arr in (lo, hi):
+        arr.setflags(write=False)
+    up, low = lo * n + hi, hi * n + lo
+    up.setflags(write=False)
+    low.setflags(write=False)
+    return up, low, lo, hi
+
+
+def _triangle(n: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Flat cells ``lo * n + hi`` and ``hi * n + lo`` of the strict upper triangle in
+    row-major order, and their rows and columns (read-only; cached up to 1,024 models,
+    32 MiB at most)."""
+    if n <= 1024:
+        return _triangle_cached(n)
+    lo, hi = np.triu_indices(n, 1)
+    lo, hi = lo.astype(np.int64), hi.astype(np.int64)
+    return lo * n + hi, hi * n + lo, lo, hi
+
+
 def _aggregate_pairs(
     a: IntArray, b: IntArray, w: FloatArray, n: int
 ) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
@@ -751,13 +775,11 @@ def _aggregate_pairs(
         key += b
         c = np.bincount(key, minlength=space)
         won = np.bincount(key, weights=w, minlength=space)
-        # the unordered pairs met: mark lo * n + hi of every ordered pair with battles
-        first, second = np.nonzero(c.reshape(n, n))
-        met = np.zeros((n, n), dtype=bool)
-        met[np.minimum(first, second), np.maximum(first, second)] = True
-        lo_u, hi_u = np.nonzero(met)  # row-major: sorted by (lo, hi)
-        uniq = lo_u * n + hi_u
-        rev = hi_u * n + lo_u  # the cell of the battles (hi, lo)
+        # the unordered pairs met, in row-major order of the upper triangle: (lo, hi) sorted
+        up, low, tri_lo, tri_hi = _triangle(n)
+        met = (c[up] + c[low]) > 0
+        uniq, rev = up[met], low[met]  # the cells of the battles (lo, hi) and (hi, lo)
+        lo_u, hi_u = tri_lo[met], tri_hi[met]
         # battles (lo, hi): lo won won[lo, hi]; battles (hi, lo): lo won c[hi, lo] - won[hi, lo]
         return (
             lo_u.astype(np.int64),

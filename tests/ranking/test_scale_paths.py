@@ -326,3 +326,16 @@ def test_laplacian_by_scatter_equals_bincount(data: tuple[Any, Any, Any, int]) -
     want = -off
     want[np.diag_indices(n)] += off.sum(axis=1)
     np.testing.assert_array_equal(pw._laplacian_dense(lo, hi, h, n), want)
+
+
+def test_triangle_cells_row_major() -> None:
+    """The cached upper-triangle cells are np.triu_indices' in row-major order, read-only."""
+    for n in (1, 2, 7, 1025):
+        up, low, lo, hi = pw._triangle(n)
+        want_lo, want_hi = np.triu_indices(n, 1)
+        np.testing.assert_array_equal(lo, want_lo)
+        np.testing.assert_array_equal(hi, want_hi)
+        np.testing.assert_array_equal(up, want_lo * n + want_hi)
+        np.testing.assert_array_equal(low, want_hi * n + want_lo)
+        assert np.all(np.diff(up) > 0)
+    assert not pw._triangle(7)[0].flags.writeable
