@@ -226,6 +226,8 @@ def _m005_postgresql(conn: Connection) -> None:
     for ix in sorted(table.indexes, key=lambda i: str(i.name)):
         if ix.name in _VOTE_UNIQUE_INDEXES:
             ix.create(conn, checkfirst=True)
+
+
 def _m006_access_token(conn: Connection) -> None:
     # Browser links of ``annotate serve`` (issue 17): portable DDL only (the table and its
     # indexes as SQLAlchemy emits them for the connection's dialect); as with 003, a

@@ -292,6 +292,8 @@ class AnnotatorAnswer(SQLModel, table=True):
     key: str
     answer: str
     created_at: datetime = Field(default_factory=utc_now)
+
+
 class AccessToken(SQLModel, table=True):
     """A browser link the lead issued to one annotator (``annotate annotators add``).
 
