@@ -119,11 +119,14 @@ def run_voting(db: str, procs: int, votes: int, tmp: Path) -> dict[str, Any]:
 
 
 def run_monitor(db: str, n_votes: int, repeat: int) -> dict[str, Any]:
-    from bench_monitor import build  # type: ignore[import-not-found]
+    from bench_monitor import (  # type: ignore[import-not-found]
+        _insert,
+        _new_votes,
+        build,
+    )
 
     from annotate.services.db import open_store
     from annotate.services.monitoring import MonitorSource
-    from annotate.services.voting import VotingSession
 
     t0 = time.perf_counter()
     build(db, n_votes)  # type: ignore[arg-type]  # open_store takes a URL too
@@ -140,10 +143,9 @@ def run_monitor(db: str, n_votes: int, repeat: int) -> dict[str, Any]:
     mon = source.open("bench")
     mon.snapshot()
     live: list[float] = []
-    for k in range(repeat):
-        # a new annotator per repeat: bench_monitor.build's study leaves only a few items
-        # open to any one annotator
-        VotingSession(engine, "bench", f"live-annotator-{k}").vote("a", 9000)
+    fresh = _new_votes(engine, repeat)  # written directly: the built study may have no
+    for k in range(repeat):  # battle left for the schedule to offer a new annotator
+        _insert(engine, fresh[k])
         t = time.perf_counter()
         assert mon.changed()
         mon.snapshot()
