@@ -898,7 +898,9 @@ def _truncated_normal_fit(
     (bench_flags, discrimination sd 1.0: up to 10 of 120 honest annotators flagged random
     in a cell, 20 annotators x 100 votes). The likelihood is flat when few values sit far
     above the cut, so the estimates are kept in the range of the data: ``sigma`` at most
-    3, ``mu`` at most the median of ``y``.
+    3, ``mu`` at most the median of ``y``. Should Nelder-Mead not converge, the starting
+    values are used: the median of ``y`` and its noise-corrected robust spread (the
+    earlier rule), which puts the threshold higher (more random flags), as before this fit.
     """
     from scipy.optimize import minimize
 
