@@ -95,6 +95,26 @@ def one_line(text: object) -> str:
     return str(text).translate(_LINE_TABLE)
 
 
+_PLOT_TABLE: dict[int, str] = {
+    ord(picture): f"⟨U+{code:04X}⟩" for code, picture in _LINE_TABLE.items() if code < 0x80
+}
+"""The control pictures :func:`one_line` uses (U+2400-U+2421, ``␤`` for a newline)."""
+
+
+def plot_text(text: object) -> str:
+    """:func:`one_line` for the text of a plot (PNG): the control pictures (``␛``,
+    ``␤``, ...), which the plots' font (matplotlib's DejaVu Sans) does not have, are
+    written like the other placeholders, ``⟨U+001B⟩``, so the label shows what was there
+    instead of an empty box (and matplotlib prints no missing-glyph warning).
+
+    Examples
+    --------
+    >>> plot_text("gpt\\x1b[31m\\nx")
+    'gpt⟨U+001B⟩[31m⟨U+000A⟩x'
+    """
+    return one_line(text).translate(_PLOT_TABLE)
+
+
 STUDY_NAME_RULE = (
     "1 to 64 characters: letters, digits, '_', '.' and '-', starting with a letter or digit"
 )

@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from annotate.names import one_line
+from annotate.names import plot_text
 from annotate.services.paths import inside
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def _pools(s: Section, folder: Path) -> Path:
     fig = _figure(6, 4)
     ax = fig.subplots()
     for name, shares in hist["share_of_questions"].items():
-        ax.plot(mids, [100 * _num(v) for v in shares], marker="o", label=one_line(name))
+        ax.plot(mids, [100 * _num(v) for v in shares], marker="o", label=plot_text(name))
     ax.set_xlabel("EIP difficulty (0-100)")
     ax.set_ylabel("% of questions")
     ax.legend()

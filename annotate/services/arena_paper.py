@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from annotate.errors import AnnotateError
-from annotate.names import one_line
+from annotate.names import one_line, plot_text
 from annotate.services.paths import inside, output_folder
 
 if TYPE_CHECKING:
@@ -278,7 +278,7 @@ def write_plots(doc: dict[str, Any], folder: Path) -> list[Path]:
         ax1.set_ylabel("scaled rating (0-1)")
         ax1.legend()
         ax2.set_ylabel("loss (mean NLL)")
-        ax2.set_xticks(x, [one_line(r["model"])[:24] for r in rows], rotation=75, fontsize=7)
+        ax2.set_xticks(x, [plot_text(r["model"])[:24] for r in rows], rotation=75, fontsize=7)
         files.append(inside(base, "model_loss.png"))
         fig.savefig(files[-1])
     if "order_dependence" in doc:
@@ -291,7 +291,7 @@ def write_plots(doc: dict[str, Any], folder: Path) -> list[Path]:
         ax.vlines(x, [_nan(r["min"]) for r in rows], [_nan(r["max"]) for r in rows],
                   colors="grey", alpha=0.6, label="min-max")  # fmt: skip
         ax.set_ylabel("online Elo over shuffled orders")
-        ax.set_xticks(x, [one_line(r["model"])[:24] for r in rows], rotation=75, fontsize=7)
+        ax.set_xticks(x, [plot_text(r["model"])[:24] for r in rows], rotation=75, fontsize=7)
         ax.legend()
         files.append(inside(base, "elo_order.png"))
         fig.savefig(files[-1])

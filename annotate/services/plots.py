@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from annotate.names import one_line
+from annotate.names import plot_text
 from annotate.services.paths import inside, output_folder
 from annotate.services.report_model import HumanAlignmentReport
 
@@ -32,9 +32,10 @@ def _figure(width: float, height: float) -> Any:
 
 def _t(text: object) -> str:
     """A name or label from the data as plot text: one line, control characters shown
-    as placeholders (:func:`annotate.names.one_line`); ``$`` stays literal because
-    :func:`write_plots` turns mathtext off."""
-    return one_line(text)
+    as placeholders (:func:`annotate.names.one_line`; ``$`` stays literal because
+    :func:`write_plots` turns mathtext off; the control pictures, which the font lacks,
+    as ``⟨U+001B⟩``: :func:`annotate.names.plot_text`)."""
+    return plot_text(text)
 
 
 def _save(fig: Any, path: Path) -> Path:
