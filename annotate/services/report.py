@@ -879,6 +879,12 @@ def _exact_ps(sp: Any, kd: Any, est: npt.NDArray[np.float64], human: Any) -> tup
     return out[0], out[1]
 
 
+def _order_sign(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+    """``sign(a - b)`` by comparison: two equal infinities are a tie (0), where
+    ``inf - inf`` is NaN and would turn every permutation's statistic into NaN."""
+    return (a > b).astype(np.int64) - (a < b).astype(np.int64)
+
+
 def _exact_p(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], kind: str) -> float:
     """Exact two-sided permutation p-value of Spearman's rho or Kendall's tau-b.
 
@@ -899,9 +905,9 @@ def _exact_p(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], kind: str) 
         obs = float(ry @ rx)
     else:
         i, j = np.triu_indices(n, 1)
-        sx = np.sign(x[i] - x[j])
-        stat = np.sign(y[perms[:, i]] - y[perms[:, j]]) @ sx
-        obs = float(np.sign(y[i] - y[j]) @ sx)
+        sx = _order_sign(x[i], x[j])
+        stat = _order_sign(y[perms[:, i]], y[perms[:, j]]) @ sx
+        obs = float(_order_sign(y[i], y[j]) @ sx)
     tol = 1e-9 * max(1.0, abs(obs))
     return float(np.mean(np.abs(stat) >= abs(obs) - tol))
 

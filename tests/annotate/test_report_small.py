@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import spearmanr
+from scipy.stats import kendalltau, spearmanr
 from sqlalchemy import Engine
 
 from annotate.cli import main
@@ -241,3 +241,23 @@ def test_no_votes_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "\\begin{tabular}" not in tex
     assert "there are no votes" in tex
     assert math.isfinite(len(tex))
+
+
+def test_exact_kendall_p_with_tied_infinite_difficulties() -> None:
+    # EIP gives +inf to questions no model solves; two of them are a tie, not NaN (inf - inf
+    # made every ordering's statistic NaN and the p-value 0). Reference: the share of the
+    # 6! orderings whose |tau-b| (scipy.stats.kendalltau) is at least the observed one,
+    # with the infinities replaced by one large finite value (the same order and ties).
+    from annotate.services.report import _exact_p
+
+    x = np.array([np.inf, np.inf, 1.0, 2.0, 2.0, -np.inf])
+    y = np.array([5.0, 4.0, 1.0, 3.0, 2.0, 0.0])
+    finite = np.where(np.isinf(x), np.sign(x) * 1e9, x)
+    obs = abs(kendalltau(finite, y).statistic)
+    perms = [
+        abs(kendalltau(finite, y[list(p)]).statistic) for p in itertools.permutations(range(6))
+    ]
+    want = np.mean([t >= obs - 1e-9 for t in perms])
+    assert 0.0 < want < 1.0
+    assert _exact_p(x, y, "kendall") == pytest.approx(want)
+    assert _exact_p(x, y, "kendall") == _exact_p(finite, y, "kendall")
