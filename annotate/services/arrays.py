@@ -6,6 +6,7 @@ services build on them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,13 +54,26 @@ def vote_arrays(engine: Engine, study: str) -> VoteArrays:
         raw = np.array(rows, dtype=np.int64).reshape(-1, 6)
         ann_ids = np.unique(raw[:, 1])
         names = repo.annotator_names(s, ann_ids.tolist())
-    item_index = {int(i): n for n, (i, _) in enumerate(items)}
-    lookup = np.zeros(max(item_index, default=0) + 1, dtype=np.int64)
-    for i, n in item_index.items():
+    return arrays_from_codes(st.name, st.kind, items, raw, names)
+
+
+def arrays_from_codes(
+    study: str,
+    kind: str,
+    items: list[tuple[int, str]],
+    raw: npt.NDArray[np.int64],
+    names: Mapping[int, str],
+) -> VoteArrays:
+    """:class:`VoteArrays` from ``repo.current_vote_codes`` rows (``raw``, shape (n, 6):
+    item id, annotator id, choice, swapped, response ms, fast), the study's ``(item id,
+    key)`` pairs and the annotators' names by id."""
+    ann_ids = np.unique(raw[:, 1])
+    lookup = np.zeros(max((i for i, _ in items), default=0) + 1, dtype=np.int64)
+    for n, (i, _) in enumerate(items):
         lookup[i] = n
     return VoteArrays(
-        study=st.name,
-        kind=st.kind,
+        study=study,
+        kind=kind,
         item=lookup[raw[:, 0]] if len(raw) else np.zeros(0, np.int64),
         annotator=np.searchsorted(ann_ids, raw[:, 1]).astype(np.int64),
         choice=raw[:, 2].astype(np.int8),

@@ -61,7 +61,7 @@ from sqlmodel import Session
 
 from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
 from annotate.services.arena_analysis import fit_problem
-from annotate.services.arrays import VoteArrays, response_matrix, vote_arrays
+from annotate.services.arrays import VoteArrays, arrays_from_codes, response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
 from annotate.services.monitoring import StudyMonitor
 from annotate.services.notes import report_lines
@@ -303,22 +303,7 @@ def _vote_arrays(
     """The study's current votes as :func:`annotate.services.arrays.vote_arrays` gives them,
     read through ``monitor`` (whose snapshot then needs no second read of every vote)."""
     raw, names = monitor.current_votes()
-    ann_ids = np.unique(raw[:, 1])
-    lookup = np.zeros(max((i for i, _ in items), default=0) + 1, dtype=np.int64)
-    for n, (i, _) in enumerate(items):
-        lookup[i] = n
-    return VoteArrays(
-        study=study.name,
-        kind=study.kind,
-        item=lookup[raw[:, 0]] if len(raw) else np.zeros(0, np.int64),
-        annotator=np.searchsorted(ann_ids, raw[:, 1]).astype(np.int64),
-        choice=raw[:, 2].astype(np.int8),
-        swapped=raw[:, 3].astype(bool),
-        response_ms=raw[:, 4],
-        fast=raw[:, 5].astype(bool),
-        item_keys=[k for _, k in items],
-        annotators=[names[int(a)] for a in ann_ids],
-    )
+    return arrays_from_codes(study.name, study.kind, items, raw, names)
 
 
 def _load(engine: Engine, study: str, monitor: StudyMonitor | None = None) -> _StudyData:
