@@ -283,6 +283,9 @@ class StableArenaResult:
     """With Wald intervals: the estimated relative bias ``beta`` of the rating spread
     that widened them (``_scale_bias``; fitted deviations from the mean are about
     ``1 + beta`` times the true ones); None with bootstrap intervals."""
+    fit_annotators: IntArray | None = None
+    """The annotators in ``fit``, shape (fit's n_annotators,): ``fit.abilities[i]`` is
+    annotator ``fit_annotators[i]``'s (what ``init`` of a later call warm-starts from)."""
 
     def verdict(self, j: int) -> dict[str, Any]:
         """Annotator ``j``'s verdict for JSON: ``status``, ``reasons`` (dicts) and
@@ -370,14 +373,28 @@ def dynamic_delta(
 def _delta_from(
     a: IntArray, b: IntArray, w: FloatArray, k: IntArray | None, n: int, m: int, se_bound: float
 ) -> int:
+    return _delta_and_start(a, b, w, k, n, m, se_bound)[0]
+
+
+_Start = tuple[FloatArray, FloatArray]
+"""A warm start for am-ELO: log-strengths (n_models,) and discriminations per annotator
+of the whole index (n_annotators,), NaN for annotators the fit did not include."""
+
+
+def _delta_and_start(
+    a: IntArray, b: IntArray, w: FloatArray, k: IntArray | None, n: int, m: int, se_bound: float
+) -> tuple[int, _Start | None]:
+    """The dynamic delta, and the preliminary am-ELO fit's estimates (None without one)."""
     lo, hi, wins, cnt = _aggregate_pairs(a, b, w, n)
     _check_connected(lo, hi, wins, cnt, n)
     s, _, _ = _bt_newton(lo, hi, wins, cnt, n, tol=1e-10, max_iter=100)
     g = 1.0
+    start: _Start | None = None
     if k is not None and m > 0:
         pre = _preliminary_fit(a, b, w, k, n, m)
         if pre is not None:
-            s, g = pre
+            s, g, disc = pre
+            start = (s, disc)
         else:
             g = _typical_discrimination(s[a] - s[b], w, k, m)
     x = s[a] - s[b]
@@ -389,14 +406,15 @@ def _delta_from(
             "the battles carry no information about annotator ability (all items are rated "
             "equal), so delta cannot be set from the data; pass a fixed delta"
         )
-    return max(1, math.ceil(1.0 / (se_bound**2 * info)))
+    return max(1, math.ceil(1.0 / (se_bound**2 * info))), start
 
 
 def _preliminary_fit(
     a: IntArray, b: IntArray, w: FloatArray, k: IntArray, n: int, m: int
-) -> tuple[FloatArray, float] | None:
-    """am-ELO on the annotators with at least the median vote count: strengths and the
-    median positive discrimination; None when that fit is not possible."""
+) -> tuple[FloatArray, float, FloatArray] | None:
+    """am-ELO on the annotators with at least the median vote count: strengths, the
+    median positive discrimination and the discriminations (NaN for the annotators left
+    out); None when that fit is not possible."""
     cnt = np.bincount(k, minlength=m)
     nontie = np.bincount(k, weights=(w != 0.5).astype(np.float64), minlength=m)
     use = (cnt >= np.median(cnt[cnt > 0])) & (nontie > 0)
@@ -416,7 +434,9 @@ def _preliminary_fit(
         except ConvergenceError:
             return None
         pos = fit.discriminations[fit.discriminations > 0]
-        return fit.log_strengths, float(np.median(pos))
+        disc = np.full(m, np.nan)
+        disc[ids] = fit.discriminations
+        return fit.log_strengths, float(np.median(pos)), disc
     return None
 
 
@@ -653,15 +673,49 @@ def _reachable_delta(
     m: int,
     cnt: IntArray,
     se_bound: float,
-) -> tuple[int, int]:
-    """Dynamic delta and its value before the cap: at most the median vote count minus 1."""
+) -> tuple[int, int, _Start | None]:
+    """Dynamic delta and its value before the cap (at most the median vote count minus 1),
+    and the preliminary fit's estimates (a warm start for the main fit; None without)."""
     seen = cnt[cnt > 0]
     cap = max(0, int(np.floor(np.median(seen))) - 1) if seen.size else 0
+    start: _Start | None = None
     try:
-        raw = _delta_from(a, b, w, k, n, m, se_bound)
+        raw, start = _delta_and_start(a, b, w, k, n, m, se_bound)
     except (DegenerateDataError, ConvergenceError):
         raw = cap
-    return min(raw, cap), raw
+    return min(raw, cap), raw, start
+
+
+def _start_of(res: StableArenaResult, n: int, m: int) -> _Start:
+    """The warm start of a ``stable_arena(init=res)`` on ``n`` items and ``m`` annotators."""
+    if res.ratings.shape != (n,) or res.n_records.shape != (m,):
+        raise ShapeError(
+            f"init is a result on {res.ratings.size} items and {res.n_records.size} "
+            f"annotators, these battles have {n} and {m}; a warm start needs the same index"
+        )
+    return _fit_start(res.fit, res.fit_annotators, m)
+
+
+def _fit_start(fit: AmEloResult, ids: IntArray | None, m: int) -> _Start:
+    """A fit's estimates in the am_elo orientation (mean discrimination 1, not mirrored)."""
+    sign = 1.0 if float(fit.discriminations.mean()) >= 0 else -1.0
+    disc = np.full(m, np.nan)
+    if ids is not None and ids.size == fit.discriminations.size:
+        disc[ids] = sign * fit.discriminations
+    return sign * fit.log_strengths, disc
+
+
+def _warm(start: _Start | None, rate_ids: IntArray) -> tuple[FloatArray, FloatArray] | None:
+    """``am_elo``'s ``init`` for the annotators ``rate_ids``: those ``start`` lacks begin at
+    the median positive discrimination it has (1 if none)."""
+    if start is None:
+        return None
+    ls, disc = start
+    a0 = disc[rate_ids]
+    known = np.isfinite(a0)
+    pos = a0[known & (a0 > 0)]
+    a0 = np.where(known, a0, float(np.median(pos)) if pos.size else 1.0)
+    return (ls, a0) if float(a0.mean()) > 0 else None
 
 
 def _fit_am(
@@ -674,8 +728,9 @@ def _fit_am(
     confidence: float,
     tau: float,
     rating_sd: float,
+    init: tuple[FloatArray, FloatArray] | None = None,
 ) -> AmEloResult:
-    """am-ELO with the Gaussian priors on abilities and ratings.
+    """am-ELO with the Gaussian priors on abilities and ratings (``init``: a warm start).
 
     The penalised fit is strictly concave near its optimum, but Fisher scoring can creep
     there slowly, or wander at the level of the line search's tolerance (relative 1e-12 of
@@ -691,6 +746,7 @@ def _fit_am(
         return am_elo(
             a, b, k, w, n_models=n, n_annotators=m, confidence=confidence,
             ability_prior_sd=tau, rating_prior_sd=rating_sd, information="observed",
+            init=init,
         )  # fmt: skip
     except ConvergenceError:
         return am_elo(
@@ -1048,6 +1104,7 @@ def stable_arena(
     rank_correction: Correction = "bh",
     evidence: tuple[Evidence, ...] = (),
     settle_direction: bool = True,
+    init: StableArenaResult | None = None,
 ) -> StableArenaResult:
     """Rate items and give each annotator a verdict (Stable Arena, Algorithm 3).
 
@@ -1242,6 +1299,15 @@ def stable_arena(
         **Settled direction**); False trusts the median annotator's orientation as before
         (more recall where weak honest annotators are many, every honest annotator
         flagged when a coherent minority wins the median).
+    init : StableArenaResult, optional
+        An earlier result on the same items and annotators (say before a few more
+        votes arrived): every am-ELO fit starts from its ratings and abilities
+        (``am_elo(init=...)``; annotators it did not fit start at the average
+        discrimination). The fits converge to the same optimum, to their
+        tolerance, so the result is the same to that tolerance. Without it the
+        first fit starts from the preliminary fit of the dynamic ``delta`` when
+        there is one, otherwise from m-ELO; later fits of the loop start from the
+        previous one.
 
     Returns
     -------
@@ -1365,12 +1431,14 @@ def stable_arena(
     fits = 0
     decisive = np.bincount(k_all, weights=(w_all != 0.5).astype(np.float64), minlength=m) > 0
     comparable = int(decisive.sum()) >= MIN_ANNOTATORS_FOR_VERDICT
+    start = None if init is None else _start_of(init, n, m)
     while True:
         use = ~excluded[k_all]
         a, b, w, k = a_all[use], b_all[use], w_all[use], k_all[use]
         cnt = np.bincount(k, minlength=m).astype(np.int64)
         if delta is None:
-            dlt, dlt_raw = _reachable_delta(a, b, w, k, n, m, cnt, se_bound)
+            dlt, dlt_raw, pre = _reachable_delta(a, b, w, k, n, m, cnt, se_bound)
+            start = pre if start is None else start
         else:
             dlt = dlt_raw = int(delta)
         pending = (cnt <= dlt) & ~excluded
@@ -1410,8 +1478,10 @@ def stable_arena(
             confidence,
             ability_prior_sd,
             rating_prior_sd,
+            _warm(start, rate_ids),
         )
         fits += 1
+        start = _fit_start(fit, rate_ids, m)  # the next fit of the loop starts here
         judged = fit_set[rate_ids]
         # orient by the median annotator still in play (judged or pending)
         if _median_disagrees(fit.log_strengths, a, b, w, k, m, vote_flagged):
@@ -1613,6 +1683,7 @@ def stable_arena(
         rank_correction=rank_correction,
         rating_covariance=rcov,
         scale_bias=scale_bias,
+        fit_annotators=rate_ids,
     )
 
 

@@ -180,6 +180,7 @@ def stable_arena_components(
     item: npt.ArrayLike | None = None,
     delta_caches: MutableMapping[int, DeltaCache] | None = None,
     evidence: tuple[Evidence, ...] = (),
+    warm_starts: MutableMapping[int, ComponentFit] | None = None,
 ) -> StableArenaComponentsResult:
     """Fit the Stable Arena loop on each connected component and merge the statuses.
 
@@ -215,6 +216,11 @@ def stable_arena_components(
         Per-annotator tests from outside the battles (gold items, swapped re-tests),
         passed to every component's :func:`ranking.arena.stable_arena` (annotators keep
         their global index, so each is adjusted across the same annotators everywhere).
+    warm_starts : mutable mapping of int to ComponentFit, optional
+        The previous call's fits, keyed like ``delta_caches``; each component whose
+        previous fit had the same members and annotators starts its am-ELO fits there
+        (``stable_arena(init=...)``: the same result to the fits' tolerance, in fewer
+        iterations when a few votes were added). Updated with this call's fits.
 
     Returns
     -------
@@ -273,6 +279,15 @@ def stable_arena_components(
         cache = None
         if delta_caches is not None:
             cache = delta_caches.setdefault(int(members[0]), DeltaCache())
+        prev = None if warm_starts is None else warm_starts.get(int(members[0]))
+        init = None
+        if (
+            prev is not None
+            and prev.result is not None
+            and prev.votes.size == m
+            and np.array_equal(prev.members, members)
+        ):
+            init = prev.result
         fits.append(
             _fit_component(
                 members,
@@ -290,8 +305,11 @@ def stable_arena_components(
                 int(n_items),
                 cache,
                 evidence,
+                init,
             )
         )
+        if warm_starts is not None and fits[-1].result is not None:
+            warm_starts[int(members[0])] = fits[-1]
     return StableArenaComponentsResult(
         component=component,
         vote_component=vote_component,
@@ -329,6 +347,7 @@ def _fit_component(
     n_items: int,
     cache: DeltaCache | None,
     evidence: tuple[Evidence, ...] = (),
+    init: StableArenaResult | None = None,
 ) -> ComponentFit:
     local = np.full(n_items, -1, dtype=np.int64)
     local[members] = np.arange(members.size)
@@ -362,6 +381,7 @@ def _fit_component(
             fast=v.fast,
             item=v.item,
             evidence=evidence,
+            init=init,
         )
     except FIT_ERRORS as err:
         return ComponentFit(

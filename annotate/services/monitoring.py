@@ -189,6 +189,8 @@ class StudyMonitor:
         self._ann_index: dict[int, int] = {}
         self._ann_names: list[str] = []
         self._deltas: dict[int, DeltaCache] = {}
+        self._warm: dict[int, ComponentFit] = {}
+        """The last fit of each group of items: the next refresh's fits start there."""
 
     @property
     def kind(self) -> str:
@@ -307,6 +309,7 @@ class StudyMonitor:
                 self.study.kind,
                 self._deltas,
                 quality_evidence(quality, votes.names),  # the verdicts of `rate` (issue 10)
+                self._warm,
             )
             t2 = time.perf_counter()
             sig, signals_s = signals.result()
@@ -484,6 +487,7 @@ def _fit(
     kind: str,
     caches: dict[int, DeltaCache],
     evidence: tuple[Evidence, ...] = (),
+    warm: dict[int, ComponentFit] | None = None,
 ) -> _Fit:
     m = len(votes.names)
     noun = "question" if kind == "difficulty" else "model"
@@ -547,6 +551,7 @@ def _fit(
         item=it,
         delta_caches=caches,
         evidence=evidence,
+        warm_starts=warm,
     )
     group = comp.component
     n_groups = comp.n_components
