@@ -271,11 +271,13 @@ def stable_arena_components(
     if items is not None:
         check_same_length(outcome=w, item=items)
 
-    component = connected_components(a_glob, b_glob, int(n_items))
+    component = connected_components(*_distinct_pairs(a_glob, b_glob, int(n_items)), int(n_items))
     vote_component = component[a_glob]
+    groups = component_members(component)
     fits: list[ComponentFit] = []
-    for g, members in enumerate(component_members(component)):
-        sel = vote_component == g
+    for g, members in enumerate(groups):
+        # one component holds every vote: no copies of the vote arrays
+        sel = slice(None) if len(groups) == 1 else vote_component == g
         cache = None
         if delta_caches is not None:
             cache = delta_caches.setdefault(int(members[0]), DeltaCache())
@@ -318,6 +320,20 @@ def stable_arena_components(
     )
 
 
+def _distinct_pairs(a: IntArray, b: IntArray, n: int) -> tuple[IntArray, IntArray]:
+    """The distinct ``(a, b)`` pairs: the same graph with one edge per pair (all of them
+    when ``n**2`` exceeds four times the comparisons, where marking the pairs would cost
+    more than it saves)."""
+    if a.size == 0 or n * n > 4 * a.size:
+        return a, b
+    seen = np.zeros(n * n, dtype=bool)
+    key = a * n
+    key += b
+    seen[key] = True
+    pairs = np.flatnonzero(seen)
+    return pairs // n, pairs % n
+
+
 def _as_flags(x: npt.ArrayLike | None, name: str, n: int) -> BoolArray | None:
     if x is None:
         return None
@@ -349,11 +365,14 @@ def _fit_component(
     evidence: tuple[Evidence, ...] = (),
     init: StableArenaResult | None = None,
 ) -> ComponentFit:
-    local = np.full(n_items, -1, dtype=np.int64)
-    local[members] = np.arange(members.size)
-    a, b = local[v.a], local[v.b]
+    if members.size == n_items:  # every item: the local indices are the global ones
+        a, b = v.a, v.b
+    else:
+        local = np.full(n_items, -1, dtype=np.int64)
+        local[members] = np.arange(members.size)
+        a, b = local[v.a], local[v.b]
     cnt_k = np.bincount(v.k, minlength=m)
-    comparisons = np.bincount(np.concatenate([a, b]), minlength=members.size)
+    comparisons = np.bincount(a, minlength=members.size) + np.bincount(b, minlength=members.size)
     seen = cnt_k[cnt_k > 0]
     cap = max(0, int(np.floor(np.median(seen))) - 1) if seen.size else 0
     at_votes: int | None = None
