@@ -1563,22 +1563,15 @@ def _observed_covariance(
     m: int,
     prec: float,
     rprec: float,
-    *,
-    point: _Point | None = None,
-    system: _FisherSystem | None = None,
 ) -> tuple[FloatArray, FloatArray] | None:
     """Rating covariance from the observed information (the abilities' variances from the
     expected one), or None where the observed one is not positive definite (then the
-    caller uses the expected information for both). ``point`` and ``system`` (the
-    observed one) at ``(s, a)`` are reused when given."""
-    pt = _am_point(tr, s, a) if point is None else point  # shared by both systems
+    caller uses the expected information for both)."""
+    pt = _am_point(tr, s, a)  # shared by the observed and the expected system
     try:
-        if system is None:
-            system = _FisherSystem(
-                tr, s, a, n, m, observed=True, prior_precision=prec, rating_precision=rprec,
-                point=pt,
-            )  # fmt: skip
-        vss, vaa_obs = system.covariance()
+        vss, vaa_obs = _FisherSystem(
+            tr, s, a, n, m, observed=True, prior_precision=prec, rating_precision=rprec, point=pt
+        ).covariance()
     except np.linalg.LinAlgError:
         return None
     dv = np.diag(vss)
@@ -2039,7 +2032,7 @@ def am_elo(
         singular = False
         for observed in (True, False) if newton else (False,):
             try:
-                system = _FisherSystem(
+                xs, xa = _FisherSystem(
                     tr,
                     s,
                     a,
@@ -2049,13 +2042,11 @@ def am_elo(
                     prior_precision=prec,
                     rating_precision=rprec,
                     point=pt,
-                )
-                xs, xa = system.solve(gs, ga)
+                ).solve(gs, ga)
             except np.linalg.LinAlgError:
                 singular = True
                 continue
             singular = False
-            used = system, observed
             dec = float(gs @ xs + ga @ xa)
             if dec > 0 and np.isfinite(dec):
                 break
@@ -2068,12 +2059,6 @@ def am_elo(
                 "deterministic votes); collect more votes",
                 reason="singular",
             )
-        if dec <= tol:
-            # converged here: (s, a) lies within sqrt(dec) standard errors of the optimum
-            # (the quadratic model's bound); the covariance reuses this point and system
-            final = (pt, *used)
-            s, a = _normalise(s, a)  # a no-op after a step; centres an m-ELO start
-            break
         t = 1.0
         while True:
             s_new, a_new = s + t * xs, a + t * xa
@@ -2088,6 +2073,8 @@ def am_elo(
         newton = t == 1.0 and dec < 1.0
         s, a = _normalise(s_new, a_new)
         ll = ll_new
+        if dec <= tol:
+            break
         if tau is None and it % 10 == 0 and np.abs(a).max() > 10.0:
             _raise_if_separated(d, s, a)
     else:
@@ -2102,20 +2089,14 @@ def am_elo(
             tol=tol,
             estimator="am_elo",
         )
-    pt, system, observed = final
     try:
         cov: tuple[FloatArray, FloatArray] | None = None
         if information == "observed":
-            cov = _observed_covariance(
-                tr, s, a, n, m, prec, rprec, point=pt, system=system if observed else None
-            )
+            cov = _observed_covariance(tr, s, a, n, m, prec, rprec)
         if cov is None:
-            expected = system if not observed else None
-            if expected is None:
-                expected = _FisherSystem(
-                    tr, s, a, n, m, prior_precision=prec, rating_precision=rprec, point=pt
-                )
-            cov = expected.covariance()
+            cov = _FisherSystem(
+                tr, s, a, n, m, prior_precision=prec, rating_precision=rprec
+            ).covariance()
         vss, vaa = cov
     except np.linalg.LinAlgError as err:
         raise DegenerateDataError(

@@ -184,8 +184,13 @@ class StudyMonitor:
         self.study = st
         self._load_items()
         self._last = 0
-        self._cols = np.zeros((0, 8), dtype=np.int64)
-        self._alive = np.zeros(0, dtype=bool)
+        self._rows = _Grow(np.zeros((0, 8), dtype=np.int64))
+        """Every vote row read so far, oldest first (:func:`repo.vote_rows_after`)."""
+        self._alive = _Grow(np.zeros(0, dtype=bool))
+        """Whether each row is a current vote (not superseded, not a retraction)."""
+        self._current = _Grow(np.zeros((0, 8), dtype=np.int64))
+        """The alive rows, oldest first: ``rows[alive]``, appended to while no new row
+        supersedes an old one (a new vote), rebuilt otherwise (a change of mind, an undo)."""
         self._ann_index: dict[int, int] = {}
         self._ann_names: list[str] = []
         self._deltas: dict[int, DeltaCache] = {}
@@ -241,15 +246,19 @@ class StudyMonitor:
             self._ann_names.append(names.get(a, f"#{a}"))
         if new[:, 1].max() >= self._item_pos.size or (self._item_pos[new[:, 1]] < 0).any():
             self._load_items()  # items imported after the monitor started
-        cols = np.concatenate([self._cols, new])
-        alive = np.concatenate([self._alive, new[:, 3] != Outcome.RETRACTED])
+        alive_new = new[:, 3] != Outcome.RETRACTED
+        self._rows.append(new)
+        self._alive.append(alive_new)
         sup = new[:, 7]
         sup = sup[sup > 0]
         if sup.size:
+            cols, alive = self._rows.view, self._alive.view
             pos = np.searchsorted(cols[:, 0], sup)
             ok = (pos < len(cols)) & (cols[np.minimum(pos, len(cols) - 1), 0] == sup)
             alive[pos[ok]] = False
-        self._cols, self._alive = cols, alive
+            self._current = _Grow(cols[alive])
+        else:  # nothing superseded: the current votes so far, then the new ones
+            self._current.append(new[alive_new])
         self._last = int(new[-1, 0])
 
     def current_votes(self) -> tuple[npt.NDArray[np.int64], dict[int, str]]:
@@ -260,7 +269,7 @@ class StudyMonitor:
         (this monitor's snapshot) do not read them again."""
         with self._lock:
             self._read_new()
-            cols = self._cols[self._alive][:, 1:7]
+            cols = self._current.view[:, 1:7]
             names = {a: self._ann_names[i] for a, i in self._ann_index.items()}
         return cols, names
 
@@ -277,7 +286,7 @@ class StudyMonitor:
         with self._lock, _one_blas_thread():
             t0 = time.perf_counter()
             self._read_new()
-            v = self._cols[self._alive]
+            v = self._current.view
             seen = np.bincount(v[:, 2], minlength=1) > 0 if len(v) else np.zeros(1, bool)
             present = np.flatnonzero(seen)
             names = [self._ann_names[self._ann_index[int(a)]] for a in present]
@@ -351,6 +360,31 @@ class StudyMonitor:
                 1000 * (t1 - t0), 1000 * (t2 - t1), 1000 * signals_s, 1000 * (t3 - t0)
             ),
         )
+
+
+class _Grow:
+    """An array that grows along its first axis; an append copies only the new entries
+    (the capacity at least doubles when full). ``view`` is the filled part; a view taken
+    earlier keeps its values, as appends only write past its end."""
+
+    def __init__(self, start: npt.NDArray[Any]) -> None:
+        self._buf = np.ascontiguousarray(start)
+        self.n = len(start)
+
+    @property
+    def view(self) -> npt.NDArray[Any]:
+        return self._buf[: self.n]
+
+    def append(self, new: npt.NDArray[Any]) -> None:
+        need = self.n + len(new)
+        if need > len(self._buf):
+            buf = np.empty(
+                (max(need, 2 * len(self._buf), 1024), *self._buf.shape[1:]), self._buf.dtype
+            )
+            buf[: self.n] = self._buf[: self.n]
+            self._buf = buf
+        self._buf[self.n : need] = new
+        self.n = need
 
 
 @dataclass(frozen=True)
