@@ -77,6 +77,23 @@ MIN_ALERT_VOTES = 10
 """...and only once the signal rests on at least this many votes."""
 
 
+def _by_code(first: float, second: float, other: float) -> npt.NDArray[np.float64]:
+    """A lookup table over the choice codes 0..BOTH_BAD (the current votes hold no
+    retraction): ``first`` for FIRST, ``second`` for SECOND, ``other`` otherwise. One
+    gather instead of ``np.select``'s comparisons over every vote."""
+    table = np.full(int(max(Outcome)) + 1, other)
+    table[Outcome.FIRST], table[Outcome.SECOND] = first, second
+    return table
+
+
+WIN_SHARE = _by_code(1.0, 0.0, 0.5)
+"""The first half's win share per choice code: 1, 0, and 0.5 for a tie or both bad."""
+MAJORITY_LABEL = _by_code(2, 0, 1).astype(np.int64)
+MAJORITY_LABEL[Outcome.BOTH_BAD] = 3
+"""The label per choice code for the majority-agreement signal, in the item's own
+orientation: 2 first, 0 second, 1 tie, 3 both bad (1 for a skip, which is left out)."""
+
+
 def reader_engine(engine: Engine) -> Engine:
     """An engine on the same database whose transactions never take the write lock.
 
@@ -529,7 +546,7 @@ def _fit(
     it = votes.item[decided]
     k = votes.annotator[decided]
     ch = votes.choice[decided]
-    outcome = np.select([ch == Outcome.FIRST, ch == Outcome.SECOND], [1.0, 0.0], default=0.5)
+    outcome = WIN_SHARE[ch]
     both_bad = ch == Outcome.BOTH_BAD
     left_chosen = np.where(votes.swapped[decided], outcome == 0.0, outcome == 1.0)
     fast = votes.fast[decided]
@@ -727,7 +744,7 @@ def _signals(votes: _Votes, text_len: npt.NDArray[np.float64]) -> _Signals:
     ch = votes.choice
     skipped = ch == Outcome.SKIP
     both_bad = ch == Outcome.BOTH_BAD
-    outcome = np.select([ch == Outcome.FIRST, ch == Outcome.SECOND], [1.0, 0.0], default=0.5)
+    outcome = WIN_SHARE[ch]
     left = np.where(votes.swapped, 1.0 - outcome, outcome)
     k = votes.annotator
     rates = vote_rates(k, outcome, both_bad=both_bad, skipped=skipped, n_annotators=m)
@@ -738,9 +755,7 @@ def _signals(votes: _Votes, text_len: npt.NDArray[np.float64]) -> _Signals:
     fast_share = np.where(n_timed > 0, n_fast / np.maximum(n_timed, 1), np.nan)
     # Majority labels in the item's own orientation (not the side shown), so that
     # annotators who saw the item swapped are compared on the same terms.
-    label = np.where(
-        both_bad, 3, np.select([ch == Outcome.FIRST, ch == Outcome.SECOND], [2, 0], default=1)
-    )
+    label = MAJORITY_LABEL[ch]
     keep = ~skipped
     maj = majority_agreement(votes.item[keep], k[keep], label[keep], n_annotators=m)
     return _Signals(
