@@ -22,6 +22,7 @@ import json
 import math
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -170,6 +171,38 @@ def test_incremental_refreshes_equal_a_cold_load(engine: Engine) -> None:
         assert not mon.changed()
     assert undos > 0
     assert changes > 0
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+def test_a_refresh_starts_from_the_previous_fit(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One more vote by an annotator already counted: the refresh's Stable Arena fit starts
+    from the previous snapshot's (``init``) and needs fewer am-ELO iterations than the
+    cold fit of the same votes, which it equals to the fit's tolerance."""
+    import ranking.components as components
+
+    seen: list[tuple[bool, int]] = []
+    real = components.stable_arena
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        res = real(*args, **kwargs)
+        seen.append((kwargs.get("init") is not None, res.fit.iterations))
+        return res
+
+    monkeypatch.setattr(components, "stable_arena", spy)
+    for i, name in enumerate(HONEST):
+        vote_arena(engine, name, seed=i, limit=30)
+    mon = StudyMonitor(engine, "demo-arena")
+    mon.snapshot()
+    assert vote_arena(engine, HONEST[0], seed=99, limit=1) == 1
+    live = mon.snapshot()
+    cold = _cold(engine, "demo-arena")
+    (warm_init, warm_it), (cold_init, cold_it) = seen[-2:]
+    assert warm_init
+    assert not cold_init
+    assert warm_it < cold_it
+    _assert_same(live, cold, "one more vote")
 
 
 def _adaptive_copy(tmp_path: Path, engine: Engine, kind: str, target: float) -> str:
