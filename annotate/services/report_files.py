@@ -64,6 +64,8 @@ def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]
 def _cells(row: Sequence[object]) -> Sequence[object]:
     """:func:`_cell` of every cell of ``row``; a row of printable ASCII text is returned as
     it is after one check of its joined text (each cell then passes :func:`_cell`'s test)."""
+    if not isinstance(row, list | tuple):
+        row = list(row)  # read once: a one-shot iterable would be empty after the join
     try:
         joined = "".join(row)  # type: ignore[arg-type]
     except TypeError:  # a cell that is not text
