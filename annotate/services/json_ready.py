@@ -1,12 +1,27 @@
-"""JSON documents that are valid under every outcome: NaN and infinities become null."""
+"""JSON documents that are valid under every outcome: NaN and infinities become null.
+
+:func:`json_ready` makes a document valid, :func:`check_json` checks it, and
+:func:`indented_json` writes it as ``json.dumps(..., indent=2)`` does, in a fraction of
+the time on documents with long lists of numbers (a report's 1,000 x 1,000 pairwise
+kappa matrix: the standard library's indented encoder is pure Python).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+try:  # the C string encoder json.dumps(ensure_ascii=False) uses
+    from _json import encode_basestring as _encode_str
+except ImportError:  # pragma: no cover - CPython always has _json
+    from json.encoder import py_encode_basestring as _encode_str
+
+_INT_TYPES = frozenset({int, bool, type(None)})
+_FLOAT_TYPES = frozenset({float, type(None)})
 
 
 def json_ready(obj: Any, *, where: str = "", reasons: dict[str, str] | None = None) -> Any:
@@ -37,12 +52,28 @@ def json_ready(obj: Any, *, where: str = "", reasons: dict[str, str] | None = No
         out.update(extra)
         return out
     if isinstance(obj, list | tuple):
+        plain = _plain_numbers(obj)
+        if plain is not None:
+            return plain
         return [None if _bad(v) else json_ready(v, where=where, reasons=reasons) for v in obj]
     if isinstance(obj, np.generic):
         return json_ready(obj.item(), where=where, reasons=reasons)
     if isinstance(obj, np.ndarray):
         return json_ready(obj.tolist(), where=where, reasons=reasons)
     return obj
+
+
+def _plain_numbers(seq: list[Any] | tuple[Any, ...]) -> list[Any] | None:
+    """``list(seq)`` when every item is a Python int, bool, None or finite float (what
+    :func:`json_ready` would return item by item, found in C-speed passes); else None."""
+    types = set(map(type, seq))
+    if types <= _INT_TYPES:
+        return list(seq)
+    if types <= _FLOAT_TYPES:
+        floats = seq if type(None) not in types else [v for v in seq if v is not None]
+        if all(map(math.isfinite, floats)):
+            return list(seq)
+    return None
 
 
 def _bad(v: Any) -> bool:
@@ -62,3 +93,118 @@ def check_json(obj: Any) -> Any:
     ready = json_ready(obj)
     json.dumps(ready, allow_nan=False, default=str)
     return ready
+
+
+def indented_json(obj: Any, *, default: Callable[[Any], Any] = str) -> str:
+    """``json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False, default=default)``.
+
+    The same text character for character (the tests compare the two on every kind of
+    value), written without the standard library's pure-Python indented encoder: lists
+    of plain numbers are joined in C-speed passes.
+
+    Raises
+    ------
+    ValueError
+        On a NaN or infinite float, as ``allow_nan=False`` does.
+
+    Examples
+    --------
+    >>> print(indented_json({"a": [1.5, None], "b": {}}))
+    {
+      "a": [
+        1.5,
+        null
+      ],
+      "b": {}
+    }
+    """
+    if isinstance(obj, str):
+        return _encode_str(obj)
+    out: list[str] = []
+    _encode(obj, 0, out, default)
+    return "".join(out)
+
+
+def _float(v: float) -> str:
+    if not math.isfinite(v):
+        raise ValueError(f"Out of range float values are not JSON compliant: {v!r}")
+    return float.__repr__(v)
+
+
+def _scalar(v: Any) -> str | None:
+    """The JSON of a str, None, bool, int or float as the standard encoder writes it;
+    None for anything else."""
+    if isinstance(v, str):
+        return _encode_str(v)
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return int.__repr__(v)
+    if isinstance(v, float):
+        return _float(v)
+    return None
+
+
+def _key(k: Any) -> str:
+    if isinstance(k, str):
+        return _encode_str(k)
+    if isinstance(k, float):
+        return _encode_str(_float(k))
+    if k is True:
+        return '"true"'
+    if k is False:
+        return '"false"'
+    if k is None:
+        return '"null"'
+    if isinstance(k, int):
+        return _encode_str(int.__repr__(k))
+    raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
+
+
+def _encode(o: Any, level: int, out: list[str], default: Callable[[Any], Any]) -> None:
+    text = _scalar(o)
+    if text is not None:
+        out.append(text)
+        return
+    if isinstance(o, list | tuple):
+        if not o:
+            out.append("[]")
+            return
+        inner = "\n" + "  " * (level + 1)
+        sep = "," + inner
+        types = set(map(type, o))
+        if types <= _INT_TYPES and type(None) not in types and bool not in types:
+            out.append("[" + inner + sep.join(map(int.__repr__, o)))
+        elif types == {float} and all(map(math.isfinite, o)):
+            out.append("[" + inner + sep.join(map(float.__repr__, o)))
+        elif types <= _FLOAT_TYPES and all(map(math.isfinite, [v for v in o if v is not None])):
+            # repr is float.__repr__ on exact floats and never writes "None" for one
+            out.append("[" + inner + sep.join(map(repr, o)).replace("None", "null"))
+        else:
+            out.append("[" + inner)
+            for i, v in enumerate(o):
+                if i:
+                    out.append(sep)
+                _encode(v, level + 1, out, default)
+        out.append("\n" + "  " * level + "]")
+        return
+    if isinstance(o, dict):
+        if not o:
+            out.append("{}")
+            return
+        inner = "\n" + "  " * (level + 1)
+        out.append("{" + inner)
+        first = True
+        for k, v in o.items():
+            if not first:
+                out.append("," + inner)
+            first = False
+            out.append(_key(k) + ": ")
+            _encode(v, level + 1, out, default)
+        out.append("\n" + "  " * level + "}")
+        return
+    _encode(default(o), level, out, default)

@@ -78,10 +78,12 @@ def study_quality(engine: Engine, study: str) -> StudyQuality:
         st = repo.get_study(s, study)
         if st is None:
             raise StudyNotFoundError(study, repo.study_names(s))
-        gold = repo.gold_votes(s, st.id)
+        n_gold = len(repo.gold_answers(s, st.id))
+        # the current votes joined with the gold answers: none without a gold answer (the
+        # join then reads every current vote for nothing, 0.5 s at a million votes)
+        gold = repo.gold_votes(s, st.id) if n_gold else []
         retests = repo.retest_choices(s, st.id)
         answers = repo.study_answers(s, st.id) if st.settings.questionnaire else []
-        n_gold = len(repo.gold_answers(s, st.id))
         ids = sorted({a for a, *_ in gold} | {a for a, *_ in retests} | {a for a, *_ in answers})
         names = repo.annotator_names(s, ids)
     return quality_from_rows(

@@ -1252,9 +1252,13 @@ def human_alignment_report(
     workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
     t_compute = time.perf_counter()
     # The stages run side by side (numpy releases the GIL in its loops and BLAS
-    # calls): estimators -> alignment here, agreement and the human scale (after
-    # the estimators) in worker threads, each with one BLAS thread.
+    # calls): estimators -> alignment here; the verdicts (the monitor's refit, which
+    # needs only the votes it has read), the agreement and the human scale (after the
+    # estimators) in worker threads, each with one BLAS thread.
     with blas_threads(threads), ThreadPoolExecutor(max_workers=workers) as pool:
+        verdicts_f = pool.submit(
+            timed, "verdicts", lambda: (monitor or StudyMonitor(engine, name)).snapshot()
+        )
         agreement_f = pool.submit(
             timed,
             "agreement",
@@ -1277,10 +1281,7 @@ def human_alignment_report(
                 resample=resample,
             ),
         )
-        verdicts = timed(
-            "verdicts",
-            lambda: (monitor or StudyMonitor(engine, name)).snapshot(),
-        )
+        verdicts = verdicts_f.result()
         agreement = agreement_f.result()
         scale = scale_f.result()
     timings.append(("computation (wall)", time.perf_counter() - t_compute))

@@ -57,8 +57,22 @@ def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]
     with path.open("w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh)
         w.writerow([one_line(c) for c in header])
-        w.writerows([_cell(c) for c in row] for row in rows)
+        w.writerows(_cells(row) for row in rows)
     return path
+
+
+def _cells(row: Sequence[object]) -> Sequence[object]:
+    """:func:`_cell` of every cell of ``row``; a row of printable ASCII text is returned as
+    it is after one check of its joined text (each cell then passes :func:`_cell`'s test)."""
+    if not isinstance(row, list | tuple):
+        row = list(row)  # read once: a one-shot iterable would be empty after the join
+    try:
+        joined = "".join(row)  # type: ignore[arg-type]
+    except TypeError:  # a cell that is not text
+        return [_cell(c) for c in row]
+    if joined.isascii() and joined.isprintable():
+        return row
+    return [_cell(c) for c in row]
 
 
 def _cell(c: object) -> str:
@@ -270,6 +284,14 @@ def _f(x: float | None) -> str:
     return "" if x is None else repr(float(x))
 
 
+def _f_row(row: Sequence[float | None]) -> list[str]:
+    """:func:`_f` of every value of ``row``; one C-speed pass when all are Python floats
+    (``repr(float(x))`` is then ``float.__repr__(x)``)."""
+    if set(map(type, row)) <= {float}:
+        return list(map(float.__repr__, row))
+    return [_f(v) for v in row]
+
+
 def _iv(i: Interval | None) -> list[str]:
     return ["", ""] if i is None else [repr(i.low), repr(i.high)]
 
@@ -446,7 +468,7 @@ def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list
     )
     out["pairwise_kappa.csv"] = (
         ["annotator", *g.annotators],
-        [[a, *(_f(v) for v in row)] for a, row in zip(g.annotators, g.pairwise_kappa, strict=True)],
+        [[a, *_f_row(row)] for a, row in zip(g.annotators, g.pairwise_kappa, strict=True)],
     )
     hs = r.human_scale
     out["human_scale.csv"] = (

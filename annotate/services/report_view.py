@@ -29,6 +29,15 @@ def num(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
 
+def num_row(row: Sequence[float | None], digits: int) -> tuple[str, ...]:
+    """:func:`num` of every value of ``row``, in one C-speed pass when none is None (a
+    1,000-annotator pairwise kappa table has a million cells)."""
+    try:
+        return tuple(map(f"{{:.{digits}f}}".format, row))
+    except TypeError:  # a None: "—"
+        return tuple(num(x, digits) for x in row)
+
+
 def p_text(p: float | None) -> str:
     """A p-value with sensible precision: ``0.33``, ``0.004``, ``< 0.001``; — when undefined."""
     if p is None:
@@ -295,10 +304,7 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             "pairwise",
             "Pairwise Cohen's kappa between annotators",
             ("annotator", *g.annotators),
-            tuple(
-                (g.annotators[i], *(num(g.pairwise_kappa[i][j], 2) for j in range(n_a)))
-                for i in range(n_a)
-            ),
+            tuple((g.annotators[i], *num_row(g.pairwise_kappa[i], 2)) for i in range(n_a)),
             "on the pairs both judged; — = undefined (fewer than 2 shared pairs or one "
             "category used by both).",
         )

@@ -834,3 +834,73 @@ class TestTwoWayBootstrap:
             alignment_report(d, pairs, p, a, v, n_boot=5, resample="raters")
         with pytest.raises(InvalidParameterError, match="scheme"):
             new.kappa[0].interval("pairs")
+
+
+@pytest.mark.parametrize(("tie_credit", "margin"), [(0.0, 0.0), (0.5, 0.2), (0.3, 0.0)])
+def test_float32_products_of_counts_equal_the_float64_ones_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch, tie_credit: float, margin: float
+) -> None:
+    """The bootstrap multiplies counts by 0/1 (or half) matrices in float32, where every
+    partial sum is an exact multiple of 1/2 (ranking.alignment._count_matmul): the report
+    must be identical to the all-float64 computation (forced here with a limit of 0),
+    intervals included; a tie credit of 0.3 keeps float64 throughout."""
+    import ranking.alignment as al
+
+    rng = np.random.default_rng(4)
+    n_q, n_p, n_a = 40, 60, 25
+    pairs = np.array([rng.choice(n_q, 2, replace=False) for _ in range(n_p)])
+    pair, annotator = (g.ravel() for g in np.meshgrid(np.arange(n_p), np.arange(n_a)))
+    keep = rng.random(pair.size) < 0.8
+    pair, annotator = pair[keep], annotator[keep]
+    vote = rng.choice([0, 1, 2], size=pair.size, p=[0.1, 0.5, 0.4])
+    difficulty = np.round(rng.normal(size=(3, n_q)), 1)  # rounded: some tied predictions
+    kwargs = dict(
+        n_annotators=n_a,
+        tie_credit=tie_credit,
+        near_tie_margin=margin,
+        n_boot=300,
+        resample=("units", "annotators", "both"),
+    )
+    fast = alignment_report(difficulty, pairs, pair, annotator, vote, rng=7, **kwargs)
+    monkeypatch.setattr(al, "_EXACT32_MAX", 0)
+    slow = alignment_report(difficulty, pairs, pair, annotator, vote, rng=7, **kwargs)
+    assert _bits(fast) == _bits(slow)
+    assert fast.kappa[0].both_interval is not None
+
+
+def _bits(x: object) -> object:
+    """A comparable form of a result: arrays by dtype, shape, bytes and mask; floats exact."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return (type(x).__name__, [_bits(getattr(x, f.name)) for f in dataclasses.fields(x)])
+    if isinstance(x, np.ma.MaskedArray):
+        return ("masked", _bits(np.ma.getdata(x)), _bits(np.ma.getmaskarray(x)))
+    if isinstance(x, np.ndarray):
+        return (str(x.dtype), x.shape, x.tobytes())
+    if isinstance(x, list | tuple):
+        return [_bits(v) for v in x]
+    return repr(x)
+
+
+def test_intervals_sorted_in_blocks_equal_one_sort(monkeypatch: pytest.MonkeyPatch) -> None:
+    """_interval sorts the replicates a block of columns at a time (memory at 1,000
+    annotators); the percentiles are numpy's "linear" ones of each column either way."""
+    import ranking.alignment as al
+
+    rng = np.random.default_rng(5)
+    samples = rng.normal(size=(200, 3, 7))
+    samples[rng.random(samples.shape) < 0.1] = np.nan  # the internal undefined sentinels
+    samples[:, 1, 2] = np.nan  # a column without a valid replicate
+    whole = al._interval(samples, 0.9)
+    monkeypatch.setattr(al, "_INTERVAL_BLOCK", 4)
+    blocks = al._interval(samples, 0.9)
+    for a, b in zip(whole, blocks, strict=True):
+        assert a.shape == b.shape == (3, 7)
+        assert a.tobytes() == b.tobytes()
+    with np.errstate(all="ignore"):
+        ref = np.nanquantile(samples, [0.05, 0.95], axis=0)  # numpy's own, the reference
+    ok = ~np.isnan(ref[0])
+    np.testing.assert_allclose(whole[0][ok], ref[0][ok], rtol=1e-12)
+    np.testing.assert_allclose(whole[1][ok], ref[1][ok], rtol=1e-12)
+    assert whole[2][1, 2] == 0
