@@ -1198,7 +1198,9 @@ def stable_arena(
     a majority with probability at least ``1 - alpha`` (:func:`_mixture_majority`: a
     three-group mixture of the annotators' score statistics, null / agreeing / against,
     Efron's two-groups model, and the Poisson binomial distribution of the group sizes);
-    if that group votes against the fit, the fit is mirrored. Until then the fitted
+    if that group votes against the fit, the fit is mirrored. Settled this way only, the
+    ``random`` verdict still waits for the count: its threshold is estimated from the
+    clearly honest annotators, a lucky minority until they are a majority. Until then the fitted
     annotators stay ``pending``
     (``votes_to_verdict`` None) with the count in their reason; per-vote flags, all-tie
     annotators and evidence still apply.
@@ -1550,6 +1552,9 @@ def stable_arena(
                 ~vote_flagged[in_play],
             )
             settled = 2 * n_agree > n_direction or not settle_direction
+            # the random threshold is estimated from the clearly honest annotators: only
+            # once they are a majority (settled by the count) is that sample the honest one
+            by_count = settled
             mix: tuple[float, float, float, float] | None = None
             if settle_direction and not settled and _MIXTURE_DIRECTION:
                 # the significance count did not settle it: the group sizes may (see above)
@@ -1568,7 +1573,7 @@ def stable_arena(
                         p_adv_adj = adjust_p_values(p_adv, method=correction)
                         theta[ids], p_raw[ids] = th, p_adv
         else:
-            n_agree, n_direction, settled, mix = 0, 0, True, None
+            n_agree, n_direction, settled, mix, by_count = 0, 0, True, None, True
         adv = ((p_adv_adj <= alpha) if dynamic else (th <= eps_value)) & comparable & settled
         t0 = _random_threshold(
             th, se, p_adv if dynamic else None, random_fraction, ~vote_flagged[ids]
@@ -1579,9 +1584,12 @@ def stable_arena(
                 new_flags[j] = [
                     FlagReason("adversarial", float(th[i]), eps_value, float(p_adv_adj[i]))
                 ]
-            elif comparable and dynamic and settled and p_rnd_adj[i] <= alpha:
+            elif comparable and dynamic and settled and by_count and p_rnd_adj[i] <= alpha:
                 # random is relative to the honest annotators' abilities: not before the
-                # direction, which says who they are, is settled
+                # direction, which says who they are, is settled, and not when the clearly
+                # honest annotators it is estimated from are a minority (settled by the
+                # mixture only: bench_flags 20 x 25 votes, 25% left100, up to 6 of 15
+                # honest annotators flagged random from a threshold fitted on 5 lucky ones)
                 new_flags[j] = [FlagReason("random", float(th[i]), t0, float(p_rnd_adj[i]))]
         for j in np.flatnonzero(all_tie).tolist():
             new_flags[j] = [FlagReason("random", 1.0, 1.0, None)]
