@@ -9,6 +9,7 @@ failure here points at a cell of ``benchmarks/results/bench_flags.txt``.
 from __future__ import annotations
 
 import itertools
+import zlib
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from ranking.arena import (
     _side_probabilities,
     stable_arena,
 )
-from ranking.simulation import PerturbedVotes
+from ranking.simulation import PerturbedVotes, perturb_votes, simulate_arena
 from tests.ranking.test_verdict_direction import _bench_study
 
 
@@ -128,3 +129,33 @@ def test_random_voters_leaning_one_way_are_not_a_side() -> None:
     assert not any(
         f.reason == "adversarial" for j in np.flatnonzero(~pv.perturbed) for f in res.flags[j]
     )
+
+
+def test_settled_by_the_mixture_only_no_random_verdict() -> None:
+    """bench_flags cell 20 x 25 votes, discrimination sd 0, 5 annotators always choosing
+    the left item (crc32("20-25-0-left100-25"), study 1; the ratings correlate 0.34 with
+    the truth): the count does not settle the direction, the mixture does, and the random
+    threshold fitted on the few clearly honest annotators flagged 6 of 15 honest ones
+    random. The random verdict now waits for the count; the 5 left-choosers are still
+    flagged (position bias), no honest annotator is."""
+    key = "20-25-0-left100-25"
+    gen = np.random.default_rng([zlib.crc32(key.encode()), 1])
+    sim = simulate_arena(
+        n_models=20, n_annotators=20, records_per_annotator=25, discrimination_sd=0.0, rng=gen
+    )
+    ids = gen.choice(20, size=5, replace=False)
+    pv = perturb_votes(sim, ids, strategy="position", left_share=1.0, rng=gen)
+    res = stable_arena(
+        sim.model_a,
+        sim.model_b,
+        sim.annotator,
+        pv.outcome,
+        n_models=20,
+        n_annotators=20,
+        left_chosen=pv.left_chosen,
+        fast=pv.fast,
+    )
+    st = np.asarray(res.status)
+    assert not any("not settled" in r for r in res.reasons)
+    assert np.all(st[pv.perturbed] == "flagged")
+    assert not np.any(st[~pv.perturbed] == "flagged")
