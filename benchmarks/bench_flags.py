@@ -20,6 +20,11 @@ and each annotator's gold accuracy is passed to ``stable_arena`` as evidence (th
 test: one-sided exact binomial below 70%, adjusted across annotators). The votes and seeds
 are the same as without it, so the two tables compare cell by cell.
 
+``--count-only`` settles the direction of the ranking by the significance count alone
+(``ranking.arena._MIXTURE_DIRECTION = False``, the rule before the mixture of the
+annotators' scores) and ``--no-settle`` by the median annotator (the rule before that), on
+the same votes and seeds.
+
 Small studies get fewer models (``min(20, max(4, annotators * votes // 15))``) so that
 every model has battles. A second table gives the paper's sec. 5.5 detection F1 (42
 annotators, 100 votes, ratios 10-40%) at the fixed thresholds ``epsilon = 0`` and
@@ -226,7 +231,8 @@ def main() -> None:
         default=0.0,
         metavar="SHARE",
         help="share of each annotator's votes on gold items (their clearest battles), "
-        f"tested against {GOLD_THRESHOLD:.0%} accuracy and passed as evidence (default 0)",
+        # argparse %-formats help: the percent sign of 70% is written %%
+        f"tested against {GOLD_THRESHOLD * 100:.0f}%% accuracy and passed as evidence (default 0)",
     )
     p.add_argument(
         "--no-settle",
@@ -234,7 +240,18 @@ def main() -> None:
         help="stable_arena(settle_direction=False): the median annotator's orientation, "
         "without waiting for a settled direction (the rule before it)",
     )
+    p.add_argument(
+        "--count-only",
+        action="store_true",
+        help="settle the direction by the significance count alone, without the mixture "
+        "of the annotators' scores (ranking.arena._MIXTURE_DIRECTION = False; the rule "
+        "before it)",
+    )
     args = p.parse_args()
+    if args.count_only:
+        import ranking.arena
+
+        ranking.arena._MIXTURE_DIRECTION = False
     reps = args.reps or (1 if args.quick else 3)
     votes_grid = tuple(args.votes or ((10, 50, 200) if args.quick else (10, 25, 50, 100, 200)))
     ratios = tuple(args.ratios or ((0.1, 0.45) if args.quick else (0.1, 0.25, 0.45)))

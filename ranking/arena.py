@@ -1066,6 +1066,108 @@ def _direction_support(p_adv: FloatArray, alpha: float, use: BoolArray) -> tuple
     return int(agree.sum()), int(sel.sum())
 
 
+_MIXTURE_DIRECTION = True
+"""Whether the direction may also be settled by :func:`_mixture_majority` (benchmarks turn
+it off to reproduce the significance count alone)."""
+
+
+def _poisson_binomial_above(prob: FloatArray, k: float) -> float:
+    """``P(sum_j B_j > k)`` for independent ``B_j ~ Bernoulli(prob_j)``: the Poisson binomial
+    distribution, computed exactly by the convolution recursion (Hong, 2013, Computational
+    Statistics & Data Analysis 59, 41-51, the "direct convolution" method)."""
+    dist = np.zeros(prob.size + 1)
+    dist[0] = 1.0
+    for i, q in enumerate(np.clip(prob, 0.0, 1.0).tolist()):
+        dist[1 : i + 2] = dist[1 : i + 2] * (1.0 - q) + dist[: i + 1] * q
+        dist[0] *= 1.0 - q
+    return float(dist[np.arange(prob.size + 1) > k].sum())
+
+
+def _side_probabilities(z: FloatArray, n_iter: int = 500) -> tuple[FloatArray, FloatArray]:
+    """Each annotator's probability of belonging to the group that agrees with the ranking
+    and to the group that votes against it, from a three-group mixture of the annotators'
+    score statistics ``z`` (:func:`_score_z`).
+
+    The model is Efron's two-groups model for z-values (Efron, 2008, "Microarrays,
+    empirical Bayes and the two-groups model", Statistical Science 23, 1-22) with two
+    non-null groups, one per side, fitted by maximum likelihood with the EM algorithm
+    (McLachlan and Peel, 2000, Finite Mixture Models, ch. 2-3): a null group ``N(0, 1)``
+    (ability 0: random voters, and honest annotators too weak to show on their votes),
+    an agreeing group ``N(mu_+, s_+**2)`` with ``mu_+ >= 0`` and a disagreeing group
+    ``N(mu_-, s_-**2)`` with ``mu_- <= 0``. A side's spread is at most
+    ``sqrt(1 + mu**2 / 4)`` (the score's own noise plus members' signals varying by at most
+    half their mean), so a side stays on its side and cannot take in the other one; it has
+    no lower bound above 0.1, because the score of an annotator who always votes one way
+    is bounded and varies far less than ``N(0, 1)`` (bench_flags, 200 annotators x 10 votes,
+    90 always against: their scores are 2.0-3.0; with the spread held at 1 or more their
+    group also took in 14 honest annotators' noise and claimed a majority).
+
+    A side whose mean score is below ``z_{0.95}`` (a typical member not individually
+    significant) is not told apart from the null group and is returned as zero: otherwise
+    9 random voters whose scores happened to lean negative (mean -0.8) were counted as a
+    majority of 20 against 11 clearly honest annotators (bench_flags, 20 x 100 votes,
+    discrimination sd 0.5, 45% random, study 0).
+    """
+    z = np.clip(np.where(np.isfinite(z), z, 0.0), -40.0, 40.0)
+    pos, neg = z > 1.0, z < -1.0
+    w = np.array([max(pos.mean(), 0.05), 0.2, max(neg.mean(), 0.05)])
+    w /= w.sum()
+    mu = np.array([z[pos].mean() if pos.any() else 2.0, 0.0, z[neg].mean() if neg.any() else -2.0])
+    var = 1.0 + mu**2 / 4.0
+    prev = -np.inf
+    r = np.zeros((3, z.size))
+    for _ in range(n_iter):
+        logf = (
+            np.log(np.maximum(w, 1e-300))[:, None]
+            - 0.5 * (z[None, :] - mu[:, None]) ** 2 / var[:, None]
+            - 0.5 * np.log(var)[:, None]
+        )
+        top = logf.max(axis=0)
+        r = np.exp(logf - top)
+        tot = r.sum(axis=0)
+        r /= tot
+        ll = float(np.sum(top + np.log(tot)))
+        sr = r.sum(axis=1)
+        w = sr / z.size
+        for g, sign in ((0, 1.0), (2, -1.0)):
+            if sr[g] > 1e-9:
+                mu[g] = sign * max(sign * float(r[g] @ z) / sr[g], 0.0)
+                v = float(r[g] @ (z - mu[g]) ** 2) / sr[g]
+                var[g] = min(max(v, 0.01), 1.0 + mu[g] ** 2 / 4.0)
+        if ll - prev < 1e-10:
+            break
+        prev = ll
+    z_crit = float(norm.ppf(0.95))
+    return r[0] * (mu[0] >= z_crit), r[2] * (-mu[2] >= z_crit)
+
+
+def _mixture_majority(z: FloatArray) -> tuple[float, float, float, float]:
+    """Probabilities that the annotators agreeing with the ranking, and that those voting
+    against it, are a strict majority of all ``z.size`` annotators, with the expected
+    size of each group.
+
+    Group memberships are :func:`_side_probabilities`; given them, the size of a group is
+    a sum of independent Bernoulli variables (Poisson binomial,
+    :func:`_poisson_binomial_above`). Unlike the significance count of
+    :func:`_direction_support`, which counts an honest annotator only once its own test
+    is significant, this counts a coherent group of annotators who each lean the same way
+    (bench_flags, 20 annotators x 50 votes, 9 always against: 11 honest annotators with
+    scores 1-4 are a majority when most of them are not yet individually significant).
+    Members of the null group count for neither side, so an undecided annotator is never
+    counted for the majority.
+    """
+    if z.size == 0:
+        return 0.0, 0.0, 0.0, 0.0
+    p_plus, p_minus = _side_probabilities(z)
+    half = z.size / 2.0
+    return (
+        _poisson_binomial_above(p_plus, half),
+        _poisson_binomial_above(p_minus, half),
+        float(p_plus.sum()),
+        float(p_minus.sum()),
+    )
+
+
 def _undecided_votes(n: int, t: float, z: float) -> int:
     """Votes until |t| reaches z if t grows like sqrt(n), with |t| floored at 0.5."""
     need = n * (z / max(abs(t), 0.5)) ** 2
@@ -1148,7 +1250,15 @@ def stable_arena(
     ``alpha``, :func:`_direction_support`). Had the ranking been mirrored, those agreeing
     would be the against-voters (a minority) plus honest annotators each put on the wrong
     side by a level-``alpha`` test, so a wrong settlement needs ``m / 2 - A`` such errors
-    (``A`` against-voters of ``m``). Until then the fitted annotators stay ``pending``
+    (``A`` against-voters of ``m``). A significance count waits for each honest annotator
+    to pass its own test, so the direction is also settled when the *group* on one side is
+    a majority with probability at least ``1 - alpha`` (:func:`_mixture_majority`: a
+    three-group mixture of the annotators' score statistics, null / agreeing / against,
+    Efron's two-groups model, and the Poisson binomial distribution of the group sizes);
+    if that group votes against the fit, the fit is mirrored. Settled this way only, the
+    ``random`` verdict still waits for the count: its threshold is estimated from the
+    clearly honest annotators, a lucky minority until they are a majority. Until then the fitted
+    annotators stay ``pending``
     (``votes_to_verdict`` None) with the count in their reason; per-vote flags, all-tie
     annotators and evidence still apply.
 
@@ -1512,8 +1622,28 @@ def stable_arena(
                 ~vote_flagged[in_play],
             )
             settled = 2 * n_agree > n_direction or not settle_direction
+            # the random threshold is estimated from the clearly honest annotators: only
+            # once they are a majority (settled by the count) is that sample the honest one
+            by_count = settled
+            mix: tuple[float, float, float, float] | None = None
+            if settle_direction and not settled and _MIXTURE_DIRECTION:
+                # the significance count did not settle it: the group sizes may (see above)
+                clean = in_play & ~vote_flagged
+                mix = _mixture_majority(
+                    np.nan_to_num(z_all[clean if clean.any() else in_play], nan=0.0)
+                )
+                if max(mix[0], mix[1]) >= 1.0 - alpha:
+                    settled = True
+                    if mix[1] > mix[0]:  # the group against the fit is the majority
+                        fit = _mirror(fit)
+                        ls = fit.log_strengths
+                        th = fit.abilities[judged]
+                        z_all = -z_all
+                        p_adv = 1.0 - p_adv
+                        p_adv_adj = adjust_p_values(p_adv, method=correction)
+                        theta[ids], p_raw[ids] = th, p_adv
         else:
-            n_agree, n_direction, settled = 0, 0, True
+            n_agree, n_direction, settled, mix, by_count = 0, 0, True, None, True
         adv = ((p_adv_adj <= alpha) if dynamic else (th <= eps_value)) & comparable & settled
         t0 = _random_threshold(
             th, se, p_adv if dynamic else None, random_fraction, ~vote_flagged[ids]
@@ -1524,9 +1654,12 @@ def stable_arena(
                 new_flags[j] = [
                     FlagReason("adversarial", float(th[i]), eps_value, float(p_adv_adj[i]))
                 ]
-            elif comparable and dynamic and settled and p_rnd_adj[i] <= alpha:
+            elif comparable and dynamic and settled and by_count and p_rnd_adj[i] <= alpha:
                 # random is relative to the honest annotators' abilities: not before the
-                # direction, which says who they are, is settled
+                # direction, which says who they are, is settled, and not when the clearly
+                # honest annotators it is estimated from are a minority (settled by the
+                # mixture only: bench_flags 20 x 25 votes, 25% left100, up to 6 of 15
+                # honest annotators flagged random from a threshold fitted on 5 lucky ones)
                 new_flags[j] = [FlagReason("random", float(th[i]), t0, float(p_rnd_adj[i]))]
         for j in np.flatnonzero(all_tie).tolist():
             new_flags[j] = [FlagReason("random", 1.0, 1.0, None)]
@@ -1628,6 +1761,13 @@ def stable_arena(
                 f"the direction of the ranking is not settled: {n_agree} of {n_direction} "
                 "annotators agree with it significantly, and a verdict on an ability "
                 "needs a majority (either side could be the honest one)"
+                + (
+                    ""
+                    if mix is None
+                    else f"; the mixture of their scores puts about {mix[2]:.0f} on its side "
+                    f"and {mix[3]:.0f} against it, a majority with probability "
+                    f"{mix[0]:.2f} and {mix[1]:.2f} (needs {1.0 - alpha:g})"
+                )
                 + ("" if own is None else f"; this annotator needs about {own} more votes")
             )
         elif not dynamic or 1.0 - p_raw[j] <= alpha:

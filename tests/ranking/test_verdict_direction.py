@@ -13,6 +13,7 @@ import zlib
 import numpy as np
 import pytest
 
+import ranking.arena as arena
 from ranking.arena import _direction_support, _truncated_normal_fit, stable_arena
 from ranking.simulation import PerturbedVotes, SimulatedArena, perturb_votes, simulate_arena
 
@@ -36,7 +37,9 @@ def _bench_study(
     return sim, pv, n_models
 
 
-def test_a_coherent_minority_winning_the_count_gets_no_ability_verdict() -> None:
+def test_a_coherent_minority_winning_the_count_gets_no_ability_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """bench_flags cell 20 annotators x 25 votes, discrimination sd 0.5, 9 always against
     the true ranking (crc32("20-25-5-against-45") = 4189866810, study 1): the confident
     against-voters (never a tie) win the median and the fit comes out mirrored
@@ -44,7 +47,11 @@ def test_a_coherent_minority_winning_the_count_gets_no_ability_verdict() -> None
     honest annotators (adversarial or random) and called the 9 against-voters reliable.
     With the settled-direction rule only 9 of 20 agree with the fitted ranking
     significantly, not a majority: nobody gets an ability verdict, so no honest annotator
-    is flagged and no against-voter is called reliable."""
+    is flagged and no against-voter is called reliable (the significance count alone,
+    ``_MIXTURE_DIRECTION = False``). The mixture of the annotators' scores then finds the
+    11 honest annotators a coherent majority against the fit, mirrors it (correlation
+    +0.997) and flags the 9 against-voters adversarial, still no honest annotator."""
+    monkeypatch.setattr(arena, "_MIXTURE_DIRECTION", False)
     sim, pv, n_models = _bench_study(20, 25, 0.5, "against", 0.45, 1)
     args = (sim.model_a, sim.model_b, sim.annotator, pv.outcome)
     res = stable_arena(
@@ -66,6 +73,17 @@ def test_a_coherent_minority_winning_the_count_gets_no_ability_verdict() -> None
         settle_direction=False,
     )
     assert np.all(np.asarray(old.status)[honest] == "flagged")
+    monkeypatch.setattr(arena, "_MIXTURE_DIRECTION", True)
+    res = stable_arena(
+        *args, n_models=n_models, n_annotators=20, left_chosen=pv.left_chosen, fast=pv.fast
+    )
+    assert np.corrcoef(res.ratings, sim.true_ratings)[0, 1] > 0.99
+    st = np.asarray(res.status)
+    assert not np.any(st[honest] == "flagged")
+    assert all(
+        st[j] == "flagged" and res.flags[j][0].reason == "adversarial"
+        for j in np.flatnonzero(~honest)
+    )
 
 
 def test_a_settled_direction_still_flags() -> None:
