@@ -1004,7 +1004,14 @@ def _identifies(a: IntArray, b: IntArray, n: int) -> bool:
     seen[b] = True
     if not seen.all():
         return False
-    graph = sparse.coo_matrix((np.ones(a.size), (a, b)), shape=(n, n))
+    # the graph on the distinct pairs (a count per pair when the pair space is small,
+    # else a sort): the same components as on every battle, without a 1M-edge matrix
+    key = a.astype(np.int64) * n + b
+    if n * n <= 8 * key.size + (1 << 20):
+        pairs = np.flatnonzero(np.bincount(key, minlength=n * n))
+    else:
+        pairs = np.unique(key)
+    graph = sparse.coo_matrix((np.ones(pairs.size), (pairs // n, pairs % n)), shape=(n, n))
     return int(csgraph.connected_components(graph, directed=False)[0]) == 1
 
 
