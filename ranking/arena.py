@@ -816,14 +816,17 @@ def _bootstrap_intervals(
     return lower, upper, cov, failed
 
 
-def _slope_bias(x: FloatArray, g: FloatArray, k: IntArray) -> FloatArray:
+def _slope_bias(
+    x: FloatArray, g: FloatArray, k: IntArray, count: FloatArray | None = None
+) -> FloatArray:
     """First-order bias of each annotator's maximum-likelihood slope ``g_k`` in the logistic
     model ``P(w = 1) = sigmoid(g_k x)`` with ``x`` known, shape (n_annotators,):
     ``-sum(x**3 p (1 - p) (1 - 2 p)) / (2 I_k**2)`` with ``I_k = sum(x**2 p (1 - p))``
-    (Cox and Snell, 1968), 0 where ``I_k`` is 0."""
+    (Cox and Snell, 1968), 0 where ``I_k`` is 0. ``count``: how many votes each entry
+    stands for (votes aggregated by annotator and pair), 1 if omitted."""
     m = g.size
     p = expit(g[k] * x)
-    v = p * (1.0 - p)
+    v = p * (1.0 - p) if count is None else p * (1.0 - p) * count
     info = np.bincount(k, weights=x * x * v, minlength=m)
     k3 = np.bincount(k, weights=x**3 * v * (1.0 - 2.0 * p), minlength=m)
     out: FloatArray = np.where(info > 1e-12, -k3 / (2.0 * np.maximum(info, 1e-12) ** 2), 0.0)
@@ -846,7 +849,17 @@ def _scale_bias(fit: AmEloResult, a: IntArray, b: IntArray, k: IntArray) -> floa
     """
     g = fit.discriminations
     ls = fit.log_strengths
-    bk = _slope_bias(ls[a] - ls[b], g, k)
+    n, m = ls.size, g.size
+    if m * n * n <= 8 * k.size + (1 << 20):
+        # x and p depend only on the (annotator, pair): sum over the distinct ones, each
+        # weighted by its number of votes (one count instead of expit on every vote)
+        per_cell = np.bincount((k * n + a) * n + b, minlength=m * n * n)
+        cell = np.flatnonzero(per_cell)
+        count = per_cell[cell].astype(np.float64)
+        ck, ca, cb = cell // (n * n), cell // n % n, cell % n
+        bk = _slope_bias(ls[ca] - ls[cb], g, ck, count)
+    else:
+        bk = _slope_bias(ls[a] - ls[b], g, k)
     mg = float(np.mean(g))
     beta = float(np.mean(bk)) / mg if abs(mg) > 1e-12 else 0.0
     return max(beta, 0.0) if np.isfinite(beta) else 0.0
@@ -1004,7 +1017,14 @@ def _identifies(a: IntArray, b: IntArray, n: int) -> bool:
     seen[b] = True
     if not seen.all():
         return False
-    graph = sparse.coo_matrix((np.ones(a.size), (a, b)), shape=(n, n))
+    # the graph on the distinct pairs (a count per pair when the pair space is small,
+    # else a sort): the same components as on every battle, without a 1M-edge matrix
+    key = a.astype(np.int64) * n + b
+    if n * n <= 8 * key.size + (1 << 20):
+        pairs = np.flatnonzero(np.bincount(key, minlength=n * n))
+    else:
+        pairs = np.unique(key)
+    graph = sparse.coo_matrix((np.ones(pairs.size), (pairs // n, pairs % n)), shape=(n, n))
     return int(csgraph.connected_components(graph, directed=False)[0]) == 1
 
 

@@ -472,20 +472,37 @@ def majority_agreement(
             "pass only each annotator's current vote per item"
         )
     n_lab = int(lab.max()) + 1
-    counts = np.bincount(it * n_lab + lab, minlength=n_items * n_lab).reshape(n_items, n_lab)
-    others = counts[it].astype(np.int64)
-    others[np.arange(it.size), lab] -= 1
+    cell = it * n_lab + lab
+    counts = np.bincount(cell, minlength=n_items * n_lab)
+    # the leave-one-out majority depends only on the vote's (item, label) cell: decide it
+    # once per occupied cell, then count votes per (annotator, label, cell majority)
+    used = np.flatnonzero(counts)
+    others = counts.reshape(n_items, n_lab)[used // n_lab]
+    own_lab = used % n_lab
+    others[np.arange(used.size), own_lab] -= 1
     top = others.max(axis=1)
     unique_top = (top > 0) & ((others == top[:, None]).sum(axis=1) == 1)
-    majority = others.argmax(axis=1)
-    agree = unique_top & (majority == lab)
-    n_cmp = np.bincount(k, weights=unique_top.astype(float), minlength=m)
-    n_agree = np.bincount(k, weights=agree.astype(float), minlength=m)
+    # cell class: 0 not compared, 1 + l compared with majority label l
+    cls = np.zeros(n_items * n_lab, dtype=np.int64)
+    cls[used] = np.where(unique_top, others.argmax(axis=1) + 1, 0)
+    n_cls = n_lab + 1
+    g = cls[cell]
+    if m * n_lab * n_cls <= 8 * g.size + (1 << 20):  # few labels: one count, linear
+        joint = np.bincount((k * n_lab + lab) * n_cls + g, minlength=m * n_lab * n_cls)
+        joint = joint.reshape(m, n_lab, n_cls)
+        # compared votes per (annotator, majority label)
+        by_majority = joint.sum(axis=1)[:, 1:].astype(np.float64)
+        n_agree = np.einsum("kll->k", joint[:, :, 1:])
+        own = joint.sum(axis=2).astype(np.float64)
+    else:  # many labels: per-vote weights instead of an (annotator, label, label) table
+        by_majority = np.zeros((m, n_lab))
+        np.add.at(by_majority, (k[g > 0], g[g > 0] - 1), 1.0)
+        n_agree = np.bincount(k, weights=(g == lab + 1).astype(np.float64), minlength=m)
+        own = np.bincount(k * n_lab + lab, minlength=m * n_lab).reshape(m, n_lab).astype(float)
+    n_cmp = by_majority.sum(axis=1)
     # chance: P(own random label == majority) = freq_k(majority label)
-    own = np.bincount(k * n_lab + lab, minlength=m * n_lab).reshape(m, n_lab).astype(np.float64)
     own /= np.maximum(own.sum(axis=1, keepdims=True), 1.0)
-    p_chance = own[k, majority] * unique_top
-    n_chance = np.bincount(k, weights=p_chance, minlength=m)
+    n_chance = (own * by_majority).sum(axis=1)
     return MajorityAgreement(
         agreement=_masked_ratio(n_agree, n_cmp),
         n_compared=n_cmp.astype(np.int64),

@@ -325,6 +325,10 @@ class StudyMonitor:
             )
             t1 = time.perf_counter()
             signals = _signal_pool().submit(_timed_signals, votes, self._text_len)
+            # the both-bad shares need only the votes: the same thread, also beside the fit
+            both_bad = _signal_pool().submit(
+                _both_bad, votes, self._ent_a, self._ent_b, len(self._entities), self.study.kind
+            )
             quality = study_quality_if_any(self.engine, self.study)
             fit = _fit(
                 votes,
@@ -339,11 +343,11 @@ class StudyMonitor:
             )
             t2 = time.perf_counter()
             sig, signals_s = signals.result()
+            bad = both_bad.result()
             t3 = time.perf_counter()
         rows = with_quality(quality, _rows(votes, fit, sig, self.study.kind))
         stopping = adaptive_note(self.engine, self.study)
         item_notes = item_note_lines(self.engine, self.study.id)  # comments and flags
-        bad = _both_bad(votes, self._ent_a, self._ent_b, len(self._entities), self.study.kind)
         board = tuple(
             ItemRating(
                 r,

@@ -223,3 +223,23 @@ def test_llmfao_stable_arena(shared_data, capsys):
             print(f"  rank {res.ranks[i]:2d}  {d['names'][i]:32s} {res.ratings[i]:7.1f}")
     assert d["names"][int(order[0])] == "GPT 4"
     assert (st == "flagged").sum() >= 1
+
+
+@pytest.mark.parametrize("n", [6, 1500])
+def test_identifies_matches_components_on_every_battle(n: int) -> None:
+    """Expected: ranking.graph.connected_components on every battle (scipy's components
+    of the full multigraph): identified exactly when every item is in component 0. The
+    small n counts the pairs, n = 1500 (pair space above the count limit) sorts them."""
+    from ranking.arena import _identifies
+    from ranking.graph import connected_components
+
+    rng = np.random.default_rng(n)
+    for size in [0, 1, n // 2, n, 2 * n, 20 * n]:
+        for _ in range(5):
+            a = rng.integers(0, n, size)
+            b = rng.integers(0, n, size)
+            expected = size > 0 and bool((connected_components(a, b, n) == 0).all())
+            assert _identifies(a, b, n) == expected
+    chain = np.arange(n - 1)
+    assert _identifies(np.repeat(chain, 3), np.repeat(chain + 1, 3), n)
+    assert not _identifies(chain[1:], chain[1:] + 1, n)

@@ -97,3 +97,32 @@ def test_bootstrap_result_has_no_scale_bias() -> None:
         s.model_a, s.model_b, s.annotator, s.outcome, intervals="bootstrap", n_boot=20, rng=0
     )
     assert res.scale_bias is None
+
+
+def test_scale_bias_aggregated_by_annotator_and_pair_equals_the_per_vote_sum() -> None:
+    """Expected: the Cox-Snell slope bias written out vote by vote below (p, I_k and the
+    third cumulant summed over every vote), ``beta = mean(b_k) / mean(g_k)``. The small
+    case sums over distinct (annotator, pair) cells with vote counts, the large one
+    (m n**2 above the count limit) over every vote; both match to float rounding."""
+    from types import SimpleNamespace
+
+    from ranking.arena import _scale_bias
+
+    rng = np.random.default_rng(5)
+    for n, m, size in [(6, 8, 4000), (200, 60, 3000)]:
+        g = rng.gamma(4.0, 0.25, m)
+        ls = rng.normal(0.0, 1.0, n)
+        a = rng.integers(0, n, size)
+        b = (a + rng.integers(1, n, size)) % n
+        k = rng.integers(0, m, size)
+        x = ls[a] - ls[b]
+        p = 1.0 / (1.0 + np.exp(-g[k] * x))
+        info = np.zeros(m)
+        third = np.zeros(m)
+        np.add.at(info, k, x**2 * p * (1 - p))
+        np.add.at(third, k, x**3 * p * (1 - p) * (1 - 2 * p))
+        bk = np.where(info > 1e-12, -third / (2 * np.maximum(info, 1e-12) ** 2), 0.0)
+        expected = max(float(bk.mean() / g.mean()), 0.0)
+        fit = SimpleNamespace(discriminations=g, log_strengths=ls)
+        assert expected > 0
+        np.testing.assert_allclose(_scale_bias(fit, a, b, k), expected, rtol=1e-10)  # type: ignore[arg-type]

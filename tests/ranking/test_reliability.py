@@ -121,6 +121,47 @@ def test_majority_agreement_matches_slow_reference(seed):
             assert res.agreement.mask[a]
 
 
+def slow_chance(item, ann, lab):
+    """Reference chance per annotator: over its compared votes (as slow_majority), the
+    mean share of its own labels equal to the leave-one-out majority label."""
+    chance, total = Counter(), Counter()
+    for i, (it, a) in enumerate(zip(item, ann, strict=True)):
+        others = Counter(lab[j] for j in range(len(item)) if item[j] == it and j != i)
+        top = others.most_common()
+        if not top or (len(top) > 1 and top[0][1] == top[1][1]):
+            continue
+        own = [lab[j] for j in range(len(item)) if ann[j] == a]
+        chance[a] += own.count(top[0][0]) / len(own)
+        total[a] += 1
+    return {a: chance[a] / total[a] for a in total}
+
+
+@pytest.mark.parametrize("top_label", [2, 700])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_majority_agreement_chance_matches_slow_reference(seed, top_label):
+    """Expected: slow_majority and slow_chance above, vote by vote. Few labels take the
+    counted (annotator, label, majority) table, a label of 700 the per-vote path."""
+    rng = np.random.default_rng(seed)
+    pairs = [(i, a) for i in range(15) for a in range(6) if rng.random() < 0.7]
+    item = np.array([p[0] for p in pairs], dtype=int)
+    ann = np.array([p[1] for p in pairs], dtype=int)
+    lab = rng.choice([0, 1, top_label], size=item.size, p=[0.5, 0.3, 0.2])
+    res = majority_agreement(item, ann, lab, n_annotators=7)  # annotator 6 never votes
+    agree, total = slow_majority(item.tolist(), ann.tolist(), lab.tolist())
+    chance = slow_chance(item.tolist(), ann.tolist(), lab.tolist())
+    assert res.agreement.mask[6]
+    assert res.chance.mask[6]
+    assert res.n_compared[6] == 0
+    for a in range(6):
+        assert res.n_compared[a] == total[a]
+        if total[a]:
+            assert res.agreement[a] == agree[a] / total[a]
+            assert res.chance[a] == pytest.approx(chance[a], rel=1e-12)
+        else:
+            assert res.agreement.mask[a]
+            assert res.chance.mask[a]
+
+
 def test_majority_agreement_rejects_double_votes():
     with pytest.raises(InvalidParameterError, match="voted 2 times on item 0"):
         majority_agreement([0, 0, 0], [1, 1, 2], [0, 1, 0])
