@@ -1622,8 +1622,10 @@ def stable_arena(
         se = fit.ability_standard_errors[judged]
         safe_se = np.maximum(se, 1e-300)
         if dynamic:
-            sel_j = fit_set[k]
-            zs = _score_z(ls[a[sel_j]] - ls[b[sel_j]], w[sel_j], k[sel_j], m)[ids]
+            # every annotator's statistic from its own votes only: computed once over
+            # all of them (the judged ones' equal, bit for bit, those of the judged votes)
+            z_all = _score_z(ls[a] - ls[b], w, k, m)
+            zs = z_all[ids]
             p_adv = np.where(np.isfinite(zs), norm.cdf(zs), 0.5)
         else:
             p_adv = norm.cdf((th - eps_value) / safe_se)
@@ -1634,7 +1636,6 @@ def stable_arena(
         new_flags: dict[int, list[FlagReason]] = {}
         if dynamic:
             # every annotator in play with decisive votes, judged or pending, counts
-            z_all = _score_z(ls[a] - ls[b], w, k, m)
             in_play = (nontie > 0) & ~excluded
             n_agree, n_direction = _direction_support(
                 np.where(np.isfinite(z_all), norm.cdf(z_all), 0.5)[in_play],
