@@ -1014,16 +1014,16 @@ class _DenseSystem:
         """``step' L(counts) step``: the sum over pairs of ``counts * (step_i - step_j)**2``."""
         return float(self.degree @ (step * step) - step @ (self.counts @ step))
 
-    def covariance(self, s: FloatArray) -> FloatArray:
-        """The pseudo-inverse of the Fisher information at ``s``, shape (n, n)."""
-        lap, shift, _ = self.information(_DensePoint(s))
+    def covariance(self, pt: _DensePoint) -> FloatArray:
+        """The pseudo-inverse of the Fisher information at ``pt``, shape (n, n)."""
+        lap, shift, _ = self.information(pt)
         n = self.n
         # (L + c 11')^-1 = L^+ + 11' / (c n^2) for a connected graph
         chol, info = lapack.dpotrf(lap.T, lower=0, clean=0, overwrite_a=1)
         if info == 0:
             inv, info = lapack.dpotri(chol, lower=0, overwrite_c=1)
         if info != 0:  # not numerically definite: the general inverse
-            inv = np.linalg.inv(self.information(_DensePoint(s))[0])
+            inv = np.linalg.inv(self.information(pt)[0])
             return np.asarray(inv - 1.0 / (shift * n * n), dtype=np.float64)
         full: FloatArray = np.triu(inv)  # the upper triangle holds the inverse; mirror it
         full += full.T
@@ -1034,11 +1034,12 @@ class _DenseSystem:
 
 def _newton(
     system: Any, n: int, *, tol: float, max_iter: int, s0: FloatArray | None = None
-) -> tuple[FloatArray, float, int]:
+) -> tuple[FloatArray, float, int, Any]:
     """Newton's method with backtracking for centred Bradley-Terry log-strengths.
 
-    ``system`` is a :class:`_PairSystem` or a :class:`_DenseSystem`; returns the
-    log-strengths, the log-likelihood there and the iterations run.
+    ``system`` is a :class:`_PairSystem` or a :class:`_DenseSystem`; returns the centred
+    log-strengths, the log-likelihood there, the iterations run and the system's point
+    at the (uncentred) strengths.
     """
     s = np.zeros(n) if s0 is None else s0 - s0.mean()
     pt = system.at(s)
@@ -1069,7 +1070,7 @@ def _newton(
         if dec <= tol:
             if ll is None:
                 ll = float(system.loglik(pt))
-            return s - s.mean(), ll, it
+            return s - s.mean(), ll, it, pt
     raise ConvergenceError(
         f"m-ELO Newton iterations did not converge within max_iter={max_iter} "
         f"(last Newton decrement {dec:.3g} > tol={tol:g}); the votes nearly separate the "
@@ -1093,7 +1094,8 @@ def _bt_newton(
 ) -> tuple[FloatArray, float, int]:
     """Newton's method for centred Bradley-Terry log-strengths (concave, eq. 2), on the
     aggregated pairs (:func:`_aggregate_pairs`)."""
-    return _newton(_PairSystem(lo, hi, wins, cnt, n), n, tol=tol, max_iter=max_iter, s0=s0)
+    s, ll, it, _ = _newton(_PairSystem(lo, hi, wins, cnt, n), n, tol=tol, max_iter=max_iter, s0=s0)
+    return s, ll, it
 
 
 def _laplacian_pinv(lo: IntArray, hi: IntArray, h: FloatArray, n: int) -> FloatArray:
@@ -1439,8 +1441,8 @@ def m_elo(
         if not _strongly_connected(win_table > 0):  # the sparse check names the parts
             _check_connected(*_table_pairs(win_table, counts), n)
         system = _DenseSystem(win_table, counts)
-        s, ll, it = _newton(system, n, tol=tol, max_iter=max_iter)
-        cov = system.covariance(s)
+        s, ll, it, last = _newton(system, n, tol=tol, max_iter=max_iter)
+        cov = system.covariance(last)  # p depends on differences only: centring is moot
     else:
         lo, hi, wins, cnt = _aggregate_pairs(d.a, d.b, d.w, n)
         seen = np.zeros(n, dtype=bool)
