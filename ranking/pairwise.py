@@ -938,27 +938,31 @@ class _DensePoint:
     """Win probabilities ``p[i, j] = P(i beats j)`` at log-strengths ``s``, shape (n, n).
 
     ``P(j beats i)`` is ``p.T`` exactly: ``e_i + e_j`` and ``s_i - s_j`` are formed
-    symmetrically.
+    symmetrically. ``p`` is written into ``out`` when given (a point is then valid until
+    ``out`` is rewritten).
     """
 
     __slots__ = ("diff", "p")
 
-    def __init__(self, s: FloatArray):
+    def __init__(self, s: FloatArray, out: FloatArray | None = None):
         top = float(s.max())
         self.diff: FloatArray | None = None
         if top - float(s.min()) > _DENSE_SPREAD:  # exp(s - top) could underflow
             self.diff = s[:, None] - s[None, :]
-            self.p: FloatArray = expit(self.diff)
+            self.p: FloatArray = expit(self.diff, out=out)
         else:  # n exponentials instead of n**2: p = e_i / (e_i + e_j), with e = exp(s - top)
             e = np.exp(s - top)
-            p = np.add.outer(e, e)
+            p = np.add.outer(e, e, out=out)
             np.divide(e[:, None], p, out=p)
             self.p = p
 
-    def log_p(self) -> FloatArray:
-        """``ln p``, finite in every cell."""
-        out: FloatArray = np.log(self.p) if self.diff is None else log_expit(self.diff)
-        return out
+    def log_p(self, out: FloatArray | None = None) -> FloatArray:
+        """``ln p``, finite in every cell (into ``out`` when given)."""
+        if self.diff is None:
+            res: FloatArray = np.log(self.p, out=out)
+        else:
+            res = log_expit(self.diff, out=out)
+        return res
 
 
 class _DenseSystem:
@@ -975,15 +979,20 @@ class _DenseSystem:
         self.wins, self.counts = wins, counts
         self.n = n = wins.shape[0]
         self.degree = counts.sum(axis=1)
-        self._n_p = np.empty((n, n))  # work tables, rewritten by every information() call
+        # work tables, reused so that a fit allocates (and page-faults) a few tables only:
+        # _p holds the current point's probabilities, rewritten by every at() call (the
+        # Newton loop never needs an earlier point once it asks for a new one); _n_p and
+        # _lap are rewritten by every information() call (and _n_p by loglik())
+        self._p = np.empty((n, n))
+        self._n_p = np.empty((n, n))
         self._lap = np.empty((n, n))
 
     def at(self, s: FloatArray) -> _DensePoint:
-        return _DensePoint(s)
+        return _DensePoint(s, out=self._p)
 
     def loglik(self, pt: _DensePoint) -> float:
         # the sum over ordered pairs of wins[i, j] ln p[i, j]: wins ln p + losses ln (1 - p)
-        return float(np.vdot(self.wins, pt.log_p()))
+        return float(np.vdot(self.wins, pt.log_p(out=self._n_p)))
 
     def information(self, pt: _DensePoint) -> tuple[FloatArray, float, FloatArray]:
         """``L + c 11'``, with ``L`` the Laplacian of the weights ``counts * p * (1 - p)``
