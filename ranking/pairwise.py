@@ -956,8 +956,12 @@ class _DensePoint:
             np.divide(e[:, None], p, out=p)
             self.p = p
 
-    def log_p(self, out: FloatArray | None = None) -> FloatArray:
-        """``ln p``, finite in every cell (into ``out`` when given)."""
+    def log_p(self, cells: IntArray | None = None, out: FloatArray | None = None) -> FloatArray:
+        """``ln p``, finite in every cell, or in the flat ``cells`` only (into ``out``)."""
+        if cells is not None:
+            src = self.p if self.diff is None else self.diff
+            picked = src.reshape(-1)[cells]
+            return np.log(picked, out=picked) if self.diff is None else log_expit(picked)
         if self.diff is None:
             res: FloatArray = np.log(self.p, out=out)
         else:
@@ -986,12 +990,19 @@ class _DenseSystem:
         self._p = np.empty((n, n))
         self._n_p = np.empty((n, n))
         self._lap = np.empty((n, n))
+        self._won: tuple[IntArray, FloatArray] | tuple[()] | None = None
 
     def at(self, s: FloatArray) -> _DensePoint:
         return _DensePoint(s, out=self._p)
 
     def loglik(self, pt: _DensePoint) -> float:
         # the sum over ordered pairs of wins[i, j] ln p[i, j]: wins ln p + losses ln (1 - p)
+        if self._won is None:  # the cells with wins, when they are few (sparse designs)
+            cells = np.flatnonzero(self.wins)
+            self._won = (cells, self.wins.reshape(-1)[cells]) if 2 * cells.size < self.n**2 else ()
+        if self._won:
+            cells, won = self._won
+            return float(won @ pt.log_p(cells))
         return float(np.vdot(self.wins, pt.log_p(out=self._n_p)))
 
     def information(self, pt: _DensePoint) -> tuple[FloatArray, float, FloatArray]:
@@ -1463,6 +1474,7 @@ def m_elo(
         p = expit(s[lo] - s[hi])
         cov = _laplacian_pinv(lo, hi, cnt * p * (1 - p), n)
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None)) / ELO_C
+    cov /= ELO_C**2  # in Elo points squared (in place: cov is this call's own array)
     ratings = initial + s / ELO_C
     z = float(ndtri(0.5 + confidence / 2.0))  # norm.ppf without its overhead
     lower, upper = ratings - z * se, ratings + z * se
@@ -1480,7 +1492,7 @@ def m_elo(
         tol=float(tol),
         max_iter=int(max_iter),
         both_bad_as=both_bad_as,
-        rating_covariance=cov / ELO_C**2,
+        rating_covariance=cov,
     )
 
 

@@ -188,3 +188,20 @@ def test_non_definite_systems_fall_back_to_lu(monkeypatch: pytest.MonkeyPatch) -
     np.testing.assert_allclose(got.ratings, want.ratings, rtol=0, atol=1e-9)
     np.testing.assert_allclose(got.standard_errors, want.standard_errors, rtol=1e-9)
     assert got.iterations == want.iterations
+
+
+@pytest.mark.parametrize(("n", "size"), [(200, 3000), (200, 100_000), (5, 4)])
+def test_loglik_on_won_cells_equals_whole_table(n: int, size: int) -> None:
+    """The log-likelihood summed over the cells with wins (sparse designs) equals the
+    whole-table sum, and the pair code's, to rounding; at a wide spread as well."""
+    a, b, w = _arena(n, size, 11, 1.0)
+    wins, counts = pw._aggregate_dense(a, b, w, n)
+    lo, hi, wl, cnt = pw._aggregate_pairs(a, b, w, n)
+    for s in (np.random.default_rng(0).normal(0, 1, n), np.linspace(-500, 500, n)):
+        system = pw._DenseSystem(wins, counts)
+        pt = system.at(s)
+        got = system.loglik(pt)
+        whole = float(np.vdot(wins, pt.log_p()))
+        want = pw._bt_loglik(s[lo] - s[hi], wl, cnt)
+        assert got == pytest.approx(whole, rel=1e-12)
+        assert got == pytest.approx(want, rel=1e-12)
