@@ -835,14 +835,16 @@ def _aggregate_pairs(
 
 
 def _aggregate_dense(
-    a: IntArray, b: IntArray, w: FloatArray, n: int
+    a: IntArray, b: IntArray, w: FloatArray, n: int, spare: list[FloatArray] | None = None
 ) -> tuple[FloatArray, FloatArray]:
     """Battles counted into ``n x n`` tables: ``wins[i, j]``, the wins of ``i`` over ``j``
     (ties as half), and the symmetric ``counts = wins + wins.T``, zero where a pair never met.
 
     Two ``bincount`` passes over the battles by *ordered* pair (key ``a * n + b``), then a
     fold of the tables on their transposes; the sums are multiples of 0.5 below
-    ``2**52``, exact, and equal to those of :func:`_aggregate_pairs` cell by cell.
+    ``2**52``, exact, and equal to those of :func:`_aggregate_pairs` cell by cell. The
+    two counting tables, dead after the fold, are appended to ``spare`` (as float64
+    tables of undefined content) for reuse as work tables: memory already paged in.
     """
     key = a * n
     key += b
@@ -852,6 +854,8 @@ def _aggregate_dense(
     wins = np.subtract(c.T, won.T)
     wins += won
     counts = np.add(c, c.T, dtype=np.float64)
+    if spare is not None and c.dtype.itemsize == 8:
+        spare += [c.view(np.float64), won]
     return wins, counts
 
 
@@ -956,12 +960,8 @@ class _DensePoint:
             np.divide(e[:, None], p, out=p)
             self.p = p
 
-    def log_p(self, cells: IntArray | None = None, out: FloatArray | None = None) -> FloatArray:
-        """``ln p``, finite in every cell, or in the flat ``cells`` only (into ``out``)."""
-        if cells is not None:
-            src = self.p if self.diff is None else self.diff
-            picked = src.reshape(-1)[cells]
-            return np.log(picked, out=picked) if self.diff is None else log_expit(picked)
+    def log_p(self, out: FloatArray | None = None) -> FloatArray:
+        """``ln p``, finite in every cell (into ``out`` when given)."""
         if self.diff is None:
             res: FloatArray = np.log(self.p, out=out)
         else:
@@ -979,30 +979,24 @@ class _DenseSystem:
     that solve costs more than the ``n**2`` passes anyway.
     """
 
-    def __init__(self, wins: FloatArray, counts: FloatArray):
+    def __init__(self, wins: FloatArray, counts: FloatArray, work: list[FloatArray] | None = None):
         self.wins, self.counts = wins, counts
         self.n = n = wins.shape[0]
         self.degree = counts.sum(axis=1)
+        # n x n float64 tables to use as work tables (their content is ignored), then new ones
+        tables = [t for t in (work or []) if t.shape == (n, n) and t.flags.c_contiguous]
+        tables += [np.empty((n, n)) for _ in range(3 - min(3, len(tables)))]
         # work tables, reused so that a fit allocates (and page-faults) a few tables only:
         # _p holds the current point's probabilities, rewritten by every at() call (the
         # Newton loop never needs an earlier point once it asks for a new one); _n_p and
         # _lap are rewritten by every information() call (and _n_p by loglik())
-        self._p = np.empty((n, n))
-        self._n_p = np.empty((n, n))
-        self._lap = np.empty((n, n))
-        self._won: tuple[IntArray, FloatArray] | tuple[()] | None = None
+        self._p, self._n_p, self._lap = tables[:3]
 
     def at(self, s: FloatArray) -> _DensePoint:
         return _DensePoint(s, out=self._p)
 
     def loglik(self, pt: _DensePoint) -> float:
         # the sum over ordered pairs of wins[i, j] ln p[i, j]: wins ln p + losses ln (1 - p)
-        if self._won is None:  # the cells with wins, when they are few (sparse designs)
-            cells = np.flatnonzero(self.wins)
-            self._won = (cells, self.wins.reshape(-1)[cells]) if 2 * cells.size < self.n**2 else ()
-        if self._won:
-            cells, won = self._won
-            return float(won @ pt.log_p(cells))
         return float(np.vdot(self.wins, pt.log_p(out=self._n_p)))
 
     def information(self, pt: _DensePoint) -> tuple[FloatArray, float, FloatArray]:
@@ -1035,7 +1029,8 @@ class _DenseSystem:
         return float(self.degree @ (step * step) - step @ (self.counts @ step))
 
     def covariance(self, pt: _DensePoint) -> FloatArray:
-        """The pseudo-inverse of the Fisher information at ``pt``, shape (n, n)."""
+        """The pseudo-inverse of the Fisher information at ``pt``, shape (n, n), written
+        over the work tables: the system's last use."""
         lap, shift, _ = self.information(pt)
         n = self.n
         # (L + c 11')^-1 = L^+ + 11' / (c n^2) for a connected graph
@@ -1045,8 +1040,10 @@ class _DenseSystem:
         if info != 0:  # not numerically definite: the general inverse
             inv = np.linalg.inv(self.information(pt)[0])
             return np.asarray(inv - 1.0 / (shift * n * n), dtype=np.float64)
-        full: FloatArray = np.triu(inv)  # the upper triangle holds the inverse; mirror it
-        full += full.T
+        # the upper triangle holds the inverse: zero the rest in place, mirror it into the
+        # probabilities' table (no longer needed, already in memory), which is returned
+        np.multiply(inv, ~np.tri(n, k=-1, dtype=bool), out=inv)
+        full: FloatArray = np.add(inv, inv.T, out=self._p)
         np.fill_diagonal(full, 0.5 * np.diagonal(full))
         full -= 1.0 / (shift * n * n)
         return full
@@ -1456,11 +1453,12 @@ def m_elo(
     )
     n = d.n_models
     if n <= _DENSE_LIMIT:  # n x n tables: no pair lists, a Cholesky solve per step
-        win_table, counts = _aggregate_dense(d.a, d.b, d.w, n)
+        spare: list[FloatArray] = []  # the counting tables, reused as the fit's work tables
+        win_table, counts = _aggregate_dense(d.a, d.b, d.w, n, spare)
         _require_all_models(np.any(counts, axis=1))
         if not _strongly_connected(win_table > 0):  # the sparse check names the parts
             _check_connected(*_table_pairs(win_table, counts), n)
-        system = _DenseSystem(win_table, counts)
+        system = _DenseSystem(win_table, counts, spare)
         s, ll, it, last = _newton(system, n, tol=tol, max_iter=max_iter)
         cov = system.covariance(last)  # p depends on differences only: centring is moot
     else:

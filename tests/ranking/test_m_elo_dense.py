@@ -191,9 +191,9 @@ def test_non_definite_systems_fall_back_to_lu(monkeypatch: pytest.MonkeyPatch) -
 
 
 @pytest.mark.parametrize(("n", "size"), [(200, 3000), (200, 100_000), (5, 4)])
-def test_loglik_on_won_cells_equals_whole_table(n: int, size: int) -> None:
-    """The log-likelihood summed over the cells with wins (sparse designs) equals the
-    whole-table sum, and the pair code's, to rounding; at a wide spread as well."""
+def test_dense_loglik_equals_pair_loglik(n: int, size: int) -> None:
+    """The log-likelihood summed over the table (into the work table) equals the sum of
+    freshly computed logs and the pair code's, to rounding; at a wide spread as well."""
     a, b, w = _arena(n, size, 11, 1.0)
     wins, counts = pw._aggregate_dense(a, b, w, n)
     lo, hi, wl, cnt = pw._aggregate_pairs(a, b, w, n)
