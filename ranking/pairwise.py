@@ -46,9 +46,10 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 from scipy import sparse
+from scipy.linalg import lapack
 from scipy.sparse import csgraph
 from scipy.sparse.linalg import spsolve
-from scipy.special import expit, log_expit
+from scipy.special import expit, log_expit, ndtri
 from scipy.stats import norm
 
 from ranking._validation import as_index_array, check_same_length, make_rng
@@ -83,6 +84,9 @@ ELO_C: float = math.log(10.0) / 400.0
 BothBad = Literal["tie", "drop"]
 
 _DENSE_LIMIT = 1500  # items above which the Newton system is solved sparsely
+_DENSE_SPREAD = 700.0
+"""Log-strength spread up to which ``exp(s - max(s))`` stays a normal float (above
+``exp(-708)``), so the dense m-ELO code forms win probabilities from ``n`` exponentials."""
 
 
 # --------------------------------------------------------------------------- results
@@ -377,6 +381,39 @@ def _connected_dense(
         return bool(n_strong == 1)
     n_comp, _ = csgraph.connected_components(graph, directed=False)
     return bool(n_comp == 1)
+
+
+_BFS_LEVELS = 16
+"""Breadth-first levels :func:`_strongly_connected` searches before it defers to scipy."""
+
+
+def _reaches_all(adj: npt.NDArray[np.bool_]) -> bool:
+    """True when item 0 reaches every item along the edges ``adj[i, j]`` (i -> j) within
+    ``_BFS_LEVELS`` levels of a breadth-first search that expands whole rows at once."""
+    seen = np.zeros(adj.shape[0], dtype=bool)
+    seen[0] = True
+    frontier = np.zeros(1, dtype=np.intp)
+    for _ in range(_BFS_LEVELS):
+        new = adj[frontier].any(axis=0)
+        new &= ~seen
+        if not new.any():
+            return bool(seen.all())
+        seen |= new
+        frontier = np.flatnonzero(new)
+    return False
+
+
+def _strongly_connected(beats: npt.NDArray[np.bool_]) -> bool:
+    """True when the "beats" graph (``beats[i, j]``: ``i`` won or tied against ``j``) is
+    strongly connected, i.e. item 0 reaches every item and every item reaches item 0.
+
+    A quick sufficient test on the dense table for :func:`m_elo`; False means "not shown
+    within ``_BFS_LEVELS`` levels", and :func:`_check_connected` then decides (and names
+    the parts in its error).
+    """
+    if beats.shape[0] == 0:
+        return False
+    return _reaches_all(beats) and _reaches_all(np.ascontiguousarray(beats.T))
 
 
 def _check_connected(
@@ -797,6 +834,40 @@ def _aggregate_pairs(
     return (uniq // n).astype(np.int64), (uniq % n).astype(np.int64), wins, cnt
 
 
+def _aggregate_dense(
+    a: IntArray, b: IntArray, w: FloatArray, n: int, spare: list[FloatArray] | None = None
+) -> tuple[FloatArray, FloatArray]:
+    """Battles counted into ``n x n`` tables: ``wins[i, j]``, the wins of ``i`` over ``j``
+    (ties as half), and the symmetric ``counts = wins + wins.T``, zero where a pair never met.
+
+    Two ``bincount`` passes over the battles by *ordered* pair (key ``a * n + b``), then a
+    fold of the tables on their transposes; the sums are multiples of 0.5 below
+    ``2**52``, exact, and equal to those of :func:`_aggregate_pairs` cell by cell. The
+    two counting tables, dead after the fold, are appended to ``spare`` (as float64
+    tables of undefined content) for reuse as work tables: memory already paged in.
+    """
+    key = a * n
+    key += b
+    c = np.bincount(key, minlength=n * n).reshape(n, n)
+    won = _bincount(key, w, n * n).reshape(n, n)
+    # battles (i, j): i won won[i, j]; battles (j, i): i won c[j, i] - won[j, i]
+    wins = np.subtract(c.T, won.T)
+    wins += won
+    counts = np.add(c, c.T, dtype=np.float64)
+    if spare is not None and c.dtype.itemsize == 8:
+        spare += [c.view(np.float64), won]
+    return wins, counts
+
+
+def _table_pairs(
+    wins: FloatArray, counts: FloatArray
+) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    """The pairs of :func:`_aggregate_pairs` (sorted by ``(lo, hi)``) from the tables of
+    :func:`_aggregate_dense`."""
+    lo, hi = np.nonzero(np.triu(counts > 0, 1))
+    return lo.astype(np.int64), hi.astype(np.int64), wins[lo, hi], counts[lo, hi]
+
+
 def _bt_loglik(d: FloatArray, wins: FloatArray, cnt: FloatArray) -> float:
     # w ln s(d) + (n - w) ln s(-d) = w d - n softplus(d)
     return float(wins @ d - cnt @ np.logaddexp(0.0, d))
@@ -834,6 +905,199 @@ def _solve_laplacian(
     return out
 
 
+class _PairSystem:
+    """The Bradley-Terry log-likelihood on the aggregated pairs, for :func:`_newton`.
+
+    A point is the vector of pair differences ``d = s[lo] - s[hi]``; each Newton system
+    is a weighted graph Laplacian, solved densely up to ``_DENSE_LIMIT`` items and
+    sparsely above.
+    """
+
+    def __init__(self, lo: IntArray, hi: IntArray, wins: FloatArray, cnt: FloatArray, n: int):
+        self.lo, self.hi, self.wins, self.cnt, self.n = lo, hi, wins, cnt, n
+
+    def at(self, s: FloatArray) -> FloatArray:
+        out: FloatArray = s[self.lo] - s[self.hi]
+        return out
+
+    def loglik(self, d: FloatArray) -> float:
+        return _bt_loglik(d, self.wins, self.cnt)
+
+    def newton_step(self, d: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The gradient and the centred Newton step at ``d``."""
+        lo, hi, cnt, n = self.lo, self.hi, self.cnt, self.n
+        p = expit(d)
+        r = self.wins - cnt * p
+        g = _bincount(lo, r, n) - _bincount(hi, r, n)
+        h = cnt * p * (1.0 - p)
+        return g, _solve_laplacian(lo, hi, h, g, n)
+
+    def quadratic(self, step: FloatArray) -> float:
+        """``sum(cnt * (step[lo] - step[hi])**2)``."""
+        dstep = step[self.lo] - step[self.hi]
+        return float(self.cnt @ (dstep * dstep))
+
+
+class _DensePoint:
+    """Win probabilities ``p[i, j] = P(i beats j)`` at log-strengths ``s``, shape (n, n).
+
+    ``P(j beats i)`` is ``p.T`` exactly: ``e_i + e_j`` and ``s_i - s_j`` are formed
+    symmetrically. ``p`` is written into ``out`` when given (a point is then valid until
+    ``out`` is rewritten).
+    """
+
+    __slots__ = ("diff", "p")
+
+    def __init__(self, s: FloatArray, out: FloatArray | None = None):
+        top = float(s.max())
+        self.diff: FloatArray | None = None
+        if top - float(s.min()) > _DENSE_SPREAD:  # exp(s - top) could underflow
+            self.diff = s[:, None] - s[None, :]
+            self.p: FloatArray = expit(self.diff, out=out)
+        else:  # n exponentials instead of n**2: p = e_i / (e_i + e_j), with e = exp(s - top)
+            e = np.exp(s - top)
+            p = np.add.outer(e, e, out=out)
+            np.divide(e[:, None], p, out=p)
+            self.p = p
+
+    def log_p(self, out: FloatArray | None = None) -> FloatArray:
+        """``ln p``, finite in every cell (into ``out`` when given)."""
+        if self.diff is None:
+            res: FloatArray = np.log(self.p, out=out)
+        else:
+            res = log_expit(self.diff, out=out)
+        return res
+
+
+class _DenseSystem:
+    """The Bradley-Terry log-likelihood on ``n x n`` tables, for :func:`_newton`.
+
+    ``wins[i, j]`` holds the wins of ``i`` over ``j`` (ties as half) and
+    ``counts = wins + wins.T`` the battles of each pair. Each iteration takes ``n``
+    exponentials and a few whole-table passes (no gathers or scatters over the pairs),
+    then one Cholesky solve of the Newton system; for up to ``_DENSE_LIMIT`` items, where
+    that solve costs more than the ``n**2`` passes anyway.
+    """
+
+    def __init__(self, wins: FloatArray, counts: FloatArray, work: list[FloatArray] | None = None):
+        self.wins, self.counts = wins, counts
+        self.n = n = wins.shape[0]
+        self.degree = counts.sum(axis=1)
+        # n x n float64 tables to use as work tables (their content is ignored), then new ones
+        tables = [t for t in (work or []) if t.shape == (n, n) and t.flags.c_contiguous]
+        tables += [np.empty((n, n)) for _ in range(3 - min(3, len(tables)))]
+        # work tables, reused so that a fit allocates (and page-faults) a few tables only:
+        # _p holds the current point's probabilities, rewritten by every at() call (the
+        # Newton loop never needs an earlier point once it asks for a new one); _n_p and
+        # _lap are rewritten by every information() call (and _n_p by loglik())
+        self._p, self._n_p, self._lap = tables[:3]
+
+    def at(self, s: FloatArray) -> _DensePoint:
+        return _DensePoint(s, out=self._p)
+
+    def loglik(self, pt: _DensePoint) -> float:
+        # the sum over ordered pairs of wins[i, j] ln p[i, j]: wins ln p + losses ln (1 - p)
+        return float(np.vdot(self.wins, pt.log_p(out=self._n_p)))
+
+    def information(self, pt: _DensePoint) -> tuple[FloatArray, float, FloatArray]:
+        """``L + c 11'``, with ``L`` the Laplacian of the weights ``counts * p * (1 - p)``
+        (the Fisher information) and ``c`` its mean degree over ``n``, which makes it
+        definite without changing centred solutions; ``c``; ``counts * p``. The two
+        tables are the system's work tables: valid until the next call."""
+        n = self.n
+        n_p = np.multiply(self.counts, pt.p, out=self._n_p)
+        lap = np.multiply(n_p, pt.p.T, out=self._lap)
+        deg = lap.sum(axis=1)
+        shift = float(deg.mean()) / n
+        np.subtract(shift, lap, out=lap)
+        np.fill_diagonal(lap, deg + shift)
+        return lap, shift, n_p
+
+    def newton_step(self, pt: _DensePoint) -> tuple[FloatArray, FloatArray]:
+        """The gradient and the centred Newton step at ``pt``."""
+        lap, _, n_p = self.information(pt)
+        np.subtract(self.wins, n_p, out=n_p)  # residuals per ordered pair
+        g = n_p.sum(axis=1)
+        # Cholesky on lap.T, the Fortran-ordered view of the symmetric matrix: no copy
+        _, x, info = lapack.dposv(lap.T, g, lower=0, overwrite_a=1, overwrite_b=0)
+        if info != 0:  # not numerically definite: LU, as the pair code solves it
+            x = np.linalg.solve(self.information(pt)[0], g)
+        return g, x - x.mean()
+
+    def quadratic(self, step: FloatArray) -> float:
+        """``step' L(counts) step``: the sum over pairs of ``counts * (step_i - step_j)**2``."""
+        return float(self.degree @ (step * step) - step @ (self.counts @ step))
+
+    def covariance(self, pt: _DensePoint) -> FloatArray:
+        """The pseudo-inverse of the Fisher information at ``pt``, shape (n, n), written
+        over the work tables: the system's last use."""
+        lap, shift, _ = self.information(pt)
+        n = self.n
+        # (L + c 11')^-1 = L^+ + 11' / (c n^2) for a connected graph
+        chol, info = lapack.dpotrf(lap.T, lower=0, clean=0, overwrite_a=1)
+        if info == 0:
+            inv, info = lapack.dpotri(chol, lower=0, overwrite_c=1)
+        if info != 0:  # not numerically definite: the general inverse
+            inv = np.linalg.inv(self.information(pt)[0])
+            return np.asarray(inv - 1.0 / (shift * n * n), dtype=np.float64)
+        # the upper triangle holds the inverse: zero the rest in place, mirror it into the
+        # probabilities' table (no longer needed, already in memory), which is returned
+        np.multiply(inv, ~np.tri(n, k=-1, dtype=bool), out=inv)
+        full: FloatArray = np.add(inv, inv.T, out=self._p)
+        np.fill_diagonal(full, 0.5 * np.diagonal(full))
+        full -= 1.0 / (shift * n * n)
+        return full
+
+
+def _newton(
+    system: Any, n: int, *, tol: float, max_iter: int, s0: FloatArray | None = None
+) -> tuple[FloatArray, float, int, Any]:
+    """Newton's method with backtracking for centred Bradley-Terry log-strengths.
+
+    ``system`` is a :class:`_PairSystem` or a :class:`_DenseSystem`; returns the centred
+    log-strengths, the log-likelihood there, the iterations run and the system's point
+    at the (uncentred) strengths.
+    """
+    s = np.zeros(n) if s0 is None else s0 - s0.mean()
+    pt = system.at(s)
+    ll: float | None = None  # computed where it is needed
+    for it in range(1, max_iter + 1):
+        g, step = system.newton_step(pt)
+        dec = float(g @ step)  # Newton decrement squared
+        t = 1.0
+        if dec >= system.quadratic(step) / 8.0:
+            # Each pair's curvature cnt p (1 - p) is at most cnt / 4, so the full step
+            # gains at least dec - q / 2 >= 0 with q = sum(cnt / 4 * dstep**2) (Taylor,
+            # integral remainder): the test below would accept it. Skip the
+            # log-likelihood here; it is computed where it is needed next.
+            s = s + step
+            pt = system.at(s)
+            ll = None
+        else:
+            if ll is None:
+                ll = float(system.loglik(pt))
+            while True:
+                s_new = s + t * step
+                pt_new = system.at(s_new)
+                ll_new = float(system.loglik(pt_new))
+                if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-10:
+                    break
+                t *= 0.5
+            s, pt, ll = s_new, pt_new, ll_new
+        if dec <= tol:
+            if ll is None:
+                ll = float(system.loglik(pt))
+            return s - s.mean(), ll, it, pt
+    raise ConvergenceError(
+        f"m-ELO Newton iterations did not converge within max_iter={max_iter} "
+        f"(last Newton decrement {dec:.3g} > tol={tol:g}); the votes nearly separate the "
+        "models (some almost never lose or never win)",
+        iterations=max_iter,
+        tol=tol,
+        estimator="m_elo",
+    )
+
+
 def _bt_newton(
     lo: IntArray,
     hi: IntArray,
@@ -845,53 +1109,10 @@ def _bt_newton(
     max_iter: int,
     s0: FloatArray | None = None,
 ) -> tuple[FloatArray, float, int]:
-    """Newton's method for centred Bradley-Terry log-strengths (concave, eq. 2)."""
-    s = np.zeros(n) if s0 is None else s0 - s0.mean()
-    d = s[lo] - s[hi]
-    if s0 is None:  # logaddexp(0, 0) for every pair: the same vector, without the logs
-        ll: float | None = float(wins @ d - cnt @ np.full(d.size, np.logaddexp(0.0, 0.0)))
-    else:
-        ll = _bt_loglik(d, wins, cnt)
-    for it in range(1, max_iter + 1):
-        p = expit(d)
-        r = wins - cnt * p
-        g = _bincount(lo, r, n) - _bincount(hi, r, n)
-        h = cnt * p * (1.0 - p)
-        step = _solve_laplacian(lo, hi, h, g, n)
-        dec = float(g @ step)  # Newton decrement squared
-        t = 1.0
-        dstep = step[lo] - step[hi]
-        if dec >= float(cnt @ (dstep * dstep)) / 8.0:
-            # Each pair's curvature cnt p (1 - p) is at most cnt / 4, so the full step
-            # gains at least dec - q / 2 >= 0 with q = sum(cnt / 4 * dstep**2) (Taylor,
-            # integral remainder): the test below would accept it. Skip the
-            # log-likelihood here; it is computed where it is needed next.
-            s = s + step
-            d = s[lo] - s[hi]
-            ll = None
-        else:
-            if ll is None:
-                ll = _bt_loglik(d, wins, cnt)
-            while True:
-                s_new = s + t * step
-                d_new = s_new[lo] - s_new[hi]
-                ll_new = _bt_loglik(d_new, wins, cnt)
-                if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-10:
-                    break
-                t *= 0.5
-            s, d, ll = s_new, d_new, ll_new
-        if dec <= tol:
-            if ll is None:
-                ll = _bt_loglik(d, wins, cnt)
-            return s - s.mean(), ll, it
-    raise ConvergenceError(
-        f"m-ELO Newton iterations did not converge within max_iter={max_iter} "
-        f"(last Newton decrement {dec:.3g} > tol={tol:g}); the votes nearly separate the "
-        "models (some almost never lose or never win)",
-        iterations=max_iter,
-        tol=tol,
-        estimator="m_elo",
-    )
+    """Newton's method for centred Bradley-Terry log-strengths (concave, eq. 2), on the
+    aggregated pairs (:func:`_aggregate_pairs`)."""
+    s, ll, it, _ = _newton(_PairSystem(lo, hi, wins, cnt, n), n, tol=tol, max_iter=max_iter, s0=s0)
+    return s, ll, it
 
 
 def _laplacian_pinv(lo: IntArray, hi: IntArray, h: FloatArray, n: int) -> FloatArray:
@@ -1231,18 +1452,29 @@ def m_elo(
         require_all_models=False,  # checked on the pairs below: one pass fewer
     )
     n = d.n_models
-    lo, hi, wins, cnt = _aggregate_pairs(d.a, d.b, d.w, n)
-    seen = np.zeros(n, dtype=bool)
-    seen[lo] = True
-    seen[hi] = True
-    _require_all_models(seen)
-    _check_connected(lo, hi, wins, cnt, n)
-    s, ll, it = _bt_newton(lo, hi, wins, cnt, n, tol=tol, max_iter=max_iter)
-    p = expit(s[lo] - s[hi])
-    cov = _laplacian_pinv(lo, hi, cnt * p * (1 - p), n)
+    if n <= _DENSE_LIMIT:  # n x n tables: no pair lists, a Cholesky solve per step
+        spare: list[FloatArray] = []  # the counting tables, reused as the fit's work tables
+        win_table, counts = _aggregate_dense(d.a, d.b, d.w, n, spare)
+        _require_all_models(np.any(counts, axis=1))
+        if not _strongly_connected(win_table > 0):  # the sparse check names the parts
+            _check_connected(*_table_pairs(win_table, counts), n)
+        system = _DenseSystem(win_table, counts, spare)
+        s, ll, it, last = _newton(system, n, tol=tol, max_iter=max_iter)
+        cov = system.covariance(last)  # p depends on differences only: centring is moot
+    else:
+        lo, hi, wins, cnt = _aggregate_pairs(d.a, d.b, d.w, n)
+        seen = np.zeros(n, dtype=bool)
+        seen[lo] = True
+        seen[hi] = True
+        _require_all_models(seen)
+        _check_connected(lo, hi, wins, cnt, n)
+        s, ll, it = _bt_newton(lo, hi, wins, cnt, n, tol=tol, max_iter=max_iter)
+        p = expit(s[lo] - s[hi])
+        cov = _laplacian_pinv(lo, hi, cnt * p * (1 - p), n)
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None)) / ELO_C
+    cov /= ELO_C**2  # in Elo points squared (in place: cov is this call's own array)
     ratings = initial + s / ELO_C
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))  # norm.ppf without its overhead
     lower, upper = ratings - z * se, ratings + z * se
     return MEloResult(
         ratings=ratings,
@@ -1258,7 +1490,7 @@ def m_elo(
         tol=float(tol),
         max_iter=int(max_iter),
         both_bad_as=both_bad_as,
-        rating_covariance=cov / ELO_C**2,
+        rating_covariance=cov,
     )
 
 
@@ -2107,7 +2339,7 @@ def am_elo(
     rating_se = np.sqrt(np.clip(np.diag(vss), 0.0, None)) / ELO_C
     ability_se = np.sqrt(np.clip(vaa, 0.0, None)) / m
     ratings = initial + s / ELO_C
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))  # norm.ppf without its overhead
     lower, upper = ratings - z * rating_se, ratings + z * rating_se
     return AmEloResult(
         ratings=ratings,
