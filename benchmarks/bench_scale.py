@@ -1,7 +1,8 @@
-"""Scale benchmark (issue 13): import, export and ratings at 10k, 100k and 1M votes.
+"""Scale benchmark (issue 13): import, export, monitor, report and ratings at 10k-1M votes.
 
 Run: .venv/bin/python benchmarks/bench_scale.py [--sizes 10000,100000,1000000]
      [--battles 10000,100000,1000000,10000000] [--repeat 3] [--skip-votes] [--skip-rate]
+     [--skip-monitor] [--skip-report]
 
 Studies are built once per size in a temporary folder: an arena study (20 models,
 one battle per 20 votes, 100 votes per annotator) and its ``vote_log.csv`` in the export
@@ -16,6 +17,10 @@ timestamps with microseconds and the study's fingerprint on every row. Steps:
   battles), and the peers on the same arrays where installed: choix
   ``ilsr_pairwise_dense`` with the aggregation into its dense win matrix included, and
   evalica ``bradley_terry`` (its Rust solver, given lists).
+* ``monitor`` / ``report`` at each of ``--sizes``: ``bench_monitor.py`` (cold open and
+  the refresh after one new vote) and ``bench_report.py --cli`` (``annotate report
+  --no-plots`` and ``--json``), run by this script with the same ``--repeat`` and
+  ``--code`` (see :func:`monitor_and_report`).
 
 Every step runs in a fresh subprocess; its time is wall time of the call only (rating
 functions after a warm-up call on 20,000 battles, so imports are not counted), its peak
@@ -278,6 +283,10 @@ def main() -> None:
         "for a before/after run against an older checkout",
     )
     parser.add_argument("--import-max", type=int, help="skip the import step above this size")
+    parser.add_argument(
+        "--skip-monitor", action="store_true", help="leave out the monitor's cold open and refresh"
+    )
+    parser.add_argument("--skip-report", action="store_true", help="leave out annotate report")
     parser.add_argument("--child", nargs=3, metavar=("STEP", "WORK", "ARG"))
     args = parser.parse_args()
     if args.code:
@@ -340,7 +349,71 @@ def main() -> None:
                     print(median_row(s, n, runs[s], None if s in ("m-elo", "am-elo") else ref))
                 print(f"({load()})", flush=True)
                 data.unlink()
+        if not (args.skip_monitor and args.skip_report):
+            monitor_and_report(
+                [int(x) for x in args.sizes.split(",") if x],
+                args,
+                root,
+                skip_monitor=args.skip_monitor,
+            )
     print(f"\ndone; {load()}")
+
+
+def monitor_and_report(
+    sizes: list[int], args: argparse.Namespace, root: Path, *, skip_monitor: bool
+) -> None:
+    """The monitor and the report at each size, by their own benchmarks (same code tree).
+
+    ``bench_monitor.py``: an arena of ``size`` votes (300 annotators, 20 models), a cold
+    open and a refresh after one new vote, each in a fresh process; ``bench_report.py
+    --cli``: ``annotate report --no-plots`` (and ``--json``) as a user runs it, on a
+    difficulty study of ``size / 1,000`` annotators who each judge the same 1,000 pairs.
+    Their tables are printed as they come.
+    """
+    here = Path(__file__).resolve().parent
+    code = ["--code", os.environ["BENCH_SCALE_CODE"]] if "BENCH_SCALE_CODE" in os.environ else []
+    for size in sizes:
+        runs: list[list[str]] = []
+        if not skip_monitor:
+            runs.append(
+                [
+                    str(here / "bench_monitor.py"),
+                    "--votes",
+                    str(size),
+                    "--repeat",
+                    str(args.repeat),
+                    "--cases",
+                    "cold,live",
+                    *code,
+                ]
+            )
+        if not args.skip_report:
+            annotators = max(size // 1000, 2)
+            runs.append(
+                [
+                    str(here / "bench_report.py"),
+                    "--annotators",
+                    str(annotators),
+                    "--pairs",
+                    "1000",
+                    "--keep",
+                    str(root / f"report{size}"),
+                    "--cli",
+                    str(args.repeat),
+                    *code,
+                ]
+            )
+        for cmd in runs:
+            title = (
+                "monitor (bench_monitor.py)"
+                if "bench_monitor" in cmd[0]
+                else "report (bench_report.py --cli)"
+            )
+            print(f"\n## {title}, {size:,} votes; {load()}\n", flush=True)
+            out = subprocess.run([sys.executable, *cmd], capture_output=True, text=True)
+            print(out.stdout.rstrip())
+            if out.returncode:
+                print(f"failed ({out.returncode}): {out.stderr.strip().splitlines()[-1:]}")
 
 
 if __name__ == "__main__":
