@@ -155,7 +155,8 @@ def _columnar_lines(batch: list[str], tail: str) -> tuple[Any, Any, Any]:
     # the stamp: after the ninth comma, up to the tenth ('Z' before it)
     at = commas[:, 8] + 1
     width = commas[:, 9] - at
-    m = buf[at[:, None] + np.arange(27)]
+    window = np.lib.stride_tricks.sliding_window_view(buf, 36)  # rows: no index matrix
+    m = window[at, :27]
     digit = (m >= ord("0")) & (m <= ord("9"))
     fixed = (
         np.all(digit[:, [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]], axis=1)
@@ -177,9 +178,9 @@ def _columnar_lines(batch: list[str], tail: str) -> tuple[Any, Any, Any]:
         raise _NotColumnarError
     buf[at + 10] = ord("T")
     # undos: the choice (between the fifth and sixth commas) is "retract"
-    choice = buf[commas[:, 4, None] + 1 + np.arange(8)]
+    choice = window[commas[:, 4] + 1, :8]
     retract = np.all(choice == np.frombuffer(b"retract,", dtype=np.uint8), axis=1)
-    ids = buf[start[:, None] + np.arange(36)]
+    ids = window[start]
     uuid = pa.Array.from_buffers(
         pa.string(),
         n,

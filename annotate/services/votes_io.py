@@ -556,7 +556,8 @@ def _naive_stamps(col: Any) -> Any:
     buf = np.zeros(len(raw) + 32, dtype=np.uint8)  # room to read past the last value
     buf[: len(raw)] = raw
     width = size[given]
-    m = buf[(offsets[given] - offsets[0])[:, None] + np.arange(32)]
+    # rows of a sliding window: no (n, 32) index array
+    m = np.lib.stride_tricks.sliding_window_view(buf, 32)[offsets[given] - offsets[0]]
     digit = (m >= ord("0")) & (m <= ord("9"))
 
     def is_text(at: int, text: bytes) -> Any:
