@@ -376,3 +376,20 @@ def test_a_blank_line_takes_the_per_row_path(tmp_path: Path) -> None:
     table = read_vote_table(p)
     assert table is not None
     assert len(table) == 2
+
+
+def test_packed_digits_are_the_decimal_text() -> None:
+    """The packed insert's whole numbers (ids, response times) are their decimal text with
+    leading zeros: reference ``format(v, "019d")`` (0, one digit, powers of ten, 2**63 - 1)."""
+    import numpy as np
+
+    values = [0, 1, 9, 10, 99, 100, 123456789, 10**18, 2**63 - 1, 60_000]
+    got = importing._digits(np.array(values, dtype=np.int64), 19)
+    assert [r.tobytes().decode() for r in got] == [format(v, "019d") for v in values]
+    assert [r.tobytes().decode() for r in importing._digits(np.array([0, 7, 42]), 2)] == [
+        "00",
+        "07",
+        "42",
+    ]
+    with pytest.raises(ValueError, match="does not fit"):
+        importing._digits(np.array([100]), 2)
