@@ -542,6 +542,22 @@ def _naive_stamps(col: Any) -> Any:
     impossible date or time, is :class:`_NotFastError`. Checked and rewritten as a byte
     matrix (one row per value, 32 bytes wide), not per value.
     """
+    import pyarrow as pa
+
+    if len(col) <= _STAMP_CHUNK:
+        return _naive_stamp_chunk(col)
+    # in slices: the byte matrices of a million values would add ~200 MB at the peak
+    return pa.concat_arrays(
+        [_naive_stamp_chunk(col.slice(a, _STAMP_CHUNK)) for a in range(0, len(col), _STAMP_CHUNK)]
+    )
+
+
+_STAMP_CHUNK = 1 << 17
+"""Timestamps checked at a time by :func:`_naive_stamps`."""
+
+
+def _naive_stamp_chunk(col: Any) -> Any:
+    """:func:`_naive_stamps` of at most :data:`_STAMP_CHUNK` values."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc

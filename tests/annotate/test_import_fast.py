@@ -358,6 +358,19 @@ def test_stamps_as_the_per_row_path_reads_them() -> None:
             votes_io._naive_stamps(pa.array([STAMPS[0], bad], pa.string()))
 
 
+def test_stamps_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column longer than a slice reads the same, and a bad value in any slice declines."""
+    import pyarrow as pa
+
+    from annotate.services import votes_io
+
+    whole = votes_io._naive_stamps(pa.array(STAMPS, pa.string())).to_pylist()
+    monkeypatch.setattr(votes_io, "_STAMP_CHUNK", 3)
+    assert votes_io._naive_stamps(pa.array(STAMPS, pa.string())).to_pylist() == whole
+    with pytest.raises(votes_io._NotFastError):
+        votes_io._naive_stamps(pa.array([*STAMPS, REFUSED[0]], pa.string()))
+
+
 def test_a_blank_line_takes_the_per_row_path(tmp_path: Path) -> None:
     """The CSV reader skips blank lines; the fast path declines a file with one (the rows
     would be fewer than the lines), so the per-row path reads it as it always did."""
