@@ -104,47 +104,59 @@ _COMMAS = 12
 batch with exactly that many per line has none in a value."""
 
 
-def _columnar_lines(lines: Any, tail: str) -> tuple[Any, Any, Any]:
-    """A batch of :func:`~annotate.store.repo.vote_export_csv_parts` (a ``pyarrow`` string
-    array) as the CSV lines :func:`_write_csv_votes` writes, with each vote's id and whether
-    it is an undo (choice ``retract``); :class:`_NotColumnarError` unless every line needs
-    no CSV quoting (no quote, no line feed but the last, no comma in a value), has a
-    36-byte vote id and a timestamp in the store's form (``YYYY-MM-DD HH:MM:SS[.ffffff]``,
-    a year other than 0000), the checks of ``repo._CANONICAL_STAMP``.
+def _columnar_lines(batch: list[str], tail: str) -> tuple[Any, Any, Any]:
+    """A batch of :func:`~annotate.store.repo.vote_export_csv_parts` (one text per vote) as
+    the CSV lines :func:`_write_csv_votes` writes (a ``pyarrow`` string array over one
+    buffer of UTF-8 bytes), with each vote's id and whether it is an undo (choice
+    ``retract``); :class:`_NotColumnarError` unless every line needs no CSV quoting (no
+    quote, no line feed but the last, no comma in a value), has a 36-byte vote id and a
+    timestamp in the store's form (``YYYY-MM-DD HH:MM:SS[.ffffff]``, a year other than
+    0000), the checks of ``repo._CANONICAL_STAMP``.
 
-    The timestamp becomes export form in place (``T`` for the space; the query wrote the
-    ``Z``); a zero fraction (``.000000``) is cut out of its line in Python (rare: only the
-    app's own rows at a whole second have one).
+    The texts are joined and encoded once (no Python object per line after that); the
+    counts of quotes, NULs, commas and line feeds are byte searches of the whole batch,
+    and one pass finds where each line's commas and its line feed are. The timestamp
+    becomes export form in place (``T`` for the space; the query wrote the ``Z``); a zero
+    fraction (``.000000``) is cut out of its line in Python (rare: only the app's own rows
+    at a whole second have one).
     """
     import numpy as np
     import pyarrow as pa
 
-    n = len(lines)
-    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset : lines.offset + n + 1]
-    start = (offsets[:-1] - offsets[0]).astype(np.int64)
-    raw = np.frombuffer(lines.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
-    buf = np.empty(len(raw) + 40, dtype=np.uint8)  # room to read past the last line
-    buf[: len(raw)] = raw
-    buf[len(raw) :] = ord(" ")
-    text = buf[: len(raw)]
+    n = len(batch)
+    data = "".join(batch).encode("utf-8")
     if (
         tail.count(",") != 2
         or not tail.endswith("\n")
-        or np.count_nonzero(text == ord("\n")) != n
-        or np.any(text == ord('"'))
-        or np.any(text == 0)  # a NUL (hand-written): SQL text functions may cut it
+        or data.count(b"\n") != n
+        or data.count(b",") != _COMMAS * n
+        or b'"' in data
+        or b"\x00" in data  # a NUL (hand-written): SQL text functions may cut it
     ):
         raise _NotColumnarError
-    found = np.flatnonzero(text == ord(","))
-    if len(found) != _COMMAS * n:
-        raise _NotColumnarError
-    commas = found.reshape(n, _COMMAS)  # each line holds exactly its own twelve
+    size = len(data)
+    buf = np.empty(size + 40, dtype=np.uint8)  # room to read past the last line
+    buf[:size] = np.frombuffer(data, dtype=np.uint8)
+    buf[size:] = ord(" ")
+    del data
+    text = buf[:size]
+    # every line ends with its line feed (the tail's), so n line feeds in all means one
+    # each; the commas and line feed of each line, in order: twelve commas then its end
+    marks = np.flatnonzero((text == ord(",")) | (text == ord("\n"))).reshape(n, _COMMAS + 1)
+    if np.any(text[marks[:, _COMMAS]] != ord("\n")):
+        raise _NotColumnarError  # a line with another number of commas
+    commas = marks[:, :_COMMAS]
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
+    offsets[1:] = marks[:, _COMMAS] + 1
+    start = offsets[:-1]
     if np.any(commas[:, 0] - start != 36):
         raise _NotColumnarError
     # the stamp: after the ninth comma, up to the tenth ('Z' before it)
     at = commas[:, 8] + 1
-    size = commas[:, 9] - at
-    m = buf[at[:, None] + np.arange(27)]
+    width = commas[:, 9] - at
+    window = np.lib.stride_tricks.sliding_window_view(buf, 36)  # rows: no index matrix
+    m = window[at, :27]
     digit = (m >= ord("0")) & (m <= ord("9"))
     fixed = (
         np.all(digit[:, [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]], axis=1)
@@ -155,9 +167,9 @@ def _columnar_lines(lines: Any, tail: str) -> tuple[Any, Any, Any]:
         & (m[:, 16] == ord(":"))
         & np.any(m[:, :4] != ord("0"), axis=1)
     )
-    whole = (size == 20) & (m[:, 19] == ord("Z"))
+    whole = (width == 20) & (m[:, 19] == ord("Z"))
     fraction = (
-        (size == 27)
+        (width == 27)
         & (m[:, 19] == ord("."))
         & np.all(digit[:, 20:26], axis=1)
         & (m[:, 26] == ord("Z"))
@@ -166,23 +178,24 @@ def _columnar_lines(lines: Any, tail: str) -> tuple[Any, Any, Any]:
         raise _NotColumnarError
     buf[at + 10] = ord("T")
     # undos: the choice (between the fifth and sixth commas) is "retract"
-    choice = buf[commas[:, 4, None] + 1 + np.arange(8)]
+    choice = window[commas[:, 4] + 1, :8]
     retract = np.all(choice == np.frombuffer(b"retract,", dtype=np.uint8), axis=1)
-    ids = buf[start[:, None] + np.arange(36)]
+    ids = window[start]
     uuid = pa.Array.from_buffers(
         pa.string(),
         n,
         [None, pa.py_buffer(np.arange(0, 36 * (n + 1), 36, dtype=np.int32)), pa.py_buffer(ids)],
     )
     zero = fraction & np.all(m[:, 19:26] == np.frombuffer(b".000000", dtype=np.uint8), axis=1)
-    out_offsets = (offsets - offsets[0]).astype(np.int32)
     out = pa.Array.from_buffers(
-        pa.string(), n, [None, pa.py_buffer(out_offsets), pa.py_buffer(text)]
+        pa.string(),
+        n,
+        [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(text)],
     )
     if np.any(zero):
         values = out.to_pylist()
         for i in np.flatnonzero(zero).tolist():
-            line = text[start[i] : start[i] + out_offsets[i + 1] - out_offsets[i]].tobytes()
+            line = text[offsets[i] : offsets[i + 1]].tobytes()
             k = int(at[i] - start[i]) + 19
             values[i] = (line[:k] + line[k + 7 :]).decode("utf-8")
         out = pa.array(values, pa.string())
@@ -238,12 +251,12 @@ def _write_csv_votes_columnar(
                 left=(first.value, second.value),
                 tail=tail,
             ):
-                if any(p is not None for p in probabilities):  # adaptive: repr, as csv does
+                if probabilities.count(None) != len(probabilities):  # adaptive: repr, as csv
                     batch = [
                         line if p is None else f"{line[:-1]}{p!r}\n"
                         for line, p in zip(batch, probabilities, strict=True)
                     ]
-                lines, uuid, retract = _columnar_lines(pa.array(batch, pa.string()), tail)
+                lines, uuid, retract = _columnar_lines(batch, tail)
                 del batch
                 # "current" is the condition of the current_vote view
                 current = pc.and_(

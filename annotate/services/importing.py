@@ -1052,10 +1052,12 @@ def _digits(values: Any, width: int) -> Any:
     x = np.asarray(values, dtype=np.int64)
     if x.size and (x.min() < 0 or (width < 19 and x.max() >= 10**width)):
         raise ValueError(f"a number does not fit {width} digits")
-    out = np.empty((x.size, width), dtype=np.uint8)
+    out = np.full((x.size, width), ord("0"), dtype=np.uint8)
     for k in range(width):
-        out[:, width - 1 - k] = x % 10 + ord("0")
-        x = x // 10
+        if not x.any():  # the leading zeros are written already
+            break
+        x, digit = np.divmod(x, 10)
+        out[:, width - 1 - k] = digit + ord("0")
     return out
 
 

@@ -238,6 +238,28 @@ def _m006_access_token(conn: Connection) -> None:
         index.create(conn, checkfirst=True)
 
 
+def _m009_partial_supersedes(conn: Connection) -> None:
+    """``ux_vote_supersedes`` becomes partial (``WHERE supersedes IS NOT NULL``; issue 13:
+    a million-vote import rebuilds every vote index, and this one held a NULL entry for
+    every vote that replaces nothing, most of them).
+
+    The same rule: NULLs never collide in a unique index on either back end. A lookup
+    ``supersedes = x`` implies the condition, so both back ends still use the index (the
+    ``current_vote`` view's ``NOT EXISTS``). Portable DDL only (``DROP INDEX IF EXISTS``,
+    then the index as the model declares it); a database created by this version already
+    has the partial index and gets it rebuilt empty.
+
+    ``ix_vote_study_id`` stays although ``ix_vote_study_item`` starts with the same
+    column: the monitor's change marker (``max(id) WHERE study_id = ?``) and its new-rows
+    query (``study_id = ? AND id > ?``) seek on (study_id, rowid) in it; without it both
+    scan the study's entries (0.1 ms -> 80 ms at a million votes).
+    """
+    conn.execute(text("DROP INDEX IF EXISTS ux_vote_supersedes"))
+    for ix in models.Vote.__table__.indexes:  # type: ignore[attr-defined]
+        if ix.name == "ux_vote_supersedes":
+            ix.create(conn)
+
+
 _VOTE_UNIQUE_INDEXES = ("ux_vote_supersedes", "ux_vote_uuid")
 """The named unique indexes that replace the vote table's UNIQUE constraints (005)."""
 
@@ -255,6 +277,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("006_access_token", _m006_access_token),
     ("007_selection_probability", _m007_selection_probability),
     ("008_quality_questionnaire", _m008_quality_questionnaire),
+    ("009_partial_supersedes", _m009_partial_supersedes),
 ]
 """Every migration, in the order it is applied. Append only."""
 

@@ -166,7 +166,15 @@ class Vote(SQLModel, table=True):
         # once) as named unique indexes, not table constraints (migration 005): a bulk
         # import drops and rebuilds them inside its transaction like the other indexes.
         Index("ux_vote_uuid", "uuid", unique=True),
-        Index("ux_vote_supersedes", "supersedes", unique=True),
+        # Only rows that replace another are in it (migration 009): most rows supersede
+        # nothing, and NULLs never collide in a unique index on either back end.
+        Index(
+            "ux_vote_supersedes",
+            "supersedes",
+            unique=True,
+            sqlite_where=text("supersedes IS NOT NULL"),
+            postgresql_where=text("supersedes IS NOT NULL"),
+        ),
         # At most one chain of votes per annotator and item: only one row may
         # start it; every later row supersedes exactly one earlier row.
         # A swapped re-test (``retest_of`` set) is its own chain beside it, also at

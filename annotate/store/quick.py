@@ -30,6 +30,7 @@ MIGRATION_NAMES = (
     "006_access_token",
     "007_selection_probability",
     "008_quality_questionnaire",
+    "009_partial_supersedes",
 )
 """The schema this module reads: the names of :data:`annotate.store.migrations.MIGRATIONS`.
 

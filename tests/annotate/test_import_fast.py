@@ -284,3 +284,125 @@ def test_annotator_ids_in_bulk_match_one_by_one(tmp_path: Path, base: Path) -> N
         got.append((ids, [tuple(r) for r in rows]))
     assert got[0] == got[1]
     assert got[0][0][1] == 1  # the legacy "Legacy  Name"
+
+
+STAMPS = [
+    "2025-03-01T12:00:00",
+    "2025-03-01T12:00:00Z",
+    "2025-03-01T12:00:00+00:00",
+    "2025-03-01T12:00:00.000000Z",
+    "2025-03-01T12:00:00.123456",
+    "2025-03-01T12:00:00.000001+00:00",
+    "2024-02-29T23:59:59.999999Z",
+    "0001-01-01T00:00:00Z",
+    "9999-12-31T23:59:59.999999Z",
+    "",
+]
+"""Timestamps the fast path takes (the empty value: none)."""
+
+REFUSED = [
+    "2025-02-29T12:00:00Z",  # not a leap year
+    "1900-02-29T00:00:00",
+    "2025-04-31T00:00:00",
+    "2025-13-01T00:00:00",
+    "2025-00-10T00:00:00",
+    "2025-01-00T00:00:00",
+    "0000-01-01T00:00:00",
+    "2025-01-01T24:00:00",
+    "2025-01-01T23:60:00",
+    "2025-01-01T23:59:60",
+    "2025-01-01 12:00:00",  # a space: the store's form, not the export's
+    "2025-01-01T12:00",
+    "2025-01-01T12:00:00.123Z",
+    "2025-01-01T12:00:00.1234567",
+    "2025-01-01T12:00:00+01:00",
+    "2025-01-01T12:00:00ZZ",
+    "2025-01-01T12:00:00Z ",
+    " 2025-01-01T12:00:00",
+    "2025-01-01T12:00:00.",
+    "2025-01-01T12:00:00+00:00Z",
+    "2025-01-01T12:00:00.12345Z",
+    "２０２５-01-01T12:00:00",  # full-width digits: not ASCII
+    "2025-01-01T12:00:00\t",
+    " ",
+]
+"""Forms the fast path declines (the per-row path then accepts or names them)."""
+
+
+def test_stamps_as_the_per_row_path_reads_them() -> None:
+    """The fast path's timestamps equal what the per-row path stores (``fromisoformat``,
+    in UTC, ``isoformat(sep=" ")``, a fraction of zero dropped), one value at a time and
+    all together; every other form makes it decline. Reference: the standard library."""
+    import pyarrow as pa
+
+    from annotate.services import votes_io
+
+    def reference(text: str) -> str | None:
+        if not text:
+            return None
+        dt = votes_io._created_at(Path("x.csv"), 2, text)
+        assert dt is not None
+        return dt.replace(tzinfo=None).isoformat(sep=" ")
+
+    got = votes_io._naive_stamps(pa.array(STAMPS, pa.string())).to_pylist()
+    assert got == [reference(t) for t in STAMPS]
+    for text in STAMPS:
+        assert votes_io._naive_stamps(pa.array([text], pa.string())).to_pylist() == [
+            reference(text)
+        ]
+    # a slice (an array whose offsets do not start at zero) reads the same
+    sliced = pa.array(["x", *STAMPS], pa.string()).slice(1)
+    assert votes_io._naive_stamps(sliced).to_pylist() == got
+    for bad in REFUSED:
+        with pytest.raises(votes_io._NotFastError):
+            votes_io._naive_stamps(pa.array([STAMPS[0], bad], pa.string()))
+
+
+def test_stamps_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column longer than a slice reads the same, and a bad value in any slice declines."""
+    import pyarrow as pa
+
+    from annotate.services import votes_io
+
+    whole = votes_io._naive_stamps(pa.array(STAMPS, pa.string())).to_pylist()
+    monkeypatch.setattr(votes_io, "_STAMP_CHUNK", 3)
+    assert votes_io._naive_stamps(pa.array(STAMPS, pa.string())).to_pylist() == whole
+    with pytest.raises(votes_io._NotFastError):
+        votes_io._naive_stamps(pa.array([*STAMPS, REFUSED[0]], pa.string()))
+
+
+def test_a_blank_line_takes_the_per_row_path(tmp_path: Path) -> None:
+    """The CSV reader skips blank lines; the fast path declines a file with one (the rows
+    would be fewer than the lines), so the per-row path reads it as it always did."""
+    from annotate.services.votes_io import read_vote_table
+
+    row = "00000000-0000-4000-8000-00000000000{k},s,ann,p1,first,,,,,\n"
+    for body in (
+        row.format(k=1) + "\n" + row.format(k=2),
+        row.format(k=1) + row.format(k=2) + "\n",
+        row.format(k=1) + row.format(k=2) + "\n\n",
+    ):
+        p = tmp_path / "v.csv"
+        p.write_text(HEAD + body, encoding="utf-8")
+        assert read_vote_table(p) is None, repr(body)
+    p.write_text(HEAD + row.format(k=1) + row.format(k=2).rstrip("\n"), encoding="utf-8")
+    table = read_vote_table(p)
+    assert table is not None
+    assert len(table) == 2
+
+
+def test_packed_digits_are_the_decimal_text() -> None:
+    """The packed insert's whole numbers (ids, response times) are their decimal text with
+    leading zeros: reference ``format(v, "019d")`` (0, one digit, powers of ten, 2**63 - 1)."""
+    import numpy as np
+
+    values = [0, 1, 9, 10, 99, 100, 123456789, 10**18, 2**63 - 1, 60_000]
+    got = importing._digits(np.array(values, dtype=np.int64), 19)
+    assert [r.tobytes().decode() for r in got] == [format(v, "019d") for v in values]
+    assert [r.tobytes().decode() for r in importing._digits(np.array([0, 7, 42]), 2)] == [
+        "00",
+        "07",
+        "42",
+    ]
+    with pytest.raises(ValueError, match="does not fit"):
+        importing._digits(np.array([100]), 2)

@@ -142,7 +142,7 @@ def test_migrated_schemas_are_the_same_on_both(tmp_path: Path, pg_url: str) -> N
         # the rules the database itself enforces are among what was compared
         vote = a["vote"]["indexes"]
         assert ("ux_vote_uuid", ("uuid",), True, "") in vote
-        assert ("ux_vote_supersedes", ("supersedes",), True, "") in vote
+        assert ("ux_vote_supersedes", ("supersedes",), True, "supersedes is not null") in vote
         assert (
             "ux_vote_chain_root",
             ("annotator_id", "item_id"),
