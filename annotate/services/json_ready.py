@@ -150,19 +150,13 @@ def _scalar(v: Any) -> str | None:
 
 
 def _key(k: Any) -> str:
+    """A dict key as the standard encoder writes it: a string, or a scalar's JSON quoted."""
     if isinstance(k, str):
         return _encode_str(k)
-    if isinstance(k, float):
-        return _encode_str(_float(k))
-    if k is True:
-        return '"true"'
-    if k is False:
-        return '"false"'
-    if k is None:
-        return '"null"'
-    if isinstance(k, int):
-        return _encode_str(int.__repr__(k))
-    raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
+    text = _scalar(k)
+    if text is None:
+        raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
+    return _encode_str(text)
 
 
 def _encode(o: Any, level: int, out: list[str], default: Callable[[Any], Any]) -> None:
