@@ -52,12 +52,13 @@ def shared_data() -> RealData:
 
 @pytest.fixture(autouse=True)
 def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """Keep the developer's data and config directories out of every test."""
+    """Keep the developer's data, config and cache directories out of every test."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("ANNOTATE_DATA_DIR", str(home / "data"))
     monkeypatch.setenv("ANNOTATE_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "xdg-cache"))  # the monitor's vote cache
 
 
 # --- PostgreSQL: the second back end (issue 17) -------------------------------------

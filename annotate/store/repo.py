@@ -1428,23 +1428,73 @@ def vote_rows_after(session: Session, study_id: int, after_id: int) -> list[tupl
     rows to the earlier ones and dropping every superseded row and every retraction
     gives the ``current_vote`` view.
     """
+    return _vote_rows(session, "v.id > ?", (study_id, after_id))
+
+
+_VOTE_ROW_COLUMNS = f"""v.id, v.item_id, v.annotator_id, {outcome_sql("v.choice")},
+                      CASE WHEN v.swapped THEN 1 ELSE 0 END, coalesce(v.response_ms, -1),
+                      CASE WHEN v.fast THEN 1 ELSE 0 END,
+                      coalesce((SELECT w.id FROM vote w WHERE w.uuid = v.supersedes), 0)"""
+"""The columns of :func:`vote_rows_after` (and :func:`vote_rows_at`)."""
+
+
+def _vote_rows(session: Session, where: str, params: tuple[int, ...]) -> list[tuple[int, ...]]:
     conn, q = _raw(session)
     cur = conn.cursor()
     try:
         cur.execute(
             q(
-                f"""SELECT v.id, v.item_id, v.annotator_id, {outcome_sql("v.choice")},
-                      CASE WHEN v.swapped THEN 1 ELSE 0 END, coalesce(v.response_ms, -1),
-                      CASE WHEN v.fast THEN 1 ELSE 0 END,
-                      coalesce((SELECT w.id FROM vote w WHERE w.uuid = v.supersedes), 0)
-               FROM vote v WHERE v.study_id = ? AND v.id > ? AND v.retest_of IS NULL
+                f"""SELECT {_VOTE_ROW_COLUMNS}
+               FROM vote v WHERE v.study_id = ? AND {where} AND v.retest_of IS NULL
                ORDER BY v.id"""
             ),
-            (study_id, after_id),
+            params,
         )
         return list(cur.fetchall())
     finally:
         cur.close()
+
+
+def vote_rows_at(session: Session, study_id: int, ids: Sequence[int]) -> list[tuple[int, ...]]:
+    """The rows of :func:`vote_rows_after` with the given ids (those that exist), oldest
+    first: the monitor's vote cache compares a sample of its rows with them."""
+    if not ids:
+        return []
+    marks = ", ".join("?" * len(ids))
+    return _vote_rows(session, f"v.id IN ({marks})", (study_id, *map(int, ids)))
+
+
+def vote_rows_through(session: Session, study_id: int, last_id: int) -> tuple[int, int]:
+    """How many vote rows of a study have ``id <= last_id``: ``(all rows, rows that are not
+    re-tests)``; the second is how many :func:`vote_rows_after` returns up to ``last_id``
+    (it scans the rows; :func:`vote_count_through` counts on the index alone)."""
+    row = session.execute(
+        text(
+            "SELECT count(*), coalesce(sum(CASE WHEN retest_of IS NULL THEN 1 ELSE 0 END), 0) "
+            "FROM vote WHERE study_id = :s AND id <= :l"
+        ),
+        {"s": study_id, "l": last_id},
+    ).one()
+    return int(row[0]), int(row[1])
+
+
+def vote_count_through(session: Session, study_id: int, last_id: int) -> int:
+    """How many vote rows (re-tests included) of a study have ``id <= last_id``, counted
+    on the ``(study_id, id)`` index without reading the rows."""
+    row = session.execute(
+        text("SELECT count(*) FROM vote WHERE study_id = :s AND id <= :l"),
+        {"s": study_id, "l": last_id},
+    ).one()
+    return int(row[0])
+
+
+def study_created_at(session: Session, study_id: int) -> str | None:
+    """When the study row was created, as text (None without such a study): with the
+    study's id and fingerprint, what tells a study from one recreated under its name."""
+    row = session.execute(
+        text("SELECT created_at FROM study WHERE id = :s"), {"s": study_id}
+    ).first()
+    return None if row is None else str(row[0])
 
 
 def adaptive_votes(session: Session, study_id: int) -> list[tuple[int, int, float | None]]:
