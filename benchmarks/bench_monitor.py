@@ -1,7 +1,7 @@
 """Monitor benchmark: one refresh (query + fit + signals) of an arena with 100,000 votes.
 
 Run: .venv/bin/python benchmarks/bench_monitor.py [--votes N] [--repeat R]
-     [--cases cold,live,change,poll] [--keep DB] [--code DIR]
+     [--cases first,cold,live,change,poll] [--keep DB] [--code DIR]
 
 ``--votes 1000000 --keep /tmp/m1.db`` is issue 13's million-vote monitor (built once,
 about a minute; up to 1,800,000 votes, one per annotator and battle); ``--code DIR``
@@ -13,14 +13,20 @@ The database is filled with bulk SQL (``repo.bulk_insert_votes``): 20 models,
 each voting on distinct battles drawn from 6,000 model pairs, with ties,
 both-bad votes, left/right swaps and response times. Cases:
 
-* ``cold``: a new :class:`StudyMonitor` builds the snapshot (reads every vote);
+* ``first``: a new :class:`StudyMonitor` builds the snapshot with no vote cache file
+  (reads every vote; :mod:`annotate.services.vote_cache`); the file is written in a
+  thread after the snapshot, and that write's time is printed below the table;
+* ``cold``: a new :class:`StudyMonitor` builds the snapshot, the vote cache file written
+  by an untimed open first (every open after the first: the file, then the rows after
+  it);
 * ``live``: the monitor already holds the votes, one new vote arrives, refresh
   (what the running monitor does after each vote: reads one row, refits);
 * ``change``: as ``live``, the new row a change of mind (every third an undo) of a
   stored vote, which supersedes it;
 * ``poll``: the change check run every 0.5 s when nothing happened.
 
-Each case runs in a fresh subprocess, so its peak memory (ru_maxrss) is its own.
+Each case runs in a fresh subprocess, so its peak memory (ru_maxrss) is its own, with
+``XDG_CACHE_HOME`` a new temporary folder (the user's ~/.cache is never touched).
 "median ms" is wall time; "CPU ms" the process CPU time (both threads), which
 depends less on what else the machine runs. The fit and the signals run in
 parallel, so the wall time is about query + max(fit, signals).
@@ -35,6 +41,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -158,6 +165,17 @@ def _insert(engine: Any, row: tuple[Any, ...]) -> None:
         repo.bulk_insert_votes(s, [row])
 
 
+def _wait(mon: Any, snap_first: bool = False) -> float:
+    """Seconds until the monitor's vote cache file is written (0 without a cache)."""
+    if snap_first:
+        mon.snapshot()
+    t0 = time.perf_counter()
+    wait = getattr(mon, "wait_for_cache", None)  # absent in checkouts before the cache
+    if wait is not None:
+        wait()
+    return time.perf_counter() - t0
+
+
 def child(case: str, db: Path, repeat: int) -> dict[str, Any]:
     code = os.environ.get("PYTHONPATH")
     sys.path.insert(0, code or str(ROOT))
@@ -167,15 +185,23 @@ def child(case: str, db: Path, repeat: int) -> dict[str, Any]:
     times: list[float] = []
     cpu: list[float] = []
     parts: list[tuple[float, float, float]] = []
+    writes: list[float] = []
     n = 0
-    if case == "cold":
+    if case in ("first", "cold"):
+        cache = Path(os.environ["XDG_CACHE_HOME"])
+        if case == "cold":  # the file every later open finds
+            _wait(source.open("bench"), snap_first=True)
         for _ in range(repeat):
+            if case == "first":
+                shutil.rmtree(cache / "annotate", ignore_errors=True)
             t0, c0 = time.perf_counter(), time.process_time()
-            snap = source.open("bench").snapshot()
+            mon = source.open("bench")
+            snap = mon.snapshot()
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
             parts.append((snap.timings.query_ms, snap.timings.fit_ms, snap.timings.signals_ms))
             n = snap.n_votes
+            writes.append(_wait(mon))
     else:
         mon = source.open("bench")
         snap = mon.snapshot()
@@ -201,6 +227,7 @@ def child(case: str, db: Path, repeat: int) -> dict[str, Any]:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "case": case,
+        "write_ms": 1000 * statistics.median(writes) if writes else None,
         "load": os.getloadavg()[0],
         "votes": n,
         "median_ms": 1000 * statistics.median(times),
@@ -220,7 +247,7 @@ def main() -> None:
     ap.add_argument("--votes", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument(
-        "--cases", default="cold,live,change,poll", help="comma-separated (default: all)"
+        "--cases", default="first,cold,live,change,poll", help="comma-separated (default: all)"
     )
     ap.add_argument(
         "--keep", type=Path, metavar="DB",
@@ -254,11 +281,13 @@ def main() -> None:
             )
         results = []
         for case in cases:
-            out = subprocess.run(
-                [sys.executable, "-P", __file__,
-                 "--child", case, "--db", str(db), "--repeat", str(args.repeat)],
-                capture_output=True, text=True, check=True, env=env,
-            )  # fmt: skip
+            with tempfile.TemporaryDirectory() as cache:
+                out = subprocess.run(
+                    [sys.executable, "-P", __file__,
+                     "--child", case, "--db", str(db), "--repeat", str(args.repeat)],
+                    capture_output=True, text=True, check=True,
+                    env={**env, "XDG_CACHE_HOME": cache},
+                )  # fmt: skip
             results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     head = (
         f"| {'case':<5} | {'votes':>7} | {'median ms':>9} | {'CPU ms':>6} | {'query ms':>8} "
@@ -274,6 +303,9 @@ def main() -> None:
             f"| {r['fit_ms']:>7.1f} | {r['signals_ms']:>10.1f} | {r['peak_mb']:>7.0f} "
             f"| {r['flagged']}/{r['pending']}/{r['reliable']:<18} | {r['load']:.1f} |"
         )
+    for r in results:
+        if (r.get("write_ms") or 0) >= 0.5:
+            print(f"{r['case']}: vote cache file written {r['write_ms']:.0f} ms after the snapshot")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"target: a refresh under 200 ms at 100,000 votes ({args.repeat} runs per case, median); "
