@@ -49,6 +49,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -250,8 +251,12 @@ def target(engine: Engine, study: repo.StudyRow) -> CacheTarget | None:
     database = _database_key(engine)
     if database is None:
         return None
+    try:
+        folder = cache_dir()
+    except (RuntimeError, KeyError, OSError):  # no home folder to put it in
+        return None
     digest = hashlib.sha256(json.dumps([database, study.name]).encode()).hexdigest()[:32]
-    return CacheTarget(engine, cache_dir() / f"{digest}.votes", database, study)
+    return CacheTarget(engine, folder / f"{digest}.votes", database, study)
 
 
 def _by_column(ufunc: np.ufunc, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -294,8 +299,14 @@ def _array(fh: IO[bytes], dtype: np.dtype[Any], shape: tuple[int, ...]) -> npt.N
 
 
 def _read(path: Path, ident: bytes) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
-    with path.open("rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
+    # non-blocking: a FIFO put in the file's place must not hang the monitor
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return None  # a folder, a device, a FIFO...
+    with os.fdopen(fd, "rb") as fh:
+        size = info.st_size
         if fh.read(len(MAGIC)) != MAGIC:
             return None
         meta = _array(fh, _ROWS, (_META_LEN,))

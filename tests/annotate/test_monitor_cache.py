@@ -491,6 +491,40 @@ def test_a_folder_or_a_device_in_place_of_the_file(
         assert reads[0] == 0
 
 
+def test_a_fifo_in_place_of_the_file_does_not_hang(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, reads: list[int]
+) -> None:
+    """A named pipe where the file should be (opening one for reading waits for a
+    writer): ignored at once."""
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    _votes(engine)
+    _open(engine)
+    path = _the_file()
+    path.unlink()
+    os.mkfifo(path)
+    reads.clear()
+    done: list[Any] = []
+    t = threading.Thread(target=lambda: done.append(_open(engine)), daemon=True)
+    t.start()
+    t.join(timeout=60)
+    assert done, "the open hangs on a FIFO"
+    assert reads == [0]
+
+
+def test_no_home_folder_no_cache(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither XDG_CACHE_HOME nor a home folder: the monitor works without a cache."""
+    monkeypatch.delenv("XDG_CACHE_HOME")
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    _votes(engine, HONEST[:2])
+    mon, _ = _open(engine)
+    assert mon._cache is None
+
+
 def test_a_file_of_another_study_or_database(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: list[int]
 ) -> None:
