@@ -383,7 +383,7 @@ def monitor_and_report(
                     "--repeat",
                     str(args.repeat),
                     "--cases",
-                    "cold,live",
+                    "first,cold,live",
                     *code,
                 ]
             )
