@@ -40,7 +40,8 @@ When a file is written
     if they differ from the rows it holds. Atomic: a temporary file in the same folder,
     then :func:`os.replace`, so two monitors of one study can write at once (the last
     one wins, both files complete). A folder that cannot be created or written is
-    skipped silently.
+    skipped silently. Each write deletes the folder's files neither written nor used for
+    :data:`KEEP_DAYS` days, and temporary files left by a writer that died.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ import os
 import stat
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -93,6 +95,10 @@ tens of milliseconds, less than the file's upkeep is worth."""
 RESAVE_SHARE = 20
 """...and a rewrite also waits for a twentieth of the rows held (a long-running monitor
 of a million-vote study rewrites its 64 MB file about every 50,000 new rows)."""
+
+KEEP_DAYS = 30
+"""A file neither written nor used for this many days (a load that uses it sets its
+modification time) is deleted by the next write in its folder."""
 
 SAMPLE = 256
 """Random rows compared with the database on every load, besides the first and the last
@@ -198,6 +204,8 @@ class CacheTarget:
         db = np.array(stored, dtype=np.int64).reshape(-1, COLUMNS)
         if not np.array_equal(db, rows[picks]):
             return None
+        with contextlib.suppress(OSError):
+            os.utime(self.path)  # in use: kept by _tidy
         return rows
 
     # --- saving ----------------------------------------------------------------------
@@ -240,7 +248,29 @@ class CacheTarget:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             return False
+        _tidy(folder)
         return True
+
+
+def _tidy(folder: Path) -> None:
+    """Delete the files of the folder neither written nor used for :data:`KEEP_DAYS` days
+    (studies and databases no longer opened) and temporary files a writer left a day
+    ago."""
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for e in entries:
+        if e.name.endswith(".votes"):
+            age = KEEP_DAYS * 86400
+        elif e.name.startswith(".") and e.name.endswith(".tmp"):
+            age = 86400
+        else:
+            continue
+        with contextlib.suppress(OSError):
+            if e.is_file(follow_symlinks=False) and now - e.stat().st_mtime > age:
+                os.unlink(e.path)
 
 
 def target(engine: Engine, study: repo.StudyRow) -> CacheTarget | None:

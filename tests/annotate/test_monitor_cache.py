@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -621,6 +622,7 @@ def test_two_monitors_writing_at_once(
     study = _study(engine)
     mon = StudyMonitor(engine, STUDY)
     mon.current_votes()
+    mon.wait_for_cache()
     rows = mon._rows.view.copy()
     targets = [vote_cache.target(engine, study) for _ in range(6)]
     for t in targets:
@@ -660,15 +662,60 @@ def test_two_monitors_writing_at_once(
     _check(engine, monkeypatch)
 
 
+def test_a_write_deletes_old_files_and_leftover_temporary_files(engine: Engine) -> None:
+    """Files not written for KEEP_DAYS days and temporary files a day old go at the next
+    write; newer ones and other files stay."""
+    _votes(engine, HONEST[:2])
+    folder = vote_cache.cache_dir()
+    folder.mkdir(parents=True)
+    old = time.time() - (vote_cache.KEEP_DAYS + 1) * 86400
+    files = {
+        "old.votes": old,
+        "new.votes": time.time() - 3600,
+        ".x.votes.123.tmp": time.time() - 2 * 86400,
+        ".y.votes.456.tmp": time.time() - 60,
+        "notes.txt": old,
+    }
+    for name, t in files.items():
+        (folder / name).write_bytes(b"x")
+        os.utime(folder / name, (t, t))
+    _open(engine)
+    left = {p.name for p in folder.iterdir()}
+    assert left - {_study_file(engine).name} == {"new.votes", ".y.votes.456.tmp", "notes.txt"}
+
+
+def test_a_file_in_use_is_kept(engine: Engine, reads: list[int]) -> None:
+    """A load that uses the file sets its modification time: a study opened every day
+    keeps its file although no write rewrites it."""
+    _votes(engine, HONEST[:2])
+    _open(engine)
+    path = _study_file(engine)
+    old = time.time() - (vote_cache.KEEP_DAYS + 1) * 86400
+    os.utime(path, (old, old))
+    reads.clear()
+    _open(engine)
+    assert reads == [_last_id(engine)]
+    assert time.time() - path.stat().st_mtime < 3600
+
+
+def _study_file(engine: Engine) -> Path:
+    t = vote_cache.target(engine, _study(engine))
+    assert t is not None
+    assert t.path.exists()
+    return t.path
+
+
 def test_rows_that_are_not_the_database_s_are_not_written(engine: Engine) -> None:
     """The writer counts the database's rows first: rows that differ (one dropped) are
     not written."""
     _votes(engine)
     mon = StudyMonitor(engine, STUDY)
     mon.current_votes()
+    mon.wait_for_cache()
     t = vote_cache.target(engine, _study(engine))
     assert t is not None
-    t.ident = t.identify()
+    t.path.unlink()  # the monitor's own write
+    t.identify()
     rows = mon._rows.view
     assert not t.save(np.delete(rows, 2, axis=0))
     assert not t.path.exists()
