@@ -54,6 +54,7 @@ import stat
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -179,18 +180,18 @@ class CacheTarget:
         self.ident = self._identity(session)
         if self.ident is None:
             return None
+        count = _Count(session, self.study.id)  # in a thread while the rows are read
         try:
-            got = _read(self.path, self.ident)
-        except (OSError, ValueError, EOFError, UnicodeError, OverflowError, MemoryError):
+            try:
+                got = _read(self.path, self.ident, count.start)
+            except (OSError, ValueError, EOFError, UnicodeError, OverflowError, MemoryError):
+                got = None
+            ok = got is not None and _plausible(got[0], got[1], self.study.id, item_pos)
+        finally:
+            counted = count.result()  # the session is this thread's again
+        if got is None or not ok or counted != int(got[0][3]):
             return None
-        if got is None:
-            return None
-        meta, rows = got
-        if not _plausible(meta, rows, self.study.id, item_pos):
-            return None
-        last = int(meta[2])
-        if repo.vote_count_through(session, self.study.id, last) != int(meta[3]):
-            return None
+        rows = got[1]
         n = len(rows)
         if n <= SAMPLE + 2:
             picks = np.arange(n)  # every row
@@ -328,7 +329,45 @@ def _array(fh: IO[bytes], dtype: np.dtype[Any], shape: tuple[int, ...]) -> npt.N
     return data.reshape(shape)
 
 
-def _read(path: Path, ident: bytes) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+class _Count:
+    """:func:`repo.vote_count_through` in a thread, on the caller's session, which the
+    caller leaves alone until :meth:`result` (one query at a time on its connection)."""
+
+    def __init__(self, session: Session, study_id: int) -> None:
+        self.session, self.study_id = session, study_id
+        self.thread: threading.Thread | None = None
+        self.out: list[int] = []
+        self.error: BaseException | None = None
+
+    def start(self, meta: npt.NDArray[np.int64]) -> None:
+        last = int(meta[2])
+
+        def run() -> None:
+            try:
+                self.out.append(repo.vote_count_through(self.session, self.study_id, last))
+            except BaseException as err:  # raised again by result(), in the caller's thread
+                self.error = err
+
+        self.thread = threading.Thread(target=run, name="monitor-vote-cache-count")
+        self.thread.start()
+
+    def result(self) -> int | None:
+        """The count (None if never started); a database error is raised here."""
+        if self.thread is None:
+            return None
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.out[0]
+
+
+def _read(
+    path: Path,
+    ident: bytes,
+    on_meta: Callable[[npt.NDArray[np.int64]], None] | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """The file's ``(meta, rows)`` if it is whole and says ``ident``; ``on_meta(meta)`` is
+    called before the rows are read."""
     # non-blocking: a FIFO put in the file's place must not hang the monitor
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     info = os.fstat(fd)
@@ -347,6 +386,8 @@ def _read(path: Path, ident: bytes) -> tuple[npt.NDArray[np.int64], npt.NDArray[
             return None
         if _array(fh, np.dtype(np.uint8), (len(ident),)).tobytes() != ident:
             return None
+        if on_meta is not None:
+            on_meta(meta)
         rows = _array(fh, _ROWS, (n, COLUMNS))
         if fh.tell() != size:
             return None  # trailing bytes: not a file this module wrote

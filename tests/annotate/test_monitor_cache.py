@@ -492,6 +492,23 @@ def test_a_folder_or_a_device_in_place_of_the_file(
         assert reads[0] == 0
 
 
+def test_a_database_error_while_checking_the_file_is_raised(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The row count runs in a thread beside the file's read: a database error there is
+    raised by the open, in the caller's thread, as any read's error is (not lost, and
+    not printed by the thread)."""
+    _votes(engine, HONEST[:2])
+    _open(engine)
+
+    def broken(*_: Any) -> int:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(repo, "vote_count_through", broken)
+    with pytest.raises(RuntimeError, match="went away"):
+        MonitorSource(engine).open(STUDY).snapshot()
+
+
 def test_a_fifo_in_place_of_the_file_does_not_hang(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, reads: list[int]
 ) -> None:
