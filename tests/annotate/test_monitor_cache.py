@@ -206,6 +206,7 @@ def test_votes_added_by_another_process_are_read_after_the_file(
     assert reads[0] == cached_last
 
 
+@BOTH
 def test_changes_of_mind_and_undos_of_cached_votes(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, reads: list[int]
 ) -> None:
