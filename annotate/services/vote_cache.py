@@ -27,19 +27,28 @@ the monitor reads every row from the database, as without a cache)
     * the rows: ids strictly increasing, every column in its range, every item a known
       item of the study;
     * against the database, in the read transaction of the tail: the number of vote rows
-      of the study up to the file's last id (counted on the ``(study_id, id)`` index),
-      and the file's first row, last row and :data:`SAMPLE` random rows, all eight
-      columns each, compared with the rows the database gives for their ids.
+      of the study up to the file's last id (counted on the ``(study_id, id)`` index, in
+      a thread while the file is read), and the file's first row, last row and
+      :data:`SAMPLE` random rows, all eight columns each, compared with the rows the
+      database gives for their ids.
+
+    annotate never updates or deletes a vote row (no migration or command does; a study
+    is never deleted or renamed), so these checks are about other hands: a deleted or
+    added row changes the count, a recreated database the identity, and a row changed in
+    place by hand (sqlite3, psql) is caught when it is among the rows compared (every
+    row of a study of up to ``SAMPLE + 2`` rows; ``SAMPLE`` new random ones per open of a
+    larger one). After such an edit, ``ANNOTATE_CACHE=off`` or deleting the folder is
+    the sure way.
 
 When a file is written
     After a read of at least :data:`MIN_ROWS` rows from the database (a cold open without
     a usable file, or a tail that long), and later whenever the rows read since the last
     write reach :data:`MIN_ROWS` and a twentieth of the rows held. The write runs in a
-    thread started after the snapshot (or :meth:`current_votes`) has returned, so it
-    never delays a refresh; it counts the rows in the database first and writes nothing
-    if they differ from the rows it holds. Atomic: a temporary file in the same folder,
-    then :func:`os.replace`, so two monitors of one study can write at once (the last
-    one wins, both files complete). A folder that cannot be created or written is
+    thread started once the snapshot (or :meth:`current_votes`) is computed, as it
+    returns, so it never delays a refresh; it counts the rows in the database first and
+    writes nothing if they differ from the rows it holds. Atomic: a temporary file in
+    the same folder, then :func:`os.replace`, so two monitors of one study can write at
+    once (the last one wins, both files complete). A folder that cannot be created or written is
     skipped silently. Each write deletes the folder's files neither written nor used for
     :data:`KEEP_DAYS` days, and temporary files left by a writer that died.
 """
