@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from annotate.services.json_ready import symmetric_texts
 from annotate.services.report_model import (
     AnnotatorAlignment,
     ArenaReport,
@@ -298,13 +299,15 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             "annotator (1 = average, 0 = random, < 0 = inverted).",
         )
     )
-    n_a = len(g.annotators)
+    kappa_texts = symmetric_texts(g.pairwise_kappa, "{:.2f}".format) or map(
+        lambda row: num_row(row, 2), g.pairwise_kappa
+    )
     tables.append(
         ReportTable(
             "pairwise",
             "Pairwise Cohen's kappa between annotators",
             ("annotator", *g.annotators),
-            tuple((g.annotators[i], *num_row(g.pairwise_kappa[i], 2)) for i in range(n_a)),
+            tuple((a, *t) for a, t in zip(g.annotators, kappa_texts, strict=True)),
             "on the pairs both judged; — = undefined (fewer than 2 shared pairs or one "
             "category used by both).",
         )
