@@ -985,7 +985,7 @@ def alignment_report(
     do_pairs = can_pairs and "units" in schemes
     do_annot = can_annot and "annotators" in schemes
     do_both = can_pairs and can_annot and "both" in schemes
-    bp_ind = np.full((n_boot if do_pairs else 0, n_e, n_a), np.nan)
+    bp_ind = np.full((n_boot if do_pairs else 0, n_u, n_a), np.nan)  # distinct rows
     bp_mean = np.full((bp_ind.shape[0], n_e), np.nan)
     bp_share = np.full((bp_ind.shape[0], n_e), np.nan)
     bp_kap = np.full((bp_ind.shape[0], n_e), np.nan)
@@ -997,11 +997,12 @@ def alignment_report(
         for start in range(0, n_boot, _CHUNK):
             b = min(_CHUNK, n_boot - start)
             wp = _boot_counts(gen, b, n_p)
-            num = _count_matmul(wp, agree_pa).reshape(b, n_u, n_a)[:, row_of]
+            num = _count_matmul(wp, agree_pa).reshape(b, n_u, n_a)
             den = _count_matmul(wp, judged_pa)  # (b, A)
             ok = den > 0
             vals = np.where(ok[:, None, :], num / np.maximum(den, 1.0)[:, None, :], np.nan)
             bp_ind[start : start + b] = vals
+            vals = vals[:, row_of]  # (b, E, A)
             with _quiet():
                 bp_mean[start : start + b] = np.nanmean(vals, axis=2)
             s, k = _batch_consensus_stats(votes, pred, wp, None, margin, near_tie, tie_credit)
@@ -1052,7 +1053,7 @@ def alignment_report(
             bb_share[start : start + b] = s
             bb_kap[start : start + b] = k
 
-    lo_i, hi_i, nv_i = _interval(bp_ind, confidence)
+    lo_i, hi_i, nv_i = (x[row_of] for x in _interval(bp_ind, confidence))
     ci_mask = ~has_votes[None, :] | (nv_i == 0)
     individual_low = _masked(np.where(ci_mask, 0.0, lo_i), mask=ci_mask)
     individual_high = _masked(np.where(ci_mask, 0.0, hi_i), mask=ci_mask)
