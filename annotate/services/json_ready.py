@@ -231,9 +231,9 @@ def symmetric_texts(
     or an infinity).
 
     A million-cell matrix of 1,000 annotators then needs half a million conversions, the
-    dearest step of writing it (``float.__repr__`` or a ``str.format``). The last two
-    results are kept (by ``text`` and the matrix's bytes), so the report's CSV and its
-    ``--json`` convert the same matrix once; callers must not modify the lists."""
+    dearest step of writing it (``float.__repr__`` or a ``str.format``). The last result
+    is kept (by ``text`` and the matrix's bytes), so the report's CSV and its ``--json``
+    convert the same matrix once; callers must not modify the lists."""
     n = len(rows)
     if n == 0 or any(len(r) != n for r in rows):
         return None
@@ -255,9 +255,9 @@ def symmetric_texts(
     out[iu] = upper
     out[iu[1], iu[0]] = upper
     texts: list[list[str]] = out.tolist()
-    _LAST_TEXTS[:] = [*_LAST_TEXTS[-1:], (text, key, texts)]
+    _LAST_TEXTS[:] = [(text, key, texts)]
     return texts
 
 
 _LAST_TEXTS: list[tuple[Callable[[float], str], bytes, list[list[str]]]] = []
-"""The last two results of :func:`symmetric_texts`: (text, matrix bytes, texts)."""
+"""The last result of :func:`symmetric_texts`: (text, matrix bytes, texts)."""
