@@ -278,6 +278,7 @@ def _replicates_over_raters(
     *,
     need_alpha: bool = True,
     unit_weights: FloatArray | None = None,
+    products: list[npt.NDArray[np.float32]] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Alpha and Fleiss' kappa per rater-resample; NaN where undefined (internal sentinel).
 
@@ -285,7 +286,8 @@ def _replicates_over_raters(
     twice is two raters whose copies are never paired with each other. Alpha is
     all NaN when ``need_alpha`` is false. With ``unit_weights`` of shape (B, U)
     the units are resampled too (two-way): every sum over units is weighted by
-    how often the unit was drawn in that replicate.
+    how often the unit was drawn in that replicate. ``products`` are the K products
+    ``W @ F[k]`` of :func:`_rater_products` when the caller has them.
     """
     rated = F.sum(axis=0)  # (A, U)
     # Counts are small integers, exact in float32: the products run in float32 and
@@ -294,8 +296,7 @@ def _replicates_over_raters(
     # copies). Ordered pairs of values from different raters: m^2 - s2, of which
     # sum_k n_k^2 - s2 agree.
     W = rater_weights.astype(np.float32)
-    Fs = F.astype(np.float32)
-    n = [W @ Fs[k] for k in range(Fs.shape[0])]  # K x (B, U)
+    n = _rater_products(F, rater_weights) if products is None else products  # K x (B, U)
     m = np.add.reduce(n)
     sumsq = np.add.reduce([x * x for x in n])
     s2 = (W * W) @ rated.astype(np.float32)
@@ -329,6 +330,27 @@ def _replicates_over_raters(
         )
     kappa = _fleiss_from(p_bar, p_j, cnt > 0)
     return alpha, kappa
+
+
+def _rater_products(F: FloatArray, rater_weights: FloatArray) -> list[npt.NDArray[np.float32]]:
+    """``W @ F[k]`` for each category k, in float32 (exact: small integer counts)."""
+    W = rater_weights.astype(np.float32)
+    Fs = F.astype(np.float32)
+    return [W @ Fs[k] for k in range(Fs.shape[0])]
+
+
+def _with_abstain_products(
+    Fa: FloatArray,
+    F: FloatArray,
+    rater_weights: FloatArray,
+    label_products: list[npt.NDArray[np.float32]],
+) -> list[npt.NDArray[np.float32]]:
+    """:func:`_rater_products` of ``Fa`` (abstention first, then the labels) reusing those
+    of ``F`` (the labels): a label's indicator is the same whether abstentions are missing
+    or a category, so only the abstention's product is new (checked)."""
+    if not np.array_equal(Fa[1:], F):  # pragma: no cover - the same indicators by design
+        return _rater_products(Fa, rater_weights)
+    return [_rater_products(Fa[:1], rater_weights)[0], *label_products]
 
 
 def _as_weights(w: npt.ArrayLike, name: str, n: int, what: str) -> FloatArray:
@@ -622,20 +644,26 @@ def agreement_bootstrap(
                 dist["fleiss_ab_u"] = _distribution(k_ab, conf, "units")
         if "annotators" in schemes and raters_ok:
             wr = _boot_counts(gen, n_boot, n_raters)
-            a, k = _replicates_over_raters(F, wr)
+            n_f = _rater_products(F, wr)
+            a, k = _replicates_over_raters(F, wr, products=n_f)
             dist["alpha_r"] = _distribution(a, conf, "annotators")
             dist["fleiss_r"] = _distribution(k, conf, "annotators")
             if Fa is not None:
-                k_ab = _replicates_over_raters(Fa, wr, need_alpha=False)[1]
+                n_fa = _with_abstain_products(Fa, F, wr, n_f)
+                k_ab = _replicates_over_raters(Fa, wr, need_alpha=False, products=n_fa)[1]
                 dist["fleiss_ab_r"] = _distribution(k_ab, conf, "annotators")
         if "both" in schemes and units_ok and raters_ok:
             wu = _boot_counts(gen, n_boot, n_units)
             wr = _boot_counts(gen, n_boot, n_raters)
-            a, k = _replicates_over_raters(F, wr, unit_weights=wu)
+            n_f = _rater_products(F, wr)
+            a, k = _replicates_over_raters(F, wr, unit_weights=wu, products=n_f)
             dist["alpha_b"] = _distribution(a, conf, "both")
             dist["fleiss_b"] = _distribution(k, conf, "both")
             if Fa is not None:
-                k_ab = _replicates_over_raters(Fa, wr, need_alpha=False, unit_weights=wu)[1]
+                n_fa = _with_abstain_products(Fa, F, wr, n_f)
+                k_ab = _replicates_over_raters(
+                    Fa, wr, need_alpha=False, unit_weights=wu, products=n_fa
+                )[1]
                 dist["fleiss_ab_b"] = _distribution(k_ab, conf, "both")
     return AgreementBootstrapResult(
         alpha=alpha,

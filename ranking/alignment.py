@@ -701,6 +701,22 @@ def _agreement_tensor(
     return out
 
 
+def _distinct_rows(pred: IntArray) -> tuple[IntArray, IntArray]:
+    """The distinct rows of ``pred`` (E, P) in first-seen order, and each row's index
+    among them (E,)."""
+    seen: dict[bytes, int] = {}
+    first: list[int] = []
+    row_of = np.empty(pred.shape[0], dtype=np.int64)
+    for e, row in enumerate(pred):
+        key = row.tobytes()
+        k = seen.get(key)
+        if k is None:
+            k = seen[key] = len(first)
+            first.append(e)
+        row_of[e] = k
+    return pred[first], row_of
+
+
 def _batch_consensus_stats(
     votes: _Votes,
     pred: IntArray,
@@ -939,12 +955,18 @@ def alignment_report(
     # the agreement credits are 0, 1 or tie_credit: with a credit of 0, 1/2 or 1 they and
     # their products with bootstrap counts are exact in float32 (_count_matmul)
     exact = votes.exact32 and float(tie_credit) in (0.0, 0.5, 1.0)
+    # Estimators with the same prediction on every pair (EIP on the whole model pool and
+    # EIP; two estimators that order every pair alike) have the same agreement rows: each
+    # distinct row is made and multiplied once, then copied to its estimators (row_of).
+    # The products are exact (_count_matmul), so each copy is what its own row gives.
+    distinct, row_of = _distinct_rows(pred) if exact else (pred, np.arange(n_e))
+    n_u = distinct.shape[0]
     agree = _agreement_tensor(
-        votes, pred, float(tie_credit), np.float32 if exact else np.float64
-    )  # (E, A, P)
+        votes, distinct, float(tie_credit), np.float32 if exact else np.float64
+    )  # (E_distinct, A, P)
     n_judged = judged.sum(axis=1)  # (A,)
     has_votes = n_judged > 0
-    credit = agree.sum(axis=2, dtype=np.float64)  # exact sums of halves either way
+    credit = agree.sum(axis=2, dtype=np.float64)[row_of]  # exact sums of halves either way
     ind = np.where(has_votes, credit / np.maximum(n_judged, 1.0), 0.0)  # (E, A)
     individual = _masked(ind, mask=np.broadcast_to(~has_votes, ind.shape).copy())
     mean_ind = ind[:, has_votes].mean(axis=1)
@@ -963,23 +985,24 @@ def alignment_report(
     do_pairs = can_pairs and "units" in schemes
     do_annot = can_annot and "annotators" in schemes
     do_both = can_pairs and can_annot and "both" in schemes
-    bp_ind = np.full((n_boot if do_pairs else 0, n_e, n_a), np.nan)
+    bp_ind = np.full((n_boot if do_pairs else 0, n_u, n_a), np.nan)  # distinct rows
     bp_mean = np.full((bp_ind.shape[0], n_e), np.nan)
     bp_share = np.full((bp_ind.shape[0], n_e), np.nan)
     bp_kap = np.full((bp_ind.shape[0], n_e), np.nan)
     judged_pa = _counts32(votes, "judged").T if exact else judged.T  # (P, A)
     if do_pairs or do_both:
-        agree_pa = agree.transpose(2, 0, 1).reshape(n_p, n_e * n_a)
+        agree_pa = agree.transpose(2, 0, 1).reshape(n_p, n_u * n_a)
     del agree
     if do_pairs:
         for start in range(0, n_boot, _CHUNK):
             b = min(_CHUNK, n_boot - start)
             wp = _boot_counts(gen, b, n_p)
-            num = _count_matmul(wp, agree_pa).reshape(b, n_e, n_a)
+            num = _count_matmul(wp, agree_pa).reshape(b, n_u, n_a)
             den = _count_matmul(wp, judged_pa)  # (b, A)
             ok = den > 0
             vals = np.where(ok[:, None, :], num / np.maximum(den, 1.0)[:, None, :], np.nan)
             bp_ind[start : start + b] = vals
+            vals = vals[:, row_of]  # (b, E, A)
             with _quiet():
                 bp_mean[start : start + b] = np.nanmean(vals, axis=2)
             s, k = _batch_consensus_stats(votes, pred, wp, None, margin, near_tie, tie_credit)
@@ -1014,7 +1037,7 @@ def alignment_report(
             b = min(_CHUNK, n_boot - start)
             wp = _boot_counts(gen, b, n_p)
             wa = _boot_counts(gen, b, n_a)
-            num = _count_matmul(wp, agree_pa).reshape(b, n_e, n_a)
+            num = _count_matmul(wp, agree_pa).reshape(b, n_u, n_a)[:, row_of]
             den = _count_matmul(wp, judged_pa)  # (b, A): judged votes on the drawn pairs
             ok = (den > 0) & (wa > 0)
             vals = np.where(ok[:, None, :], num / np.maximum(den, 1.0)[:, None, :], 0.0)
@@ -1030,7 +1053,7 @@ def alignment_report(
             bb_share[start : start + b] = s
             bb_kap[start : start + b] = k
 
-    lo_i, hi_i, nv_i = _interval(bp_ind, confidence)
+    lo_i, hi_i, nv_i = (x[row_of] for x in _interval(bp_ind, confidence))
     ci_mask = ~has_votes[None, :] | (nv_i == 0)
     individual_low = _masked(np.where(ci_mask, 0.0, lo_i), mask=ci_mask)
     individual_high = _masked(np.where(ci_mask, 0.0, hi_i), mask=ci_mask)

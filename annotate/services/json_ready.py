@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -171,7 +171,16 @@ def _encode(o: Any, level: int, out: list[str], default: Callable[[Any], Any]) -
         inner = "\n" + "  " * (level + 1)
         sep = "," + inner
         types = set(map(type, o))
-        if types <= _INT_TYPES and type(None) not in types and bool not in types:
+        matrix = _float_matrix(o, types)
+        if matrix is not None:  # rows of floats, each written as the branch below does
+            row_inner = inner + "  "
+            row_sep = "," + row_inner
+            out.append(
+                "["
+                + inner
+                + sep.join(["[" + row_inner + row_sep.join(t) + inner + "]" for t in matrix])
+            )
+        elif types <= _INT_TYPES and type(None) not in types and bool not in types:
             out.append("[" + inner + sep.join(map(int.__repr__, o)))
         elif types == {float} and all(map(math.isfinite, o)):
             out.append("[" + inner + sep.join(map(float.__repr__, o)))
@@ -202,3 +211,53 @@ def _encode(o: Any, level: int, out: list[str], default: Callable[[Any], Any]) -
         out.append("\n" + "  " * level + "}")
         return
     _encode(default(o), level, out, default)
+
+
+def _float_matrix(o: list[Any] | tuple[Any, ...], types: set[type]) -> list[list[str]] | None:
+    """The JSON of each number of ``o`` when it is a symmetric matrix of finite floats
+    (:func:`symmetric_texts`); None otherwise."""
+    if len(o) < 2 or not types <= {list, tuple}:
+        return None
+    return symmetric_texts(o, float.__repr__, finite=True)
+
+
+def symmetric_texts(
+    rows: Sequence[Sequence[Any]], text: Callable[[float], str], *, finite: bool = False
+) -> list[list[str]] | None:
+    """``[[text(v) for v in row] for row in rows]`` for a square matrix of Python floats
+    that equals its transpose bit for bit (a pairwise kappa matrix), with ``text`` called
+    once per unordered pair of cells; None for anything else (a None or another type, a
+    ragged or non-square matrix, a cell whose mirror has other bits; with ``finite`` a NaN
+    or an infinity).
+
+    A million-cell matrix of 1,000 annotators then needs half a million conversions, the
+    dearest step of writing it (``float.__repr__`` or a ``str.format``). The last result
+    is kept (by ``text`` and the matrix's bytes), so the report's CSV and its ``--json``
+    convert the same matrix once; callers must not modify the lists."""
+    n = len(rows)
+    if n == 0 or any(len(r) != n for r in rows):
+        return None
+    if not all(set(map(type, r)) == {float} for r in rows):
+        return None
+    a = np.array(rows, dtype=np.float64)
+    if finite and not np.isfinite(a).all():
+        return None
+    bits = a.view(np.int64)
+    if not np.array_equal(bits, bits.T):
+        return None
+    key = a.tobytes()
+    for t, k, kept in _LAST_TEXTS:
+        if t == text and k == key:
+            return kept
+    iu = np.triu_indices(n)
+    upper = list(map(text, a[iu].tolist()))
+    out = np.empty((n, n), dtype=object)
+    out[iu] = upper
+    out[iu[1], iu[0]] = upper
+    texts: list[list[str]] = out.tolist()
+    _LAST_TEXTS[:] = [(text, key, texts)]
+    return texts
+
+
+_LAST_TEXTS: list[tuple[Callable[[float], str], bytes, list[list[str]]]] = []
+"""The last result of :func:`symmetric_texts`: (text, matrix bytes, texts)."""

@@ -762,9 +762,13 @@ def _agreement(
         mask = _mask(pc.values)
         # Python floats and ints, None where undefined, built by NumPy's tolist (a million
         # cells at 1,000 annotators)
-        cells = np.asarray(pc.values.data, dtype=np.float64).reshape(n_a, n_a).astype(object)
-        cells[mask] = None
-        pk = tuple(map(tuple, cells.tolist()))
+        values = np.asarray(pc.values.data, dtype=np.float64).reshape(n_a, n_a)
+        if mask.any():
+            cells = values.astype(object)
+            cells[mask] = None
+            pk = tuple(map(tuple, cells.tolist()))
+        else:  # every pair defined: the floats straight from tolist
+            pk = tuple(map(tuple, values.tolist()))
         po = tuple(map(tuple, np.asarray(pc.overlap).astype(np.int64).tolist()))
         mean = pc.mean()
         mean_k, mean_r = mean.value, mean.reason

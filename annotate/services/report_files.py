@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from annotate.names import one_line
+from annotate.services.json_ready import symmetric_texts
 from annotate.services.paths import inside, output_folder
 from annotate.services.report_model import RESAMPLE_LABELS, ArenaReport, HumanAlignmentReport
 from annotate.services.report_view import EXACT_P_MAX_N, arena_view, printed_view
@@ -57,8 +58,30 @@ def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]
     with path.open("w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh)
         w.writerow([one_line(c) for c in header])
-        w.writerows(_cells(row) for row in rows)
+        for row in rows:
+            cells = _cells(row)
+            line = _plain_line(cells)
+            if line is None:  # a cell csv quotes (or not text): the writer writes the row
+                w.writerow(cells)
+            else:
+                fh.write(line)
     return path
+
+
+def _plain_line(cells: Sequence[object]) -> str | None:
+    """The line ``csv.writer`` (excel dialect, minimal quoting) writes for ``cells`` when
+    no cell needs quoting: text cells without a comma, a quote, CR or LF, and not one
+    empty cell alone (written ``""``); None otherwise. Joined in C passes, where the
+    writer checks each of a million cells (the pairwise kappa table) one by one."""
+    try:
+        joined = "".join(cells)  # type: ignore[arg-type]
+    except TypeError:  # a cell that is not text
+        return None
+    if "," in joined or '"' in joined or "\r" in joined or "\n" in joined:
+        return None
+    if len(cells) == 1 and not joined:
+        return None
+    return ",".join(cells) + "\r\n"  # type: ignore[arg-type]
 
 
 def _cells(row: Sequence[object]) -> Sequence[object]:
@@ -468,7 +491,14 @@ def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list
     )
     out["pairwise_kappa.csv"] = (
         ["annotator", *g.annotators],
-        [[a, *_f_row(row)] for a, row in zip(g.annotators, g.pairwise_kappa, strict=True)],
+        [
+            [a, *texts]
+            for a, texts in zip(
+                g.annotators,
+                symmetric_texts(g.pairwise_kappa, float.__repr__) or map(_f_row, g.pairwise_kappa),
+                strict=True,
+            )
+        ],
     )
     hs = r.human_scale
     out["human_scale.csv"] = (

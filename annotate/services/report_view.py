@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from annotate.services.report_model import (
     AnnotatorAlignment,
     ArenaReport,
@@ -36,6 +38,50 @@ def num_row(row: Sequence[float | None], digits: int) -> tuple[str, ...]:
         return tuple(map(f"{{:.{digits}f}}".format, row))
     except TypeError:  # a None: "—"
         return tuple(num(x, digits) for x in row)
+
+
+def num_rows(rows: Sequence[Sequence[float | None]], digits: int) -> list[tuple[str, ...]]:
+    """:func:`num_row` of every row of a matrix (the pairwise kappa table: a million cells
+    at 1,000 annotators), in vectorised passes when every cell is a float.
+
+    A cell's text is ``format(x, ".{digits}f")``: the exact binary value rounded to
+    ``digits`` decimals. With ``t = x * 10**digits`` below 2**30 in magnitude, ``t`` is
+    within 2**-24 of the exact product, so unless its fraction is within 1e-6 of one half
+    (a tie or near-tie, formatted by Python) rounding ``t`` gives the same integer ``k``,
+    and the text is the sign bit's "-" then ``k`` with the decimal point put in."""
+    if digits < 1 or not rows or not all(set(map(type, r)) == {float} for r in rows):
+        return [num_row(r, digits) for r in rows]
+    width = len(rows[0])
+    if any(len(r) != width for r in rows):
+        return [num_row(r, digits) for r in rows]
+    a = np.array(rows, dtype=np.float64)
+    scale = 10**digits
+    with np.errstate(all="ignore"):  # infinities and NaN are formatted by Python
+        t = a * scale
+        whole = np.floor(t)
+        frac = t - whole
+        fast = (np.abs(t) < 2.0**30) & (np.abs(frac - 0.5) > 1e-6)
+    k = np.where(fast, whole + (frac > 0.5), 0.0).astype(np.int64)
+    code = 2 * np.abs(k) + np.signbit(a)  # |k| and the sign ("-0.00" for -0.001 and -0.0)
+    code = np.where(fast, code, 0)
+    if int(code.max()) <= 4 * code.size + 4096:  # a lookup table indexed by code
+        present = np.flatnonzero(np.bincount(code.ravel()))
+        index = code
+    else:  # large values: the distinct codes
+        present, inverse = np.unique(code, return_inverse=True)
+        index = inverse.reshape(code.shape)
+    texts = [
+        f"{'-' if c & 1 else ''}{(c >> 1) // scale}.{(c >> 1) % scale:0{digits}d}"
+        for c in present.tolist()
+    ]
+    table = np.empty(int(index.max()) + 1, dtype=object)
+    table[present if index is code else np.arange(present.size)] = texts
+    out = table[index]
+    slow = np.flatnonzero(~fast.ravel())
+    if slow.size:
+        flat = out.reshape(-1)
+        flat[slow] = [num(x, digits) for x in a.reshape(-1)[slow].tolist()]
+    return list(map(tuple, out.tolist()))
 
 
 def p_text(p: float | None) -> str:
@@ -298,13 +344,13 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             "annotator (1 = average, 0 = random, < 0 = inverted).",
         )
     )
-    n_a = len(g.annotators)
+    kappa_texts = num_rows(g.pairwise_kappa, 2)
     tables.append(
         ReportTable(
             "pairwise",
             "Pairwise Cohen's kappa between annotators",
             ("annotator", *g.annotators),
-            tuple((g.annotators[i], *num_row(g.pairwise_kappa[i], 2)) for i in range(n_a)),
+            tuple((a, *t) for a, t in zip(g.annotators, kappa_texts, strict=True)),
             "on the pairs both judged; — = undefined (fewer than 2 shared pairs or one "
             "category used by both).",
         )
