@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 from sqlmodel import Session
@@ -1036,10 +1036,61 @@ def _apply_vote_table(s: Session, table: VoteTable, report: ImportReport) -> Non
         given = probability is not None and probability.null_count < len(probability)
         # a probability goes in as a Python float: exact, where SQLite's text-to-real
         # conversion of a packed record need not be
-        rows = packed() if _packed_insert(s) and not given else batches()
+        rows = _made_ahead(packed()) if _packed_insert(s) and not given else batches()
         report.votes_added += repo.bulk_insert_vote_batches(s, rows, expected=len(table))
     except repo.integrity_errors() as err:
         raise _bulk_conflict(s, table, err) from err
+
+
+_T = TypeVar("_T")
+
+
+def _made_ahead(items: Iterator[_T]) -> Iterator[_T]:
+    """The items of ``items`` in order, each next one made in a worker thread while the
+    caller uses the current one (SQLite inserts a batch with the GIL released, while
+    numpy and pyarrow pack the next: on two cores the packing leaves the critical path).
+
+    At most one item waits made; an exception of the worker is raised here, and a
+    caller that stops early (an exception of its own) stops the worker before going on.
+    """
+    import queue
+    import threading
+
+    ready: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    end = object()
+
+    def hand_over(entry: tuple[bool, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(entry, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for item in items:
+                if not hand_over((True, item)):
+                    return
+            hand_over((True, end))
+        except BaseException as err:  # raised again in the caller's thread
+            hand_over((False, err))
+
+    worker = threading.Thread(target=work, name="annotate-pack-votes", daemon=True)
+    worker.start()
+    try:
+        while True:
+            ok, item = ready.get()
+            if not ok:
+                raise item
+            if item is end:
+                return
+            yield item
+    finally:
+        stop.set()
+        worker.join()
 
 
 def _packed_insert(s: Session) -> bool:

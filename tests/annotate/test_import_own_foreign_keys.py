@@ -177,3 +177,43 @@ def test_missing_vote_parents_names_the_first_missing_id(base: Path) -> None:
             )
     finally:
         engine.dispose()
+
+
+def test_made_ahead_keeps_order_and_raises_the_workers_error() -> None:
+    """The packing thread of the bulk insert: the same items in order; an error in the
+    worker comes out in the caller; a caller that stops early stops the worker."""
+    import threading
+
+    assert list(importing._made_ahead(iter(range(50)))) == list(range(50))
+
+    def failing() -> Any:
+        yield 1
+        raise ValueError("bad batch")
+
+    got: list[Any] = []
+
+    def consume_failing() -> None:
+        for x in importing._made_ahead(failing()):
+            got.append(x)
+
+    with pytest.raises(ValueError, match="bad batch"):
+        consume_failing()
+    assert got == [1]
+    made: list[int] = []
+
+    def endless() -> Any:
+        k = 0
+        while True:
+            made.append(k)
+            yield k
+            k += 1
+
+    def consume_endless() -> None:
+        for x in importing._made_ahead(endless()):
+            if x == 3:
+                raise RuntimeError("the insert failed")
+
+    with pytest.raises(RuntimeError):
+        consume_endless()
+    assert not any(t.name == "annotate-pack-votes" for t in threading.enumerate())
+    assert len(made) <= 6  # at most one made ahead, one waiting
