@@ -1243,8 +1243,8 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
         )
 
     names, study_code = codes(t.study)
-    _, ann_code = codes(t.annotator)
-    _, item_code = codes(t.item_key)
+    ann_names, ann_code = codes(t.annotator)
+    item_names, item_code = codes(t.item_key)
     choice = t.choice
     retract = pc.equal(choice, Choice.RETRACT.value).to_numpy(zero_copy_only=False)
     # chains: every supersedes names an earlier row of the same annotator, item and study
@@ -1300,11 +1300,12 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
         if repo.study_has_votes(s, st.id):
             raise _SlowPathError
         items = repo.item_ids(s, st.id)
-        keys, key_code = codes(t.item_key.take(sel))
+        # one study (the usual file): its rows are the table's, their codes the table's
+        keys, key_code = (item_names, item_code) if len(names) == 1 else codes(t.item_key.take(sel))
         if any(k not in items for k in keys):
             raise _SlowPathError
         key_ids = np.array([items[k] for k in keys], dtype=np.int64)
-        anns, a_code = codes(t.annotator.take(sel))
+        anns, a_code = (ann_names, ann_code) if len(names) == 1 else codes(t.annotator.take(sel))
         plans.append(_TablePlan(st.id, rows, key_ids[key_code], anns, a_code))
     return plans, notes
 

@@ -347,30 +347,52 @@ def _uuid_chars(col: Any) -> Any:
         raise _NotFastError
     raw = np.frombuffer(col.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
     chars = raw.reshape(n, 36)
-    dash = np.zeros(36, dtype=bool)
-    dash[[8, 13, 18, 23]] = True
-    hex_digit = np.zeros(256, dtype=bool)
-    hex_digit[list(b"0123456789abcdefABCDEF")] = True
-    if not (np.all(chars[:, dash] == ord("-")) and np.all(hex_digit[chars[:, ~dash]])):
-        raise _NotFastError
+    # each byte's class (1 a hex digit, 2 a dash, 0 anything else) against the layout,
+    # a slice of rows at a time (bounded temporaries)
+    kind = np.zeros(256, dtype=np.uint8)
+    kind[list(b"0123456789abcdefABCDEF")] = 1
+    kind[ord("-")] = 2
+    layout = np.ones(36, dtype=np.uint8)
+    layout[[8, 13, 18, 23]] = 2
+    for a in range(0, n, _STAMP_CHUNK):
+        if not np.array_equal(
+            kind[chars[a : a + _STAMP_CHUNK]],
+            np.broadcast_to(layout, (min(n - a, _STAMP_CHUNK), 36)),
+        ):
+            raise _NotFastError
     return chars
 
 
+_HASH_MULTIPLIERS = (
+    0x9E3779B97F4A7C15,
+    0xC2B2AE3D27D4EB4F,
+    0x165667B19E3779F9,
+    0xD6E8FEB86659FD93,
+    0xFF51AFD7ED558CCD,
+)
+"""Odd 64-bit constants (from xxHash and MurmurHash3) mixing the words of a UUID."""
+
+
 def _duplicates_possible(chars: Any) -> bool:
-    """Whether two UUIDs (an ``(n, 36)`` byte matrix) may be equal: False when their first
-    16 hex digits all differ (a hash check; an exact comparison decides otherwise)."""
+    """Whether two UUIDs (an ``(n, 36)`` byte matrix) may be equal: False when 64-bit hashes
+    of their 36 bytes all differ (equal values have equal hashes; an exact comparison
+    decides when two hashes are equal)."""
     import numpy as np
     import pandas as pd
 
-    digits = chars[:, [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17]]
-    nibble = np.zeros(256, dtype=np.uint64)
-    for i, c in enumerate(b"0123456789abcdef"):
-        nibble[c] = i
-    for i, c in enumerate(b"ABCDEF"):
-        nibble[c] = 10 + i
-    key = np.zeros(len(chars), dtype=np.uint64)
-    for j in range(16):
-        key = (key << np.uint64(4)) | nibble[digits[:, j]]
+    n = len(chars)
+    if n < 2:
+        return False
+    rows = np.ascontiguousarray(chars)
+
+    def word(at: int, dtype: str) -> Any:
+        return np.ndarray((n,), dtype=dtype, buffer=rows, offset=at, strides=(36,))
+
+    words = [word(at, "<u8") for at in (0, 8, 16, 24)] + [word(32, "<u4").astype(np.uint64)]
+    key = np.zeros(n, dtype=np.uint64)
+    for w, k in zip(words, _HASH_MULTIPLIERS, strict=True):
+        key ^= w * np.uint64(k)
+        key ^= key >> np.uint64(29)
     return bool(pd.Series(key.view(np.int64)).duplicated().any())
 
 

@@ -376,8 +376,17 @@ def insert_battle(
 
 
 def item_ids(session: Session, study_id: int) -> dict[str, int]:
-    rows = session.exec(select(Item.key, Item.id).where(Item.study_id == study_id))
-    return {k: int(i) for k, i in rows if i is not None}
+    """Item key -> id of every item of the study (one query on the DB-API cursor: a
+    million-vote study has tens of thousands of items). Pending ORM rows are flushed
+    first, as the ORM's query would (autoflush)."""
+    session.flush()
+    conn, q = _raw(session)
+    cur = conn.cursor()
+    try:
+        cur.execute(q('SELECT "key", id FROM item WHERE study_id = ?'), (int(study_id),))
+        return {str(k): int(i) for k, i in cur.fetchall()}
+    finally:
+        cur.close()
 
 
 def battle_models(session: Session, study_id: int) -> dict[str, tuple[str | None, str, str]]:
