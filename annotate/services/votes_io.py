@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -464,9 +465,44 @@ def _parse_vote_table(path: Path) -> VoteTable:
     def empty_as_null(col: Any) -> Any:
         return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
 
-    uuid = column("vote_id")
-    if _duplicates_possible(_uuid_chars(uuid)) and pc.count_distinct(uuid).as_py() != n:
-        raise _NotFastError
+    def checked_in_worker() -> tuple[Any, Any, Any]:
+        """Vote ids, supersedes and timestamps: numpy and arrow kernels on whole columns,
+        which release the GIL (the worker thread runs them beside the Python work)."""
+        uuid = column("vote_id")
+        if _duplicates_possible(_uuid_chars(uuid)) and pc.count_distinct(uuid).as_py() != n:
+            raise _NotFastError
+        sup = empty_as_null(column("supersedes"))
+        check(pc.fill_null(pc.match_substring_regex(sup, _UUID_PATTERN), True))
+        return uuid, sup, _naive_stamps(column("created_at"))
+
+    # the with-block waits for the worker on every exit (a _NotFastError of either side)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annotate-read-votes") as pool:
+        in_worker = pool.submit(checked_in_worker)
+        columns = _checked_in_caller(table, column, check, empty_as_null)
+        uuid, sup, created_at = in_worker.result()
+    study, annotator, item_key, choice, swapped, fp, fast, response_ms, probability = columns
+    return VoteTable(
+        path=path,
+        uuid=uuid,
+        study=study,
+        annotator=annotator,
+        item_key=item_key,
+        choice=choice,
+        swapped=swapped,
+        response_ms=response_ms,
+        fast=fast,
+        created_at=created_at,
+        supersedes=sup,
+        study_fingerprint=fp,
+        selection_probability=probability,
+    )
+
+
+def _checked_in_caller(table: Any, column: Any, check: Any, empty_as_null: Any) -> tuple[Any, ...]:
+    """The columns of :func:`_parse_vote_table` checked with Python functions on their
+    distinct values (names, keys, choices, flags), and the numbers; or :class:`_NotFastError`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     def study_name(raw: str) -> str:
         try:
@@ -522,9 +558,6 @@ def _parse_vote_table(path: Path) -> VoteTable:
     ms_raw = empty_as_null(column("response_ms"))
     check(pc.fill_null(pc.match_substring_regex(ms_raw, "^[0-9]{1,18}$"), True))
     response_ms = pc.cast(ms_raw, pa.int64())
-    sup = empty_as_null(column("supersedes"))
-    check(pc.fill_null(pc.match_substring_regex(sup, _UUID_PATTERN), True))
-    created_at = _naive_stamps(column("created_at"))
     probability = None  # no such column (older exports)
     if "selection_probability" in table.column_names:
         prob_raw = empty_as_null(column("selection_probability"))
@@ -533,21 +566,7 @@ def _parse_vote_table(path: Path) -> VoteTable:
         probability = pc.cast(prob_raw, pa.float64())
         in_range = pc.and_(pc.greater(probability, 0), pc.less_equal(probability, 1))
         check(pc.fill_null(in_range, True))
-    return VoteTable(
-        path=path,
-        uuid=uuid,
-        study=study,
-        annotator=annotator,
-        item_key=item_key,
-        choice=choice,
-        swapped=swapped,
-        response_ms=response_ms,
-        fast=fast,
-        created_at=created_at,
-        supersedes=sup,
-        study_fingerprint=fp,
-        selection_probability=probability,
-    )
+    return study, annotator, item_key, choice, swapped, fp, fast, response_ms, probability
 
 
 _STAMP_SUFFIXES = (b"", b"Z", b"+00:00")
