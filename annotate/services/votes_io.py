@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -347,30 +348,52 @@ def _uuid_chars(col: Any) -> Any:
         raise _NotFastError
     raw = np.frombuffer(col.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
     chars = raw.reshape(n, 36)
-    dash = np.zeros(36, dtype=bool)
-    dash[[8, 13, 18, 23]] = True
-    hex_digit = np.zeros(256, dtype=bool)
-    hex_digit[list(b"0123456789abcdefABCDEF")] = True
-    if not (np.all(chars[:, dash] == ord("-")) and np.all(hex_digit[chars[:, ~dash]])):
-        raise _NotFastError
+    # each byte's class (1 a hex digit, 2 a dash, 0 anything else) against the layout,
+    # a slice of rows at a time (bounded temporaries)
+    kind = np.zeros(256, dtype=np.uint8)
+    kind[list(b"0123456789abcdefABCDEF")] = 1
+    kind[ord("-")] = 2
+    layout = np.ones(36, dtype=np.uint8)
+    layout[[8, 13, 18, 23]] = 2
+    for a in range(0, n, _STAMP_CHUNK):
+        if not np.array_equal(
+            kind[chars[a : a + _STAMP_CHUNK]],
+            np.broadcast_to(layout, (min(n - a, _STAMP_CHUNK), 36)),
+        ):
+            raise _NotFastError
     return chars
 
 
+_HASH_MULTIPLIERS = (
+    0x9E3779B97F4A7C15,
+    0xC2B2AE3D27D4EB4F,
+    0x165667B19E3779F9,
+    0xD6E8FEB86659FD93,
+    0xFF51AFD7ED558CCD,
+)
+"""Odd 64-bit constants (from xxHash and MurmurHash3) mixing the words of a UUID."""
+
+
 def _duplicates_possible(chars: Any) -> bool:
-    """Whether two UUIDs (an ``(n, 36)`` byte matrix) may be equal: False when their first
-    16 hex digits all differ (a hash check; an exact comparison decides otherwise)."""
+    """Whether two UUIDs (an ``(n, 36)`` byte matrix) may be equal: False when 64-bit hashes
+    of their 36 bytes all differ (equal values have equal hashes; an exact comparison
+    decides when two hashes are equal)."""
     import numpy as np
     import pandas as pd
 
-    digits = chars[:, [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17]]
-    nibble = np.zeros(256, dtype=np.uint64)
-    for i, c in enumerate(b"0123456789abcdef"):
-        nibble[c] = i
-    for i, c in enumerate(b"ABCDEF"):
-        nibble[c] = 10 + i
-    key = np.zeros(len(chars), dtype=np.uint64)
-    for j in range(16):
-        key = (key << np.uint64(4)) | nibble[digits[:, j]]
+    n = len(chars)
+    if n < 2:
+        return False
+    rows = np.ascontiguousarray(chars)
+
+    def word(at: int, dtype: str) -> Any:
+        return np.ndarray((n,), dtype=dtype, buffer=rows, offset=at, strides=(36,))
+
+    words = [word(at, "<u8") for at in (0, 8, 16, 24)] + [word(32, "<u4").astype(np.uint64)]
+    key = np.zeros(n, dtype=np.uint64)
+    for w, k in zip(words, _HASH_MULTIPLIERS, strict=True):
+        key ^= w * np.uint64(k)
+        key ^= key >> np.uint64(29)
     return bool(pd.Series(key.view(np.int64)).duplicated().any())
 
 
@@ -442,9 +465,44 @@ def _parse_vote_table(path: Path) -> VoteTable:
     def empty_as_null(col: Any) -> Any:
         return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
 
-    uuid = column("vote_id")
-    if _duplicates_possible(_uuid_chars(uuid)) and pc.count_distinct(uuid).as_py() != n:
-        raise _NotFastError
+    def checked_in_worker() -> tuple[Any, Any, Any]:
+        """Vote ids, supersedes and timestamps: numpy and arrow kernels on whole columns,
+        which release the GIL (the worker thread runs them beside the Python work)."""
+        uuid = column("vote_id")
+        if _duplicates_possible(_uuid_chars(uuid)) and pc.count_distinct(uuid).as_py() != n:
+            raise _NotFastError
+        sup = empty_as_null(column("supersedes"))
+        check(pc.fill_null(pc.match_substring_regex(sup, _UUID_PATTERN), True))
+        return uuid, sup, _naive_stamps(column("created_at"))
+
+    # the with-block waits for the worker on every exit (a _NotFastError of either side)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annotate-read-votes") as pool:
+        in_worker = pool.submit(checked_in_worker)
+        columns = _checked_in_caller(table, column, check, empty_as_null)
+        uuid, sup, created_at = in_worker.result()
+    study, annotator, item_key, choice, swapped, fp, fast, response_ms, probability = columns
+    return VoteTable(
+        path=path,
+        uuid=uuid,
+        study=study,
+        annotator=annotator,
+        item_key=item_key,
+        choice=choice,
+        swapped=swapped,
+        response_ms=response_ms,
+        fast=fast,
+        created_at=created_at,
+        supersedes=sup,
+        study_fingerprint=fp,
+        selection_probability=probability,
+    )
+
+
+def _checked_in_caller(table: Any, column: Any, check: Any, empty_as_null: Any) -> tuple[Any, ...]:
+    """The columns of :func:`_parse_vote_table` checked with Python functions on their
+    distinct values (names, keys, choices, flags), and the numbers; or :class:`_NotFastError`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     def study_name(raw: str) -> str:
         try:
@@ -500,9 +558,6 @@ def _parse_vote_table(path: Path) -> VoteTable:
     ms_raw = empty_as_null(column("response_ms"))
     check(pc.fill_null(pc.match_substring_regex(ms_raw, "^[0-9]{1,18}$"), True))
     response_ms = pc.cast(ms_raw, pa.int64())
-    sup = empty_as_null(column("supersedes"))
-    check(pc.fill_null(pc.match_substring_regex(sup, _UUID_PATTERN), True))
-    created_at = _naive_stamps(column("created_at"))
     probability = None  # no such column (older exports)
     if "selection_probability" in table.column_names:
         prob_raw = empty_as_null(column("selection_probability"))
@@ -511,21 +566,7 @@ def _parse_vote_table(path: Path) -> VoteTable:
         probability = pc.cast(prob_raw, pa.float64())
         in_range = pc.and_(pc.greater(probability, 0), pc.less_equal(probability, 1))
         check(pc.fill_null(in_range, True))
-    return VoteTable(
-        path=path,
-        uuid=uuid,
-        study=study,
-        annotator=annotator,
-        item_key=item_key,
-        choice=choice,
-        swapped=swapped,
-        response_ms=response_ms,
-        fast=fast,
-        created_at=created_at,
-        supersedes=sup,
-        study_fingerprint=fp,
-        selection_probability=probability,
-    )
+    return study, annotator, item_key, choice, swapped, fp, fast, response_ms, probability
 
 
 _STAMP_SUFFIXES = (b"", b"Z", b"+00:00")

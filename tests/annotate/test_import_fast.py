@@ -406,3 +406,53 @@ def test_packed_digits_are_the_decimal_text() -> None:
     ]
     with pytest.raises(ValueError, match="does not fit"):
         importing._digits(np.array([100]), 2)
+
+
+def test_uuid_check_matches_the_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The byte-class check of vote ids refuses exactly what the UUID pattern (a regular
+    expression, the reference) refuses: every position with a wrong character, in any
+    slice of rows."""
+    import re
+    import uuid
+
+    import pyarrow as pa
+
+    from annotate.services import votes_io
+
+    pattern = re.compile(votes_io._UUID_PATTERN)
+    good = [str(uuid.UUID(int=k * 7919 + 1)) for k in range(7)] + [str(uuid.uuid4()).upper()]
+    monkeypatch.setattr(votes_io, "_STAMP_CHUNK", 3)
+    assert votes_io._uuid_chars(pa.array(good, pa.string())).shape == (8, 36)
+    for at in range(36):
+        for c in "g-0F ":
+            bad = good[-1][:at] + c + good[-1][at + 1 :]
+            values = pa.array([*good[:-1], bad], pa.string())
+            if pattern.match(bad):
+                assert votes_io._uuid_chars(values).shape == (8, 36)
+            else:
+                with pytest.raises(votes_io._NotFastError):
+                    votes_io._uuid_chars(values)
+
+
+def test_duplicate_check_never_misses_an_equal_pair() -> None:
+    """A hash check: equal vote ids always report "possible"; distinct random ones (the
+    reference: a Python set of the strings) report none."""
+    import uuid
+
+    import numpy as np
+    import pyarrow as pa
+
+    from annotate.services import votes_io
+
+    rng = np.random.default_rng(5)
+    ids = [str(uuid.UUID(int=int(x))) for x in rng.integers(0, 2**62, 5000)]
+    assert len(set(ids)) == len(ids)
+
+    def possible(values: list[str]) -> bool:
+        return votes_io._duplicates_possible(votes_io._uuid_chars(pa.array(values, pa.string())))
+
+    assert not possible(ids)
+    assert not possible(ids[:1])
+    for a, b in [(0, 1), (17, 4999), (2500, 2501)]:
+        assert possible([*ids[:b], ids[a], *ids[b:]])
+    assert not possible([ids[0], ids[0].upper()])  # other strings: the exact check's call
