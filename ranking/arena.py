@@ -833,7 +833,9 @@ def _slope_bias(
     return out
 
 
-def _scale_bias(fit: AmEloResult, a: IntArray, b: IntArray, k: IntArray) -> float:
+def _scale_bias(
+    fit: AmEloResult, a: IntArray, b: IntArray, k: IntArray, per_cell: IntArray | None = None
+) -> float:
     """Estimated relative bias of the spread of the ratings, ``beta``: fitted rating
     deviations are about ``(1 + beta)`` times the true ones.
 
@@ -845,15 +847,17 @@ def _scale_bias(fit: AmEloResult, a: IntArray, b: IntArray, k: IntArray) -> floa
     statistic over the squared information). Eq. 7 holds the mean discrimination at 1, so
     the ratings absorb the mean bias: ``beta = mean(b_k) / mean(g_k)``. An incidental-
     parameter bias, ``O(1 / votes per annotator)``: about 0.075 at 40 votes, 0.028 at 100
-    (``benchmarks/results/bench_coverage.txt``).
+    (``benchmarks/results/bench_coverage.txt``). ``per_cell``: the votes per
+    ``(k, a, b)`` cell, flattened, when the caller has counted them already.
     """
     g = fit.discriminations
     ls = fit.log_strengths
     n, m = ls.size, g.size
-    if m * n * n <= 8 * k.size + (1 << 20):
+    if per_cell is not None or m * n * n <= 8 * k.size + (1 << 20):
         # x and p depend only on the (annotator, pair): sum over the distinct ones, each
         # weighted by its number of votes (one count instead of expit on every vote)
-        per_cell = np.bincount((k * n + a) * n + b, minlength=m * n * n)
+        if per_cell is None:
+            per_cell = np.bincount((k * n + a) * n + b, minlength=m * n * n)
         cell = np.flatnonzero(per_cell)
         count = per_cell[cell].astype(np.float64)
         ck, ca, cb = cell // (n * n), cell // n % n, cell % n
@@ -898,6 +902,19 @@ def _score_z(x: FloatArray, w: FloatArray, k: IntArray, m: int) -> FloatArray:
     sw = np.bincount(k, weights=w, minlength=m)
     sww = np.bincount(k, weights=w * w, minlength=m)
     sxw = np.bincount(k, weights=x * w, minlength=m)
+    return _score_z_from_sums(n, sx, sxx, sw, sww, sxw)
+
+
+def _score_z_from_sums(
+    n: npt.NDArray[Any],
+    sx: npt.NDArray[Any],
+    sxx: npt.NDArray[Any],
+    sw: npt.NDArray[Any],
+    sww: npt.NDArray[Any],
+    sxw: npt.NDArray[Any],
+) -> FloatArray:
+    """:func:`_score_z` from each annotator's vote count and sums of ``x``, ``x**2``,
+    ``w``, ``w**2`` and ``x w``."""
     safe = np.maximum(n, 1.0)
     var = (
         np.maximum(sxx - sx * sx / safe, 0.0)
@@ -1055,11 +1072,107 @@ def _median_disagrees(
     agree = np.sign(w - 0.5) * np.sign(ls[a] - ls[b])
     dec = np.bincount(k, weights=(w != 0.5).astype(np.float64), minlength=m)
     net = np.bincount(k, weights=agree, minlength=m)
+    return _median_rate_negative(net, dec, skip)
+
+
+def _median_rate_negative(
+    net: npt.NDArray[Any], dec: npt.NDArray[Any], skip: BoolArray | None
+) -> bool:
+    """:func:`_median_disagrees` from each annotator's net agreeing votes and decisive
+    votes."""
     use = dec > 0
     if skip is not None and (use & ~skip).any():
         use &= ~skip  # flagged by a per-vote test: their choices do not follow the items
     rates = net[use] / dec[use]
     return bool(rates.size) and float(np.median(rates)) < 0.0
+
+
+@dataclass(frozen=True)
+class _VoteCells:
+    """The votes counted per ``(annotator, item_a, item_b, outcome)`` cell, shape
+    ``(m, n, n, 3)`` (outcome 0, 1/2, 1), for the loop's per-annotator sums: every
+    statistic of :func:`stable_arena` that depends on a vote only through its annotator,
+    its ordered pair of items and its outcome is a sum over these few cells (300
+    annotators x 20 models: 360,000 cells for 1,000,000 votes) instead of over the votes."""
+
+    counts: IntArray
+
+    @staticmethod
+    def of(
+        a: IntArray, b: IntArray, w: FloatArray, k: IntArray, n: int, m: int
+    ) -> _VoteCells | None:
+        """The cells of these votes (outcomes 0, 0.5 or 1); None when there are more cells
+        than about eight per vote (the per-vote sums are then cheaper)."""
+        size = m * n * n * 3
+        if size > 8 * k.size + (1 << 20):
+            return None
+        key = k * n
+        key += a
+        key *= n
+        key += b
+        key *= 3
+        key += (w * 2.0).astype(np.int64)
+        counts = np.bincount(key, minlength=size).reshape(m, n, n, 3)
+        return _VoteCells(counts)
+
+    def without(self, excluded: BoolArray) -> _VoteCells:
+        """The cells of the annotators not in ``excluded``."""
+        if not excluded.any():
+            return self
+        counts = self.counts.copy()
+        counts[excluded] = 0
+        return _VoteCells(counts)
+
+    def per_annotator(self) -> IntArray:
+        """Votes per annotator and outcome, shape (m, 3)."""
+        out: IntArray = self.counts.sum(axis=(1, 2))
+        return out
+
+    def pairs_of(self, who: BoolArray) -> BoolArray:
+        """Which ordered pairs ``(a, b)`` the annotators in ``who`` voted on, shape (n, n)."""
+        out: BoolArray = self.counts[who].sum(axis=(0, 3)) > 0
+        return out
+
+
+def _identifies_pairs(pairs: BoolArray) -> bool:
+    """:func:`_identifies` from the ordered pairs voted on, shape (n, n)."""
+    n = pairs.shape[0]
+    if not pairs.any():
+        return False
+    seen = pairs.any(axis=0) | pairs.any(axis=1)
+    if not seen.all():
+        return False
+    lo, hi = np.nonzero(pairs)
+    graph = sparse.coo_matrix((np.ones(lo.size), (lo, hi)), shape=(n, n))
+    return int(csgraph.connected_components(graph, directed=False)[0]) == 1
+
+
+def _median_disagrees_cells(
+    ls: FloatArray, cells: _VoteCells, skip: BoolArray | None = None
+) -> bool:
+    """:func:`_median_disagrees` from the vote cells: the same integer counts, so the same
+    answer."""
+    c = cells.counts
+    sign = np.sign(ls[:, None] - ls[None, :])
+    net = np.einsum("kab,ab->k", c[..., 2] - c[..., 0], sign)
+    dec = (c[..., 0] + c[..., 2]).sum(axis=(1, 2)).astype(np.float64)
+    return _median_rate_negative(net, dec, skip)
+
+
+def _score_z_cells(ls: FloatArray, cells: _VoteCells) -> FloatArray:
+    """:func:`_score_z` of ``x = ls[a] - ls[b]`` from the vote cells: each sum over an
+    annotator's votes is a sum over its cells weighted by their counts (the same sums,
+    added in another order: equal to rounding)."""
+    c = cells.counts
+    m, n = c.shape[0], c.shape[1]
+    x = (ls[:, None] - ls[None, :]).ravel()
+    flat = c.reshape(m, n * n, 3).astype(np.float64)
+    tot = flat.sum(axis=2)
+    won = flat[..., 2] + 0.5 * flat[..., 1]
+    cnt = tot.sum(axis=1)
+    sw = won.sum(axis=1)
+    sww = (flat[..., 2] + 0.25 * flat[..., 1]).sum(axis=1)
+    return _score_z_from_sums(cnt, tot @ x, tot @ (x * x), sw, sww, won @ x)
 
 
 def _direction_support(p_adv: FloatArray, alpha: float, use: BoolArray) -> tuple[int, int]:
@@ -1559,20 +1672,37 @@ def stable_arena(
     p_raw = np.full(m, np.nan)
     eps = np.full(m, np.nan)
     fits = 0
-    decisive = np.bincount(k_all, weights=(w_all != 0.5).astype(np.float64), minlength=m) > 0
+    # the per-annotator sums of the loop over (annotator, pair, outcome) cells, not votes
+    all_cells = _VoteCells.of(a_all, b_all, w_all, k_all, n, m)
+    if all_cells is None:
+        decisive = np.bincount(k_all, weights=(w_all != 0.5).astype(np.float64), minlength=m) > 0
+    else:
+        by_outcome = all_cells.per_annotator()
+        decisive = (by_outcome[:, 0] + by_outcome[:, 2]) > 0
     comparable = int(decisive.sum()) >= MIN_ANNOTATORS_FOR_VERDICT
     start = None if init is None else _start_of(init, n, m)
     while True:
-        use = ~excluded[k_all]
-        a, b, w, k = a_all[use], b_all[use], w_all[use], k_all[use]
-        cnt = np.bincount(k, minlength=m).astype(np.int64)
+        if excluded.any():
+            use = ~excluded[k_all]
+            a, b, w, k = a_all[use], b_all[use], w_all[use], k_all[use]
+        else:  # nobody excluded (always with action="warn"): no copies
+            a, b, w, k = a_all, b_all, w_all, k_all
+        cells = None if all_cells is None else all_cells.without(excluded)
+        if cells is None:
+            cnt = np.bincount(k, minlength=m).astype(np.int64)
+        else:
+            by_outcome = cells.per_annotator()
+            cnt = by_outcome.sum(axis=1).astype(np.int64)
         if delta is None:
             dlt, dlt_raw, pre = _reachable_delta(a, b, w, k, n, m, cnt, se_bound)
             start = pre if start is None else start
         else:
             dlt = dlt_raw = int(delta)
         pending = (cnt <= dlt) & ~excluded
-        nontie = np.bincount(k, weights=(w != 0.5).astype(np.float64), minlength=m)
+        if cells is None:
+            nontie = np.bincount(k, weights=(w != 0.5).astype(np.float64), minlength=m)
+        else:
+            nontie = (by_outcome[:, 0] + by_outcome[:, 2]).astype(np.float64)
         all_tie = ~pending & ~excluded & (nontie == 0) & (cnt > 0)
         fit_set = ~pending & ~excluded & ~all_tie
         if not fit_set.any():
@@ -1590,18 +1720,27 @@ def stable_arena(
                 annotators=np.flatnonzero(all_tie).astype(np.int64),
             )
         rate_set = fit_set.copy()
-        if not _identifies(a[fit_set[k]], b[fit_set[k]], n):
+        if not (
+            _identifies(a[fit_set[k]], b[fit_set[k]], n)
+            if cells is None
+            else _identifies_pairs(cells.pairs_of(fit_set))
+        ):
             # the judged annotators alone leave an item unrated or the graph split: rate with
             # the pending annotators' votes too (they are still not judged)
             rate_set |= pending & (nontie > 0)
         rate_ids = np.flatnonzero(rate_set)
         remap = np.full(m, -1, dtype=np.int64)
         remap[rate_ids] = np.arange(rate_ids.size)
-        sel = rate_set[k]
+        if rate_set[cnt > 0].all():  # every annotator with votes: no copies
+            sel = slice(None)
+            k_fit = k if rate_ids.size == m else remap[k]
+        else:
+            sel = rate_set[k]
+            k_fit = remap[k[sel]]
         fit = _fit_am(
             a[sel],
             b[sel],
-            remap[k[sel]],
+            k_fit,
             w[sel],
             n,
             rate_ids.size,
@@ -1614,7 +1753,11 @@ def stable_arena(
         start = _fit_start(fit, rate_ids, m)  # the next fit of the loop starts here
         judged = fit_set[rate_ids]
         # orient by the median annotator still in play (judged or pending)
-        if _median_disagrees(fit.log_strengths, a, b, w, k, m, vote_flagged):
+        if (
+            _median_disagrees(fit.log_strengths, a, b, w, k, m, vote_flagged)
+            if cells is None
+            else _median_disagrees_cells(fit.log_strengths, cells, vote_flagged)
+        ):
             fit = _mirror(fit)
         ls = fit.log_strengths
         ids = rate_ids[judged]
@@ -1624,7 +1767,7 @@ def stable_arena(
         if dynamic:
             # every annotator's statistic from its own votes only: computed once over
             # all of them (the judged ones' equal, bit for bit, those of the judged votes)
-            z_all = _score_z(ls[a] - ls[b], w, k, m)
+            z_all = _score_z(ls[a] - ls[b], w, k, m) if cells is None else _score_z_cells(ls, cells)
             zs = z_all[ids]
             p_adv = np.where(np.isfinite(zs), norm.cdf(zs), 0.5)
         else:
@@ -1707,7 +1850,7 @@ def stable_arena(
         lower, upper, rcov, _ = _bootstrap_intervals(
             a[sel],
             b[sel],
-            remap[k[sel]],
+            k_fit,
             w[sel],
             n,
             rate_ids.size,
@@ -1719,7 +1862,10 @@ def stable_arena(
             rng,
         )
     else:
-        scale_bias = _scale_bias(fit, a[sel], b[sel], remap[k[sel]])
+        per_cell = None
+        if cells is not None:  # the rated annotators' votes per (annotator, pair) cell
+            per_cell = cells.counts[rate_ids].sum(axis=3).ravel()
+        scale_bias = _scale_bias(fit, a[sel], b[sel], k_fit, per_cell)
         lower, upper = _bias_aware_wald(fit, scale_bias, confidence)
         rcov = (
             fit.rating_covariance
