@@ -52,8 +52,10 @@ __all__ = [
     "annotator_signals",
     "majority_agreement",
     "position_bias",
+    "position_bias_from_counts",
     "too_fast_votes",
     "vote_rates",
+    "vote_rates_from_counts",
 ]
 
 MaskedFloatArray = np.ma.MaskedArray
@@ -317,6 +319,21 @@ def position_bias(
     n_left = np.bincount(k, weights=(decisive & (w == 1.0)).astype(float), minlength=m).astype(
         np.int64
     )
+    return position_bias_from_counts(n_left, n_dec)
+
+
+def position_bias_from_counts(n_left: IntArray, n_dec: IntArray) -> PositionBias:
+    """:func:`position_bias` from each annotator's left wins and decisive votes (counts
+    kept elsewhere, say updated vote by vote); the same numbers.
+
+    Examples
+    --------
+    >>> r = position_bias_from_counts(np.array([10, 2]), np.array([10, 3]))
+    >>> r.left_share.tolist(), round(float(r.p_value[0]), 5)
+    ([1.0, 0.6666666666666666], 0.00195)
+    """
+    n_left = np.asarray(n_left, dtype=np.int64)
+    n_dec = np.asarray(n_dec, dtype=np.int64)
     # two-sided exact test for p = 1/2 (symmetric): 2 * P(X <= min(x, n - x)), capped at 1
     lo = np.minimum(n_left, n_dec - n_left)
     pv = np.where(n_left * 2 == n_dec, 1.0, np.minimum(1.0, 2.0 * binom.cdf(lo, n_dec, 0.5)))
@@ -382,6 +399,25 @@ def vote_rates(
     n_tie = np.bincount(k, weights=(~sk & ~bb & (w == 0.5)).astype(float), minlength=m)
     n_bb = np.bincount(k, weights=(~sk & bb).astype(float), minlength=m)
     n_sk = np.bincount(k, weights=sk.astype(float), minlength=m)
+    return vote_rates_from_counts(n_all, n_used, n_tie, n_bb, n_sk)
+
+
+def vote_rates_from_counts(
+    n_all: npt.NDArray[Any],
+    n_used: npt.NDArray[Any],
+    n_tie: npt.NDArray[Any],
+    n_bb: npt.NDArray[Any],
+    n_sk: npt.NDArray[Any],
+) -> VoteRates:
+    """:func:`vote_rates` from each annotator's votes, non-skipped votes, ties (not both
+    bad), both-bad votes and skips (counts kept elsewhere); the same numbers.
+
+    Examples
+    --------
+    >>> r = vote_rates_from_counts(*(np.array([x]) for x in (4, 3, 1, 1, 1)))
+    >>> r.tie_rate.tolist(), r.both_bad_rate.tolist(), r.skip_rate.tolist()
+    ([0.3333333333333333], [0.3333333333333333], [0.25])
+    """
     return VoteRates(
         tie_rate=_masked_ratio(n_tie, n_used),
         both_bad_rate=_masked_ratio(n_bb, n_used),
