@@ -69,7 +69,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import sparse
 from scipy.sparse import csgraph
-from scipy.special import expit
+from scipy.special import expit, log_ndtr
 from scipy.stats import binom, ncx2, norm
 
 from ranking._validation import as_index_array, make_rng
@@ -599,7 +599,7 @@ def _vote_mask(x: npt.ArrayLike | None, name: str, n: int) -> BoolArray | None:
         raise LengthMismatchError(f"{name} has {v.size} entries but there are {n} votes")
     if v.size and v.dtype != np.bool_ and not np.all(np.isin(v, (0, 1))):
         raise InvalidParameterError(f"{name} must hold booleans")
-    return v.astype(bool)
+    return v.astype(bool, copy=False)
 
 
 def _binom_two_sided(x: IntArray, n: IntArray) -> FloatArray:
@@ -966,6 +966,25 @@ def _random_threshold(
     return fraction * float(np.median(th[pos])) if pos.any() else 0.0
 
 
+_LOG_SQRT_2PI = float(np.log(np.sqrt(2 * np.pi)))
+"""``log(sqrt(2 pi))``, computed as scipy.stats.norm computes it."""
+
+
+def _norm_logpdf(x: FloatArray) -> FloatArray:
+    """``scipy.stats.norm.logpdf(x)``, the same numbers (its formula, ``-x**2 / 2 -
+    log(sqrt(2 pi))``) without the distribution's argument handling, which costs more
+    than the formula on a few hundred values (Nelder-Mead calls it about a hundred times
+    per fit)."""
+    out: FloatArray = -(x**2) / 2.0 - _LOG_SQRT_2PI
+    return out
+
+
+def _norm_logsf(x: FloatArray) -> FloatArray:
+    """``scipy.stats.norm.logsf(x)``, the same numbers (``log_ndtr(-x)``, its formula)."""
+    out: FloatArray = log_ndtr(-x)
+    return out
+
+
 def _truncated_normal_fit(
     y: FloatArray, noise: FloatArray, lower: FloatArray
 ) -> tuple[float, float]:
@@ -1001,8 +1020,8 @@ def _truncated_normal_fit(
     def nll(par: FloatArray) -> float:
         mu, sigma = float(par[0]), math.exp(float(par[1]))
         s_j = np.sqrt(sigma**2 + n2)
-        keep = norm.logsf((lo - mu) / s_j)
-        return float(-np.sum(norm.logpdf((y - mu) / s_j) - np.log(s_j) - keep))
+        keep = _norm_logsf((lo - mu) / s_j)
+        return float(-np.sum(_norm_logpdf((y - mu) / s_j) - np.log(s_j) - keep))
 
     res = minimize(nll, start, method="Nelder-Mead", options={"xatol": 1e-6, "fatol": 1e-9})
     mu, log_sigma = (res.x if res.success and np.all(np.isfinite(res.x)) else start).tolist()
@@ -1639,11 +1658,15 @@ def stable_arena(
         raise InvalidParameterError("annotator is required")
     n, m = d.n_models, d.n_annotators
     # per-vote inputs are aligned with the raw votes; both-bad votes count as ties there
-    k_raw = as_index_array(annotator, "annotator", n=m)
-    w_raw = np.asarray(outcome, dtype=np.float64)
-    bb_raw = _vote_mask(both_bad, "both_bad", k_raw.size)
-    if bb_raw is not None:
-        w_raw = np.where(bb_raw, 0.5, w_raw)
+    if both_bad_as == "tie":  # every vote kept: the validated arrays are the raw votes
+        k_raw, w_raw, a_raw, b_raw = d.k, d.w, d.a, d.b
+    else:
+        k_raw = as_index_array(annotator, "annotator", n=m)
+        w_raw = np.asarray(outcome, dtype=np.float64)
+        bb_raw = _vote_mask(both_bad, "both_bad", k_raw.size)
+        if bb_raw is not None:
+            w_raw = np.where(bb_raw, 0.5, w_raw)
+        a_raw, b_raw = as_index_array(model_a, "model_a"), as_index_array(model_b, "model_b")
     vote_flags = _vote_flags(
         k_raw,
         w_raw,
@@ -1651,8 +1674,8 @@ def stable_arena(
         _vote_mask(left_chosen, "left_chosen", k_raw.size),
         _vote_mask(fast, "fast", k_raw.size),
         None if item is None else _item_ids(item, k_raw.size),
-        as_index_array(model_a, "model_a"),
-        as_index_array(model_b, "model_b"),
+        a_raw,
+        b_raw,
         alpha,
         correction,
         max_fast_share,
@@ -1661,7 +1684,12 @@ def stable_arena(
         _add_evidence(vote_flags, ev, m, alpha, correction)
     vote_flagged = np.array([bool(f) for f in vote_flags], dtype=bool)
     a_all, b_all, w_all, k_all = d.a, d.b, d.w, d.k
-    n_records = np.bincount(k_raw, minlength=m).astype(np.int64)
+    # the per-annotator sums of the loop over (annotator, pair, outcome) cells, not votes
+    all_cells = _VoteCells.of(a_all, b_all, w_all, k_all, n, m)
+    if all_cells is not None and k_raw is k_all:
+        n_records = all_cells.per_annotator().sum(axis=1).astype(np.int64)
+    else:
+        n_records = np.bincount(k_raw, minlength=m).astype(np.int64)
     dynamic = epsilon is None
     eps_value = 0.0 if epsilon is None else float(epsilon)
     z_rel = float(norm.ppf(1.0 - alpha))
@@ -1672,8 +1700,6 @@ def stable_arena(
     p_raw = np.full(m, np.nan)
     eps = np.full(m, np.nan)
     fits = 0
-    # the per-annotator sums of the loop over (annotator, pair, outcome) cells, not votes
-    all_cells = _VoteCells.of(a_all, b_all, w_all, k_all, n, m)
     if all_cells is None:
         decisive = np.bincount(k_all, weights=(w_all != 0.5).astype(np.float64), minlength=m) > 0
     else:

@@ -522,15 +522,19 @@ def majority_agreement(
     cls = np.zeros(n_items * n_lab, dtype=np.int64)
     cls[used] = np.where(unique_top, others.argmax(axis=1) + 1, 0)
     n_cls = n_lab + 1
-    g = cls[cell]
-    if m * n_lab * n_cls <= 8 * g.size + (1 << 20):  # few labels: one count, linear
-        joint = np.bincount((k * n_lab + lab) * n_cls + g, minlength=m * n_lab * n_cls)
+    if m * n_lab * n_cls <= 8 * cell.size + (1 << 20):  # few labels: one count, linear
+        # (k n_lab + lab) n_cls + cls[cell], with lab n_cls + cls[cell] looked up per cell
+        per_cell = (np.arange(cls.size) % n_lab) * n_cls + cls
+        key = k * (n_lab * n_cls)
+        key += per_cell[cell]
+        joint = np.bincount(key, minlength=m * n_lab * n_cls)
         joint = joint.reshape(m, n_lab, n_cls)
         # compared votes per (annotator, majority label)
         by_majority = joint.sum(axis=1)[:, 1:].astype(np.float64)
         n_agree = np.einsum("kll->k", joint[:, :, 1:])
         own = joint.sum(axis=2).astype(np.float64)
     else:  # many labels: per-vote weights instead of an (annotator, label, label) table
+        g = cls[cell]
         by_majority = np.zeros((m, n_lab))
         np.add.at(by_majority, (k[g > 0], g[g > 0] - 1), 1.0)
         n_agree = np.bincount(k, weights=(g == lab + 1).astype(np.float64), minlength=m)
