@@ -610,6 +610,33 @@ def _binom_two_sided(x: IntArray, n: IntArray) -> FloatArray:
     return out
 
 
+def _flag_counts(
+    k: IntArray, m: int, decisive: BoolArray, left: BoolArray | None, fast: BoolArray | None
+) -> IntArray:
+    """Votes per annotator and ``(fast, decisive, decisive and left)``, shape (m, 8): column
+    ``4 fast + 2 decisive + (decisive and left)`` (absent flags count as False). One count
+    on one-byte codes, instead of a weighted count per flag."""
+    code = decisive.view(np.uint8) << np.uint8(1)
+    if left is not None:
+        code |= (decisive & left).view(np.uint8)
+    if fast is not None:
+        code |= fast.view(np.uint8) << np.uint8(2)
+    key = k * 8
+    key += code
+    out: IntArray = np.bincount(key, minlength=8 * m).reshape(m, 8)
+    return out
+
+
+def _agreement_labels(w: FloatArray, decisive: BoolArray, a: IntArray, b: IntArray) -> IntArray:
+    """The low-agreement label of each vote, oriented by item index: 0 the lower-index item
+    won, 1 tie, 2 the higher-index item won (``np.where(w == 0.5, 1, np.where((w == 1) ==
+    (a < b), 0, 2))``, on one-byte codes)."""
+    lab = ((w == 1.0) != (a < b)).view(np.uint8) << np.uint8(1)  # 0 or 2 when decisive
+    lab[~decisive] = 1
+    out: IntArray = lab.astype(np.int64)
+    return out
+
+
 def _vote_flags(
     k: IntArray,
     w: FloatArray,
@@ -626,19 +653,17 @@ def _vote_flags(
     """Flags that do not depend on the fit: position bias, too fast, low agreement."""
     out: list[list[FlagReason]] = [[] for _ in range(m)]
     decisive = w != 0.5
+    counts = _flag_counts(k, m, decisive, left_chosen, fast)
     if left_chosen is not None:
-        n_dec = np.bincount(k, weights=decisive.astype(np.float64), minlength=m).astype(np.int64)
-        n_left = np.bincount(
-            k, weights=(decisive & left_chosen).astype(np.float64), minlength=m
-        ).astype(np.int64)
+        n_dec = counts[:, [2, 3, 6, 7]].sum(axis=1)  # decisive, fast or not
+        n_left = counts[:, [3, 7]].sum(axis=1)  # decisive and left
         p_adj = adjust_p_values(_binom_two_sided(n_left, n_dec), method=correction)
         for j in np.flatnonzero(p_adj <= alpha):
             out[j].append(
                 FlagReason("position_bias", float(n_left[j] / n_dec[j]), 0.5, float(p_adj[j]))
             )
     if fast is not None:
-        n_all = np.bincount(k, minlength=m).astype(np.int64)
-        n_fast = np.bincount(k, weights=fast.astype(np.float64), minlength=m).astype(np.int64)
+        n_all, n_fast = counts.sum(axis=1), counts[:, 4:].sum(axis=1)
         raw = np.where(n_all > 0, binom.sf(n_fast - 1, n_all, max_fast_share), np.nan)
         p_adj = adjust_p_values(raw, method=correction)
         for j in np.flatnonzero(p_adj <= alpha):
@@ -647,7 +672,7 @@ def _vote_flags(
             )
     if item is not None:
         # label oriented by item index: 0 lower-index item won, 1 tie, 2 higher-index item won
-        lab = np.where(w == 0.5, 1, np.where((w == 1.0) == (a < b), 0, 2)).astype(np.int64)
+        lab = _agreement_labels(w, decisive, a, b)
         maj = majority_agreement(item, k, lab, n_annotators=m)
         n_cmp = maj.n_compared
         agree = np.ma.filled(maj.agreement, np.nan)

@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 
 import ranking.arena as arena
 from ranking.arena import (
+    _agreement_labels,
+    _flag_counts,
     _identifies,
     _identifies_pairs,
     _median_disagrees,
@@ -118,6 +120,32 @@ def test_scale_bias_from_cell_counts_equals_the_per_vote_path() -> None:
     assert _scale_bias(fit, a, b, k, per_cell) == _scale_bias(fit, a, b, k)  # type: ignore[arg-type]
 
 
+@settings(max_examples=150, deadline=None)
+@given(votes(), st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
+def test_flag_counts_and_labels_equal_the_per_vote_sums(v, seed, with_left, with_fast) -> None:
+    """Expected: the weighted counts of the per-vote flags (decisive votes, decisive votes
+    won on the left, fast votes per annotator) and the label rule written with np.where."""
+    a, b, k, w, (_, m) = v
+    rng = np.random.default_rng(seed)
+    left = rng.random(k.size) < 0.5 if with_left else None
+    fast = rng.random(k.size) < 0.3 if with_fast else None
+    dec = w != 0.5
+    counts = _flag_counts(k, int(m), dec, left, fast)
+    np.testing.assert_array_equal(counts.sum(axis=1), np.bincount(k, minlength=m))
+    n_dec = np.bincount(k[dec], minlength=m)
+    np.testing.assert_array_equal(counts[:, [2, 3, 6, 7]].sum(axis=1), n_dec)
+    assert not counts[:, [1, 5]].any()  # left is only counted on decisive votes
+    if left is not None:
+        n_left = np.bincount(k[dec & left], minlength=m)
+        np.testing.assert_array_equal(counts[:, [3, 7]].sum(axis=1), n_left)
+    else:
+        assert not counts[:, 1::2].any()
+    if fast is not None:
+        np.testing.assert_array_equal(counts[:, 4:].sum(axis=1), np.bincount(k[fast], minlength=m))
+    ref = np.where(w == 0.5, 1, np.where((w == 1.0) == (a < b), 0, 2))
+    np.testing.assert_array_equal(_agreement_labels(w, dec, a, b), ref)
+
+
 def test_too_many_cells_fall_back_to_the_votes() -> None:
     assert (
         _VoteCells.of(
@@ -136,10 +164,13 @@ def test_stable_arena_with_cells_equals_the_per_vote_loop(monkeypatch, action) -
     a, b, k = sim.model_a[keep], sim.model_b[keep], sim.annotator[keep]
     w = perturb_outcomes(sim.outcome[keep], k, [0, 1, 2], strategy="flip")
     w = perturb_outcomes(w, k, [3], strategy="random", rng=1)
-    left = np.random.default_rng(0).random(w.size) < 0.5
-    got = stable_arena(a, b, k, w, n_annotators=21, action=action, left_chosen=left)
+    gen = np.random.default_rng(0)
+    left = gen.random(w.size) < 0.5
+    fast = gen.random(w.size) < np.where(k == 6, 0.9, 0.05)  # one too fast
+    opts = {"n_annotators": 21, "action": action, "left_chosen": left, "fast": fast}
+    got = stable_arena(a, b, k, w, **opts)
     monkeypatch.setattr(arena._VoteCells, "of", staticmethod(lambda *args: None))
-    ref = stable_arena(a, b, k, w, n_annotators=21, action=action, left_chosen=left)
+    ref = stable_arena(a, b, k, w, **opts)
     assert got.status == ref.status
     assert got.reasons == ref.reasons
     assert [[f.reason for f in fl] for fl in got.flags] == [
