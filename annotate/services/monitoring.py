@@ -599,25 +599,28 @@ def _removed(
     if r <= 0:
         return None
     if r > 32:
-        keep = np.isin(held, kept, assume_unique=True)
-        pos = np.flatnonzero(~keep)
-    else:
-        found: list[int] = []
-        i = 0
-        for _ in range(r):
-            tail_h = held[i:]
-            tail_k = kept[i - len(found) :]
-            n = min(tail_h.size, tail_k.size)
-            neq = tail_h[:n] != tail_k[:n]
-            p = i + (int(np.argmax(neq)) if n and neq.any() else n)
-            found.append(p)
-            i = p + 1
-        pos = np.array(found, dtype=np.int64)
-    if pos.size != r or pos[-1] >= held.size:
+        pos = np.flatnonzero(~np.isin(held, kept, assume_unique=True))
+        if pos.size != r:
+            return None
+        keep = np.ones(held.size, dtype=bool)
+        keep[pos] = False
+        return pos if np.array_equal(held[keep], kept) else None
+    # each removal is the first place where the arrays differ, past the last one: the ids
+    # before it are checked equal on the way, and those after the last at the end
+    found: list[int] = []
+    i = 0
+    for _ in range(r):
+        tail_h, tail_k = held[i:], kept[i - len(found) :]
+        n = min(tail_h.size, tail_k.size)
+        neq = tail_h[:n] != tail_k[:n]
+        p = i + (int(np.argmax(neq)) if n and neq.any() else n)
+        if p >= held.size:
+            return None
+        found.append(p)
+        i = p + 1
+    if not np.array_equal(held[i:], kept[i - r :]):
         return None
-    keep = np.ones(held.size, dtype=bool)
-    keep[pos] = False
-    return pos if np.array_equal(held[keep], kept) else None
+    return np.array(found, dtype=np.int64)
 
 
 @dataclass(frozen=True)
