@@ -1145,10 +1145,11 @@ class _VoteCells:
     def of(
         a: IntArray, b: IntArray, w: FloatArray, k: IntArray, n: int, m: int
     ) -> _VoteCells | None:
-        """The cells of these votes (outcomes 0, 0.5 or 1); None when there are more cells
-        than about eight per vote (the per-vote sums are then cheaper)."""
+        """The cells of these votes (outcomes 0, 0.5 or 1); None when there are more than
+        two cells per vote (beyond 65,536): the per-vote sums are then cheaper, and the
+        cells' memory stays below two integers per vote."""
         size = m * n * n * 3
-        if size > 8 * k.size + (1 << 20):
+        if size > 2 * k.size + (1 << 16):
             return None
         key = k * n
         key += a

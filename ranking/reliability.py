@@ -495,8 +495,8 @@ def majority_agreement(
     # else a sort; the same first duplicate (smallest key) either way
     if n_items * m <= 8 * key.size + (1 << 20):
         per_key = np.bincount(key, minlength=n_items * m)
-        dup_keys = np.flatnonzero(per_key > 1)
         worst = int(per_key.max())
+        dup_keys = np.flatnonzero(per_key > 1) if worst > 1 else per_key[:0]
     else:
         uniq, per_key = np.unique(key, return_counts=True)
         dup_keys = uniq[per_key > 1]

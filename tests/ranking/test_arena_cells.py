@@ -147,12 +147,11 @@ def test_flag_counts_and_labels_equal_the_per_vote_sums(v, seed, with_left, with
 
 
 def test_too_many_cells_fall_back_to_the_votes() -> None:
-    assert (
-        _VoteCells.of(
-            *(np.zeros(3, dtype=np.int64),) * 2, np.zeros(3), np.zeros(3, dtype=np.int64), 200, 60
-        )
-        is None
-    )
+    """More than two cells per vote, beyond 65,536: the per-vote sums instead (200 items x
+    60 annotators x 3 outcomes for 3,000 votes); below, the cells."""
+    idx = np.zeros(3000, dtype=np.int64)
+    assert _VoteCells.of(idx, idx, np.zeros(3000), idx, 200, 60) is None
+    assert _VoteCells.of(idx, idx, np.zeros(3000), idx, 10, 60) is not None
 
 
 @pytest.mark.parametrize("action", ["warn", "exclude"])
