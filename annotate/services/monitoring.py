@@ -499,8 +499,16 @@ class _VoteArrays:
 
     def __init__(self, item_pos: npt.NDArray[np.int64]) -> None:
         self.item_pos = item_pos
-        self.all = {name: _Column(np.int64) for name in _ALL}
-        dtypes = {"outcome": np.float64, "both_bad": bool, "left": bool, "fast": bool}
+        # what only the monitor reads is stored small: annotators in 32 bits, keys in 8
+        small = {"ann": np.int32, "key": np.uint8}
+        self.all = {name: _Column(small.get(name, np.int64)) for name in _ALL}
+        dtypes = {
+            "ann": np.int32,
+            "outcome": np.float64,
+            "both_bad": bool,
+            "left": bool,
+            "fast": bool,
+        }
         self.dec = {name: _Column(dtypes.get(name, np.int64)) for name in _DECIDED}
         self.signal_counts = np.zeros((0, _SIGNAL_KEYS), dtype=np.int64)
 
@@ -577,7 +585,8 @@ class _VoteArrays:
 
     def _drop(self, pos: npt.NDArray[np.int64]) -> None:
         ids = self.all["ids"].view[pos]
-        self._count(self.all["ann"].view[pos], self.all["key"].view[pos], -1)
+        ann, key = self.all["ann"].view[pos], self.all["key"].view[pos]
+        self._count(ann.astype(np.int64), key.astype(np.int64), -1)
         for col in self.all.values():
             col.drop(pos)
         d_ids = self.dec["ids"].view
