@@ -53,12 +53,12 @@ def votes(draw: st.DrawFn) -> tuple[np.ndarray, ...]:
 @settings(max_examples=150, deadline=None)
 @given(votes())
 def test_cell_counts_are_the_votes_per_annotator_pair_and_outcome(v) -> None:
-    """Expected: np.add.at of one per vote into (k, a, b, 2 w)."""
+    """Expected: np.add.at of one per vote into (k, 2 w, a, b)."""
     a, b, k, w, (n, m) = v
     cells = _VoteCells.of(a, b, w, k, int(n), int(m))
     assert cells is not None
-    ref = np.zeros((m, n, n, 3), dtype=np.int64)
-    np.add.at(ref, (k, a, b, (2 * w).astype(int)), 1)
+    ref = np.zeros((m, 3, n, n), dtype=np.int64)
+    np.add.at(ref, (k, (2 * w).astype(int), a, b), 1)
     np.testing.assert_array_equal(cells.counts, ref)
     np.testing.assert_array_equal(cells.per_annotator().sum(axis=1), np.bincount(k, minlength=m))
     who = np.arange(m) % 2 == 0
@@ -116,7 +116,8 @@ def test_scale_bias_from_cell_counts_equals_the_per_vote_path() -> None:
     fit = SimpleNamespace(discriminations=rng.gamma(4.0, 0.25, m), log_strengths=rng.normal(size=n))
     cells = _VoteCells.of(a, b, w, k, n, m)
     assert cells is not None
-    per_cell = cells.counts.sum(axis=3).ravel()
+    per_cell = cells.per_pair(np.arange(m))
+    assert per_cell.sum() == size
     assert _scale_bias(fit, a, b, k, per_cell) == _scale_bias(fit, a, b, k)  # type: ignore[arg-type]
 
 
