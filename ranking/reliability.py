@@ -494,9 +494,15 @@ def majority_agreement(
     # one vote per (item, annotator): a count per key when the key space is small (linear),
     # else a sort; the same first duplicate (smallest key) either way
     if n_items * m <= 8 * key.size + (1 << 20):
-        per_key = np.bincount(key, minlength=n_items * m)
-        worst = int(per_key.max())
-        dup_keys = np.flatnonzero(per_key > 1) if worst > 1 else per_key[:0]
+        # a byte per key first (a repeat leaves fewer keys marked than votes); the counts,
+        # four times the memory to scatter into, only to describe a repeat
+        seen = np.zeros(n_items * m, dtype=bool)
+        seen[key] = True
+        worst, dup_keys = 1, key[:0]
+        if np.count_nonzero(seen) < key.size:
+            per_key = np.bincount(key, minlength=n_items * m)
+            worst = int(per_key.max())
+            dup_keys = np.flatnonzero(per_key > 1)
     else:
         uniq, per_key = np.unique(key, return_counts=True)
         dup_keys = uniq[per_key > 1]
