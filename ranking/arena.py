@@ -69,7 +69,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import sparse
 from scipy.sparse import csgraph
-from scipy.special import expit
+from scipy.special import expit, log_ndtr
 from scipy.stats import binom, ncx2, norm
 
 from ranking._validation import as_index_array, make_rng
@@ -599,7 +599,7 @@ def _vote_mask(x: npt.ArrayLike | None, name: str, n: int) -> BoolArray | None:
         raise LengthMismatchError(f"{name} has {v.size} entries but there are {n} votes")
     if v.size and v.dtype != np.bool_ and not np.all(np.isin(v, (0, 1))):
         raise InvalidParameterError(f"{name} must hold booleans")
-    return v.astype(bool)
+    return v.astype(bool, copy=False)
 
 
 def _binom_two_sided(x: IntArray, n: IntArray) -> FloatArray:
@@ -607,6 +607,33 @@ def _binom_two_sided(x: IntArray, n: IntArray) -> FloatArray:
     lo = np.minimum(x, n - x)
     pv = np.where(x * 2 == n, 1.0, np.minimum(1.0, 2.0 * binom.cdf(lo, n, 0.5)))
     out: FloatArray = np.where(n > 0, pv, np.nan)
+    return out
+
+
+def _flag_counts(
+    k: IntArray, m: int, decisive: BoolArray, left: BoolArray | None, fast: BoolArray | None
+) -> IntArray:
+    """Votes per annotator and ``(fast, decisive, decisive and left)``, shape (m, 8): column
+    ``4 fast + 2 decisive + (decisive and left)`` (absent flags count as False). One count
+    on one-byte codes, instead of a weighted count per flag."""
+    code = decisive.view(np.uint8) << np.uint8(1)
+    if left is not None:
+        code |= (decisive & left).view(np.uint8)
+    if fast is not None:
+        code |= fast.view(np.uint8) << np.uint8(2)
+    key = k * 8
+    key += code
+    out: IntArray = np.bincount(key, minlength=8 * m).reshape(m, 8)
+    return out
+
+
+def _agreement_labels(w: FloatArray, decisive: BoolArray, a: IntArray, b: IntArray) -> IntArray:
+    """The low-agreement label of each vote, oriented by item index: 0 the lower-index item
+    won, 1 tie, 2 the higher-index item won (``np.where(w == 0.5, 1, np.where((w == 1) ==
+    (a < b), 0, 2))``, on one-byte codes)."""
+    lab = ((w == 1.0) != (a < b)).view(np.uint8) << np.uint8(1)  # 0 or 2 when decisive
+    lab[~decisive] = 1
+    out: IntArray = lab.astype(np.int64)
     return out
 
 
@@ -626,19 +653,17 @@ def _vote_flags(
     """Flags that do not depend on the fit: position bias, too fast, low agreement."""
     out: list[list[FlagReason]] = [[] for _ in range(m)]
     decisive = w != 0.5
+    counts = _flag_counts(k, m, decisive, left_chosen, fast)
     if left_chosen is not None:
-        n_dec = np.bincount(k, weights=decisive.astype(np.float64), minlength=m).astype(np.int64)
-        n_left = np.bincount(
-            k, weights=(decisive & left_chosen).astype(np.float64), minlength=m
-        ).astype(np.int64)
+        n_dec = counts[:, [2, 3, 6, 7]].sum(axis=1)  # decisive, fast or not
+        n_left = counts[:, [3, 7]].sum(axis=1)  # decisive and left
         p_adj = adjust_p_values(_binom_two_sided(n_left, n_dec), method=correction)
         for j in np.flatnonzero(p_adj <= alpha):
             out[j].append(
                 FlagReason("position_bias", float(n_left[j] / n_dec[j]), 0.5, float(p_adj[j]))
             )
     if fast is not None:
-        n_all = np.bincount(k, minlength=m).astype(np.int64)
-        n_fast = np.bincount(k, weights=fast.astype(np.float64), minlength=m).astype(np.int64)
+        n_all, n_fast = counts.sum(axis=1), counts[:, 4:].sum(axis=1)
         raw = np.where(n_all > 0, binom.sf(n_fast - 1, n_all, max_fast_share), np.nan)
         p_adj = adjust_p_values(raw, method=correction)
         for j in np.flatnonzero(p_adj <= alpha):
@@ -647,7 +672,7 @@ def _vote_flags(
             )
     if item is not None:
         # label oriented by item index: 0 lower-index item won, 1 tie, 2 higher-index item won
-        lab = np.where(w == 0.5, 1, np.where((w == 1.0) == (a < b), 0, 2)).astype(np.int64)
+        lab = _agreement_labels(w, decisive, a, b)
         maj = majority_agreement(item, k, lab, n_annotators=m)
         n_cmp = maj.n_compared
         agree = np.ma.filled(maj.agreement, np.nan)
@@ -833,7 +858,9 @@ def _slope_bias(
     return out
 
 
-def _scale_bias(fit: AmEloResult, a: IntArray, b: IntArray, k: IntArray) -> float:
+def _scale_bias(
+    fit: AmEloResult, a: IntArray, b: IntArray, k: IntArray, per_cell: IntArray | None = None
+) -> float:
     """Estimated relative bias of the spread of the ratings, ``beta``: fitted rating
     deviations are about ``(1 + beta)`` times the true ones.
 
@@ -845,15 +872,17 @@ def _scale_bias(fit: AmEloResult, a: IntArray, b: IntArray, k: IntArray) -> floa
     statistic over the squared information). Eq. 7 holds the mean discrimination at 1, so
     the ratings absorb the mean bias: ``beta = mean(b_k) / mean(g_k)``. An incidental-
     parameter bias, ``O(1 / votes per annotator)``: about 0.075 at 40 votes, 0.028 at 100
-    (``benchmarks/results/bench_coverage.txt``).
+    (``benchmarks/results/bench_coverage.txt``). ``per_cell``: the votes per
+    ``(k, a, b)`` cell, flattened, when the caller has counted them already.
     """
     g = fit.discriminations
     ls = fit.log_strengths
     n, m = ls.size, g.size
-    if m * n * n <= 8 * k.size + (1 << 20):
+    if per_cell is not None or m * n * n <= 8 * k.size + (1 << 20):
         # x and p depend only on the (annotator, pair): sum over the distinct ones, each
         # weighted by its number of votes (one count instead of expit on every vote)
-        per_cell = np.bincount((k * n + a) * n + b, minlength=m * n * n)
+        if per_cell is None:
+            per_cell = np.bincount((k * n + a) * n + b, minlength=m * n * n)
         cell = np.flatnonzero(per_cell)
         count = per_cell[cell].astype(np.float64)
         ck, ca, cb = cell // (n * n), cell // n % n, cell % n
@@ -898,6 +927,19 @@ def _score_z(x: FloatArray, w: FloatArray, k: IntArray, m: int) -> FloatArray:
     sw = np.bincount(k, weights=w, minlength=m)
     sww = np.bincount(k, weights=w * w, minlength=m)
     sxw = np.bincount(k, weights=x * w, minlength=m)
+    return _score_z_from_sums(n, sx, sxx, sw, sww, sxw)
+
+
+def _score_z_from_sums(
+    n: npt.NDArray[Any],
+    sx: npt.NDArray[Any],
+    sxx: npt.NDArray[Any],
+    sw: npt.NDArray[Any],
+    sww: npt.NDArray[Any],
+    sxw: npt.NDArray[Any],
+) -> FloatArray:
+    """:func:`_score_z` from each annotator's vote count and sums of ``x``, ``x**2``,
+    ``w``, ``w**2`` and ``x w``."""
     safe = np.maximum(n, 1.0)
     var = (
         np.maximum(sxx - sx * sx / safe, 0.0)
@@ -949,6 +991,25 @@ def _random_threshold(
     return fraction * float(np.median(th[pos])) if pos.any() else 0.0
 
 
+_LOG_SQRT_2PI = float(np.log(np.sqrt(2 * np.pi)))
+"""``log(sqrt(2 pi))``, computed as scipy.stats.norm computes it."""
+
+
+def _norm_logpdf(x: FloatArray) -> FloatArray:
+    """``scipy.stats.norm.logpdf(x)``, the same numbers (its formula, ``-x**2 / 2 -
+    log(sqrt(2 pi))``) without the distribution's argument handling, which costs more
+    than the formula on a few hundred values (Nelder-Mead calls it about a hundred times
+    per fit)."""
+    out: FloatArray = -(x**2) / 2.0 - _LOG_SQRT_2PI
+    return out
+
+
+def _norm_logsf(x: FloatArray) -> FloatArray:
+    """``scipy.stats.norm.logsf(x)``, the same numbers (``log_ndtr(-x)``, its formula)."""
+    out: FloatArray = log_ndtr(-x)
+    return out
+
+
 def _truncated_normal_fit(
     y: FloatArray, noise: FloatArray, lower: FloatArray
 ) -> tuple[float, float]:
@@ -984,8 +1045,8 @@ def _truncated_normal_fit(
     def nll(par: FloatArray) -> float:
         mu, sigma = float(par[0]), math.exp(float(par[1]))
         s_j = np.sqrt(sigma**2 + n2)
-        keep = norm.logsf((lo - mu) / s_j)
-        return float(-np.sum(norm.logpdf((y - mu) / s_j) - np.log(s_j) - keep))
+        keep = _norm_logsf((lo - mu) / s_j)
+        return float(-np.sum(_norm_logpdf((y - mu) / s_j) - np.log(s_j) - keep))
 
     res = minimize(nll, start, method="Nelder-Mead", options={"xatol": 1e-6, "fatol": 1e-9})
     mu, log_sigma = (res.x if res.success and np.all(np.isfinite(res.x)) else start).tolist()
@@ -1055,11 +1116,119 @@ def _median_disagrees(
     agree = np.sign(w - 0.5) * np.sign(ls[a] - ls[b])
     dec = np.bincount(k, weights=(w != 0.5).astype(np.float64), minlength=m)
     net = np.bincount(k, weights=agree, minlength=m)
+    return _median_rate_negative(net, dec, skip)
+
+
+def _median_rate_negative(
+    net: npt.NDArray[Any], dec: npt.NDArray[Any], skip: BoolArray | None
+) -> bool:
+    """:func:`_median_disagrees` from each annotator's net agreeing votes and decisive
+    votes."""
     use = dec > 0
     if skip is not None and (use & ~skip).any():
         use &= ~skip  # flagged by a per-vote test: their choices do not follow the items
     rates = net[use] / dec[use]
     return bool(rates.size) and float(np.median(rates)) < 0.0
+
+
+@dataclass(frozen=True)
+class _VoteCells:
+    """The votes counted per ``(annotator, outcome, item_a, item_b)`` cell, shape
+    ``(m, 3, n, n)`` (outcome 0, 1/2, 1; the pairs innermost, so that sums over them
+    run over contiguous memory), for the loop's per-annotator sums: every
+    statistic of :func:`stable_arena` that depends on a vote only through its annotator,
+    its ordered pair of items and its outcome is a sum over these few cells (300
+    annotators x 20 models: 360,000 cells for 1,000,000 votes) instead of over the votes."""
+
+    counts: IntArray
+
+    @staticmethod
+    def of(
+        a: IntArray, b: IntArray, w: FloatArray, k: IntArray, n: int, m: int
+    ) -> _VoteCells | None:
+        """The cells of these votes (outcomes 0, 0.5 or 1); None when there are more than
+        two cells per vote (beyond 65,536): the per-vote sums are then cheaper, and the
+        cells' memory stays below two integers per vote."""
+        size = m * n * n * 3
+        if size > 2 * k.size + (1 << 16):
+            return None
+        key = k * 3
+        key += (w * 2.0).astype(np.int64)
+        key *= n
+        key += a
+        key *= n
+        key += b
+        counts = np.bincount(key, minlength=size).reshape(m, 3, n, n)
+        return _VoteCells(counts)
+
+    def without(self, excluded: BoolArray) -> _VoteCells:
+        """The cells of the annotators not in ``excluded``."""
+        if not excluded.any():
+            return self
+        counts = self.counts.copy()
+        counts[excluded] = 0
+        return _VoteCells(counts)
+
+    def per_annotator(self) -> IntArray:
+        """Votes per annotator and outcome, shape (m, 3)."""
+        m = self.counts.shape[0]
+        out: IntArray = self.counts.reshape(m, 3, -1).sum(axis=2)
+        return out
+
+    def pairs_of(self, who: BoolArray) -> BoolArray:
+        """Which ordered pairs ``(a, b)`` the annotators in ``who`` voted on, shape (n, n)."""
+        out: BoolArray = self.counts[who].sum(axis=(0, 1)) > 0
+        return out
+
+    def per_pair(self, who: IntArray) -> IntArray:
+        """Votes of the annotators ``who`` per ``(annotator, a, b)``, flattened in that
+        order (shape ``(who.size * n * n,)``)."""
+        out: IntArray = self.counts[who].sum(axis=1).ravel()
+        return out
+
+
+def _identifies_pairs(pairs: BoolArray) -> bool:
+    """:func:`_identifies` from the ordered pairs voted on, shape (n, n)."""
+    n = pairs.shape[0]
+    if not pairs.any():
+        return False
+    seen = pairs.any(axis=0) | pairs.any(axis=1)
+    if not seen.all():
+        return False
+    lo, hi = np.nonzero(pairs)
+    graph = sparse.coo_matrix((np.ones(lo.size), (lo, hi)), shape=(n, n))
+    return int(csgraph.connected_components(graph, directed=False)[0]) == 1
+
+
+def _median_disagrees_cells(
+    ls: FloatArray, cells: _VoteCells, skip: BoolArray | None = None
+) -> bool:
+    """:func:`_median_disagrees` from the vote cells: the same integer counts, so the same
+    answer."""
+    c = cells.counts
+    m = c.shape[0]
+    sign = np.sign(ls[:, None] - ls[None, :]).ravel()
+    net = (c[:, 2] - c[:, 0]).reshape(m, -1) @ sign
+    by_outcome = cells.per_annotator()
+    dec = (by_outcome[:, 0] + by_outcome[:, 2]).astype(np.float64)
+    return _median_rate_negative(net, dec, skip)
+
+
+def _score_z_cells(ls: FloatArray, cells: _VoteCells) -> FloatArray:
+    """:func:`_score_z` of ``x = ls[a] - ls[b]`` from the vote cells: each sum over an
+    annotator's votes is a sum over its cells weighted by their counts (the same sums,
+    added in another order: equal to rounding)."""
+    c = cells.counts
+    m = c.shape[0]
+    x = (ls[:, None] - ls[None, :]).ravel()
+    flat = c.reshape(m, 3, -1).astype(np.float64)
+    tot = flat.sum(axis=1)
+    won = flat[:, 2] + 0.5 * flat[:, 1]
+    by_outcome = flat.sum(axis=2)
+    cnt = by_outcome.sum(axis=1)
+    sw = by_outcome[:, 2] + 0.5 * by_outcome[:, 1]
+    sww = by_outcome[:, 2] + 0.25 * by_outcome[:, 1]
+    return _score_z_from_sums(cnt, tot @ x, tot @ (x * x), sw, sww, won @ x)
 
 
 def _direction_support(p_adv: FloatArray, alpha: float, use: BoolArray) -> tuple[int, int]:
@@ -1526,11 +1695,15 @@ def stable_arena(
         raise InvalidParameterError("annotator is required")
     n, m = d.n_models, d.n_annotators
     # per-vote inputs are aligned with the raw votes; both-bad votes count as ties there
-    k_raw = as_index_array(annotator, "annotator", n=m)
-    w_raw = np.asarray(outcome, dtype=np.float64)
-    bb_raw = _vote_mask(both_bad, "both_bad", k_raw.size)
-    if bb_raw is not None:
-        w_raw = np.where(bb_raw, 0.5, w_raw)
+    if both_bad_as == "tie":  # every vote kept: the validated arrays are the raw votes
+        k_raw, w_raw, a_raw, b_raw = d.k, d.w, d.a, d.b
+    else:
+        k_raw = as_index_array(annotator, "annotator", n=m)
+        w_raw = np.asarray(outcome, dtype=np.float64)
+        bb_raw = _vote_mask(both_bad, "both_bad", k_raw.size)
+        if bb_raw is not None:
+            w_raw = np.where(bb_raw, 0.5, w_raw)
+        a_raw, b_raw = as_index_array(model_a, "model_a"), as_index_array(model_b, "model_b")
     vote_flags = _vote_flags(
         k_raw,
         w_raw,
@@ -1538,8 +1711,8 @@ def stable_arena(
         _vote_mask(left_chosen, "left_chosen", k_raw.size),
         _vote_mask(fast, "fast", k_raw.size),
         None if item is None else _item_ids(item, k_raw.size),
-        as_index_array(model_a, "model_a"),
-        as_index_array(model_b, "model_b"),
+        a_raw,
+        b_raw,
         alpha,
         correction,
         max_fast_share,
@@ -1548,7 +1721,12 @@ def stable_arena(
         _add_evidence(vote_flags, ev, m, alpha, correction)
     vote_flagged = np.array([bool(f) for f in vote_flags], dtype=bool)
     a_all, b_all, w_all, k_all = d.a, d.b, d.w, d.k
-    n_records = np.bincount(k_raw, minlength=m).astype(np.int64)
+    # the per-annotator sums of the loop over (annotator, pair, outcome) cells, not votes
+    all_cells = _VoteCells.of(a_all, b_all, w_all, k_all, n, m)
+    if all_cells is not None and k_raw is k_all:
+        n_records = all_cells.per_annotator().sum(axis=1).astype(np.int64)
+    else:
+        n_records = np.bincount(k_raw, minlength=m).astype(np.int64)
     dynamic = epsilon is None
     eps_value = 0.0 if epsilon is None else float(epsilon)
     z_rel = float(norm.ppf(1.0 - alpha))
@@ -1559,20 +1737,35 @@ def stable_arena(
     p_raw = np.full(m, np.nan)
     eps = np.full(m, np.nan)
     fits = 0
-    decisive = np.bincount(k_all, weights=(w_all != 0.5).astype(np.float64), minlength=m) > 0
+    if all_cells is None:
+        decisive = np.bincount(k_all, weights=(w_all != 0.5).astype(np.float64), minlength=m) > 0
+    else:
+        by_outcome = all_cells.per_annotator()
+        decisive = (by_outcome[:, 0] + by_outcome[:, 2]) > 0
     comparable = int(decisive.sum()) >= MIN_ANNOTATORS_FOR_VERDICT
     start = None if init is None else _start_of(init, n, m)
     while True:
-        use = ~excluded[k_all]
-        a, b, w, k = a_all[use], b_all[use], w_all[use], k_all[use]
-        cnt = np.bincount(k, minlength=m).astype(np.int64)
+        if excluded.any():
+            use = ~excluded[k_all]
+            a, b, w, k = a_all[use], b_all[use], w_all[use], k_all[use]
+        else:  # nobody excluded (always with action="warn"): no copies
+            a, b, w, k = a_all, b_all, w_all, k_all
+        cells = None if all_cells is None else all_cells.without(excluded)
+        if cells is None:
+            cnt = np.bincount(k, minlength=m).astype(np.int64)
+        else:
+            by_outcome = cells.per_annotator()
+            cnt = by_outcome.sum(axis=1).astype(np.int64)
         if delta is None:
             dlt, dlt_raw, pre = _reachable_delta(a, b, w, k, n, m, cnt, se_bound)
             start = pre if start is None else start
         else:
             dlt = dlt_raw = int(delta)
         pending = (cnt <= dlt) & ~excluded
-        nontie = np.bincount(k, weights=(w != 0.5).astype(np.float64), minlength=m)
+        if cells is None:
+            nontie = np.bincount(k, weights=(w != 0.5).astype(np.float64), minlength=m)
+        else:
+            nontie = (by_outcome[:, 0] + by_outcome[:, 2]).astype(np.float64)
         all_tie = ~pending & ~excluded & (nontie == 0) & (cnt > 0)
         fit_set = ~pending & ~excluded & ~all_tie
         if not fit_set.any():
@@ -1590,18 +1783,27 @@ def stable_arena(
                 annotators=np.flatnonzero(all_tie).astype(np.int64),
             )
         rate_set = fit_set.copy()
-        if not _identifies(a[fit_set[k]], b[fit_set[k]], n):
+        if not (
+            _identifies(a[fit_set[k]], b[fit_set[k]], n)
+            if cells is None
+            else _identifies_pairs(cells.pairs_of(fit_set))
+        ):
             # the judged annotators alone leave an item unrated or the graph split: rate with
             # the pending annotators' votes too (they are still not judged)
             rate_set |= pending & (nontie > 0)
         rate_ids = np.flatnonzero(rate_set)
         remap = np.full(m, -1, dtype=np.int64)
         remap[rate_ids] = np.arange(rate_ids.size)
-        sel = rate_set[k]
+        if rate_set[cnt > 0].all():  # every annotator with votes: no copies
+            sel = slice(None)
+            k_fit = k if rate_ids.size == m else remap[k]
+        else:
+            sel = rate_set[k]
+            k_fit = remap[k[sel]]
         fit = _fit_am(
             a[sel],
             b[sel],
-            remap[k[sel]],
+            k_fit,
             w[sel],
             n,
             rate_ids.size,
@@ -1614,7 +1816,11 @@ def stable_arena(
         start = _fit_start(fit, rate_ids, m)  # the next fit of the loop starts here
         judged = fit_set[rate_ids]
         # orient by the median annotator still in play (judged or pending)
-        if _median_disagrees(fit.log_strengths, a, b, w, k, m, vote_flagged):
+        if (
+            _median_disagrees(fit.log_strengths, a, b, w, k, m, vote_flagged)
+            if cells is None
+            else _median_disagrees_cells(fit.log_strengths, cells, vote_flagged)
+        ):
             fit = _mirror(fit)
         ls = fit.log_strengths
         ids = rate_ids[judged]
@@ -1624,7 +1830,7 @@ def stable_arena(
         if dynamic:
             # every annotator's statistic from its own votes only: computed once over
             # all of them (the judged ones' equal, bit for bit, those of the judged votes)
-            z_all = _score_z(ls[a] - ls[b], w, k, m)
+            z_all = _score_z(ls[a] - ls[b], w, k, m) if cells is None else _score_z_cells(ls, cells)
             zs = z_all[ids]
             p_adv = np.where(np.isfinite(zs), norm.cdf(zs), 0.5)
         else:
@@ -1707,7 +1913,7 @@ def stable_arena(
         lower, upper, rcov, _ = _bootstrap_intervals(
             a[sel],
             b[sel],
-            remap[k[sel]],
+            k_fit,
             w[sel],
             n,
             rate_ids.size,
@@ -1719,7 +1925,10 @@ def stable_arena(
             rng,
         )
     else:
-        scale_bias = _scale_bias(fit, a[sel], b[sel], remap[k[sel]])
+        per_cell = None
+        if cells is not None:  # the rated annotators' votes per (annotator, pair) cell
+            per_cell = cells.per_pair(rate_ids)
+        scale_bias = _scale_bias(fit, a[sel], b[sel], k_fit, per_cell)
         lower, upper = _bias_aware_wald(fit, scale_bias, confidence)
         rcov = (
             fit.rating_covariance

@@ -52,8 +52,10 @@ __all__ = [
     "annotator_signals",
     "majority_agreement",
     "position_bias",
+    "position_bias_from_counts",
     "too_fast_votes",
     "vote_rates",
+    "vote_rates_from_counts",
 ]
 
 MaskedFloatArray = np.ma.MaskedArray
@@ -317,6 +319,21 @@ def position_bias(
     n_left = np.bincount(k, weights=(decisive & (w == 1.0)).astype(float), minlength=m).astype(
         np.int64
     )
+    return position_bias_from_counts(n_left, n_dec)
+
+
+def position_bias_from_counts(n_left: IntArray, n_dec: IntArray) -> PositionBias:
+    """:func:`position_bias` from each annotator's left wins and decisive votes (counts
+    kept elsewhere, say updated vote by vote); the same numbers.
+
+    Examples
+    --------
+    >>> r = position_bias_from_counts(np.array([10, 2]), np.array([10, 3]))
+    >>> r.left_share.tolist(), round(float(r.p_value[0]), 5)
+    ([1.0, 0.6666666666666666], 0.00195)
+    """
+    n_left = np.asarray(n_left, dtype=np.int64)
+    n_dec = np.asarray(n_dec, dtype=np.int64)
     # two-sided exact test for p = 1/2 (symmetric): 2 * P(X <= min(x, n - x)), capped at 1
     lo = np.minimum(n_left, n_dec - n_left)
     pv = np.where(n_left * 2 == n_dec, 1.0, np.minimum(1.0, 2.0 * binom.cdf(lo, n_dec, 0.5)))
@@ -382,6 +399,25 @@ def vote_rates(
     n_tie = np.bincount(k, weights=(~sk & ~bb & (w == 0.5)).astype(float), minlength=m)
     n_bb = np.bincount(k, weights=(~sk & bb).astype(float), minlength=m)
     n_sk = np.bincount(k, weights=sk.astype(float), minlength=m)
+    return vote_rates_from_counts(n_all, n_used, n_tie, n_bb, n_sk)
+
+
+def vote_rates_from_counts(
+    n_all: npt.NDArray[Any],
+    n_used: npt.NDArray[Any],
+    n_tie: npt.NDArray[Any],
+    n_bb: npt.NDArray[Any],
+    n_sk: npt.NDArray[Any],
+) -> VoteRates:
+    """:func:`vote_rates` from each annotator's votes, non-skipped votes, ties (not both
+    bad), both-bad votes and skips (counts kept elsewhere); the same numbers.
+
+    Examples
+    --------
+    >>> r = vote_rates_from_counts(*(np.array([x]) for x in (4, 3, 1, 1, 1)))
+    >>> r.tie_rate.tolist(), r.both_bad_rate.tolist(), r.skip_rate.tolist()
+    ([0.3333333333333333], [0.3333333333333333], [0.25])
+    """
     return VoteRates(
         tie_rate=_masked_ratio(n_tie, n_used),
         both_bad_rate=_masked_ratio(n_bb, n_used),
@@ -458,9 +494,15 @@ def majority_agreement(
     # one vote per (item, annotator): a count per key when the key space is small (linear),
     # else a sort; the same first duplicate (smallest key) either way
     if n_items * m <= 8 * key.size + (1 << 20):
-        per_key = np.bincount(key, minlength=n_items * m)
-        dup_keys = np.flatnonzero(per_key > 1)
-        worst = int(per_key.max())
+        # a byte per key first (a repeat leaves fewer keys marked than votes); the counts,
+        # four times the memory to scatter into, only to describe a repeat
+        seen = np.zeros(n_items * m, dtype=bool)
+        seen[key] = True
+        worst, dup_keys = 1, key[:0]
+        if np.count_nonzero(seen) < key.size:
+            per_key = np.bincount(key, minlength=n_items * m)
+            worst = int(per_key.max())
+            dup_keys = np.flatnonzero(per_key > 1)
     else:
         uniq, per_key = np.unique(key, return_counts=True)
         dup_keys = uniq[per_key > 1]
@@ -486,15 +528,19 @@ def majority_agreement(
     cls = np.zeros(n_items * n_lab, dtype=np.int64)
     cls[used] = np.where(unique_top, others.argmax(axis=1) + 1, 0)
     n_cls = n_lab + 1
-    g = cls[cell]
-    if m * n_lab * n_cls <= 8 * g.size + (1 << 20):  # few labels: one count, linear
-        joint = np.bincount((k * n_lab + lab) * n_cls + g, minlength=m * n_lab * n_cls)
+    if m * n_lab * n_cls <= 8 * cell.size + (1 << 20):  # few labels: one count, linear
+        # (k n_lab + lab) n_cls + cls[cell], with lab n_cls + cls[cell] looked up per cell
+        per_cell = (np.arange(cls.size) % n_lab) * n_cls + cls
+        key = k * (n_lab * n_cls)
+        key += per_cell[cell]
+        joint = np.bincount(key, minlength=m * n_lab * n_cls)
         joint = joint.reshape(m, n_lab, n_cls)
         # compared votes per (annotator, majority label)
         by_majority = joint.sum(axis=1)[:, 1:].astype(np.float64)
         n_agree = np.einsum("kll->k", joint[:, :, 1:])
         own = joint.sum(axis=2).astype(np.float64)
     else:  # many labels: per-vote weights instead of an (annotator, label, label) table
+        g = cls[cell]
         by_majority = np.zeros((m, n_lab))
         np.add.at(by_majority, (k[g > 0], g[g > 0] - 1), 1.0)
         n_agree = np.bincount(k, weights=(g == lab + 1).astype(np.float64), minlength=m)

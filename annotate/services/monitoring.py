@@ -60,7 +60,11 @@ from ranking.components import ComponentFit, DeltaCache, stable_arena_components
 from ranking.errors import ConvergenceError, RankingInputError
 from ranking.pairwise import m_elo
 from ranking.proportions import both_bad_shares
-from ranking.reliability import majority_agreement, position_bias, vote_rates
+from ranking.reliability import (
+    majority_agreement,
+    position_bias_from_counts,
+    vote_rates_from_counts,
+)
 
 FIT_ERRORS = (RankingInputError, ConvergenceError, np.linalg.LinAlgError, FloatingPointError)
 """Why a fit can fail on the data so far; the monitor shows the message instead."""
@@ -331,6 +335,47 @@ class StudyMonitor:
 
     # --- the snapshot --------------------------------------------------------------
 
+    def _votes(self) -> _Votes:
+        """The current votes for the fit and the signals, from arrays kept across
+        refreshes (:class:`_VoteArrays`: only new and superseded rows cost anything)."""
+        v = self._current.view
+        n_ann = len(self._ann_names)
+        arrays = getattr(self, "_arrays", None)
+        if arrays is None or arrays.item_pos is not self._item_pos:
+            arrays = self._arrays = _VoteArrays(self._item_pos)
+        if getattr(self, "_lut_n", -1) != n_ann:
+            db = np.fromiter(self._ann_index.keys(), dtype=np.int64, count=n_ann)
+            idx = np.fromiter(self._ann_index.values(), dtype=np.int64, count=n_ann)
+            self._lut = np.full(int(db.max()) + 1 if n_ann else 1, -1, dtype=np.int64)
+            self._lut[db] = idx
+            self._db_of = np.empty(n_ann, dtype=np.int64)
+            self._db_of[idx] = db
+            self._lut_n = n_ann
+        arrays.update(v, self._lut, self._ent_a, self._ent_b, n_ann)
+        counts = arrays.signal_counts
+        present = np.flatnonzero(counts.sum(axis=1) > 0)
+        present = present[np.argsort(self._db_of[present], kind="stable")]
+        names = [self._ann_names[int(i)] for i in present]
+        order = np.argsort(np.array(names, dtype=object), kind="stable")
+        present = present[order]
+        rank = np.zeros(max(n_ann, 1), dtype=np.int64)
+        rank[present] = np.arange(present.size)
+        d = {name: col.view for name, col in arrays.dec.items()}
+        return _Votes(
+            names=[names[i] for i in order],
+            n_votes=len(v),
+            item=d["item"],
+            annotator=rank[d["ann"]],
+            a=d["a"],
+            b=d["b"],
+            outcome=d["outcome"],
+            both_bad=d["both_bad"],
+            left_chosen=d["left"],
+            fast=d["fast"],
+            label=d["label"],
+            signal_counts=counts[present],
+        )
+
     def snapshot(self) -> MonitorSnapshot:
         """Read the new votes, refit and recompute every signal.
 
@@ -342,26 +387,7 @@ class StudyMonitor:
         with self._lock, _one_blas_thread():
             t0 = time.perf_counter()
             self._read_new()
-            v = self._current.view
-            seen = np.bincount(v[:, 2], minlength=1) > 0 if len(v) else np.zeros(1, bool)
-            present = np.flatnonzero(seen)
-            names = [self._ann_names[self._ann_index[int(a)]] for a in present]
-            order = np.argsort(np.array(names, dtype=object), kind="stable")
-            rank = np.empty(present.size, dtype=np.int64)
-            rank[order] = np.arange(present.size)
-            names = [names[i] for i in order]
-            pos = np.zeros(seen.size, dtype=np.int64)
-            pos[present] = rank
-            k = pos[v[:, 2]]
-            votes = _Votes(
-                item=self._item_pos[v[:, 1]],
-                annotator=k,
-                choice=v[:, 3],
-                swapped=v[:, 4].astype(bool),
-                response_ms=v[:, 5],
-                fast=v[:, 6].astype(bool),
-                names=names,
-            )
+            votes = self._votes()
             t1 = time.perf_counter()
             signals = _signal_pool().submit(_timed_signals, votes, self._text_len)
             # the both-bad shares need only the votes: the same thread, also beside the fit
@@ -406,7 +432,7 @@ class StudyMonitor:
             kind=self.study.kind,
             title=one_line(self.study.title),
             last_vote_id=self._last,
-            n_votes=len(v),
+            n_votes=votes.n_votes,
             n_compared=fit.n_compared,
             annotators=rows,
             leaderboard=board,
@@ -457,16 +483,230 @@ class _Grow:
         self.n = need
 
 
+_SIGNAL_KEYS = (int(max(Outcome)) + 1) * 8
+"""Signal cells per annotator: choice code (skip .. both bad) x swapped x fast x timed."""
+
+
+class _Column:
+    """One per-vote array of :class:`_VoteArrays`: appended to, and with a few entries
+    dropped in place (the later entries moved down: memory copies, no new array)."""
+
+    def __init__(self, dtype: Any) -> None:
+        self._buf = np.zeros(1024, dtype=dtype)
+        self.n = 0
+
+    @property
+    def view(self) -> npt.NDArray[Any]:
+        return self._buf[: self.n]
+
+    def append(self, new: npt.NDArray[Any]) -> None:
+        need = self.n + len(new)
+        if need > len(self._buf):
+            buf = np.empty(max(need, 2 * len(self._buf)), self._buf.dtype)
+            buf[: self.n] = self._buf[: self.n]
+            self._buf = buf
+        self._buf[self.n : need] = new
+        self.n = need
+
+    def drop(self, pos: npt.NDArray[np.int64]) -> None:
+        """Remove the entries at ``pos`` (increasing, distinct)."""
+        if pos.size > 64:  # many: one compress
+            keep = np.ones(self.n, dtype=bool)
+            keep[pos] = False
+            kept = self.view[keep]
+            self._buf[: kept.size] = kept
+            self.n = kept.size
+            return
+        dst = int(pos[0]) if pos.size else self.n
+        bounds = [*pos.tolist(), self.n]
+        for p, end in itertools.pairwise(bounds):
+            seg = self._buf[p + 1 : end]
+            self._buf[dst : dst + seg.size] = seg  # numpy copies overlapping slices safely
+            dst += seg.size
+        self.n = dst
+
+
+_ALL = ("ids", "ann", "key")
+"""Per current vote: row id, annotator (the monitor's internal index), signal key."""
+_DECIDED = ("ids", "ann", "item", "a", "b", "outcome", "both_bad", "left", "fast", "label")
+"""Per decided (not skipped) current vote: row id, annotator, item position, the item's
+two entities, outcome (win share of ``a``), both bad, left side chosen, fast, majority
+label (:data:`MAJORITY_LABEL`)."""
+
+
+class _VoteArrays:
+    """The current votes as the fit and the signals read them, kept across refreshes
+    (issue 13: aggregates that update with new rows only).
+
+    Each refresh compares the monitor's current rows with the ones seen last time: rows
+    with a larger id are new (appended, their fields computed once), rows no longer there
+    were superseded or undone (dropped, their counts subtracted). Per annotator, the
+    votes are counted by choice, side, speed and timing (``signal_counts``), the inputs
+    of the vote-rate, position and speed signals. Rebuilt from the rows when the item
+    index changes (items imported after the monitor started).
+    """
+
+    def __init__(self, item_pos: npt.NDArray[np.int64]) -> None:
+        self.item_pos = item_pos
+        # what only the monitor reads is stored small: annotators in 32 bits, keys in 8
+        small = {"ann": np.int32, "key": np.uint8}
+        self.all = {name: _Column(small.get(name, np.int64)) for name in _ALL}
+        dtypes = {
+            "ann": np.int32,
+            "outcome": np.float64,
+            "both_bad": bool,
+            "left": bool,
+            "fast": bool,
+        }
+        self.dec = {name: _Column(dtypes.get(name, np.int64)) for name in _DECIDED}
+        self.signal_counts = np.zeros((0, _SIGNAL_KEYS), dtype=np.int64)
+
+    def update(
+        self,
+        cur: npt.NDArray[np.int64],
+        lut: npt.NDArray[np.int64],
+        ent_a: npt.NDArray[np.int64],
+        ent_b: npt.NDArray[np.int64],
+        n_ann: int,
+    ) -> None:
+        """Bring the arrays to ``cur`` (the current rows, oldest first, ids increasing);
+        ``lut`` maps annotator ids to the monitor's index, of ``n_ann`` annotators."""
+        if self.signal_counts.shape[0] < n_ann:
+            grown = np.zeros((n_ann, _SIGNAL_KEYS), dtype=np.int64)
+            grown[: self.signal_counts.shape[0]] = self.signal_counts
+            self.signal_counts = grown
+        ids = self.all["ids"].view
+        held = ids.size
+        if held and (len(cur) < held or int(cur[held - 1, 0]) != int(ids[-1])):
+            start = int(np.searchsorted(cur[:, 0], ids[-1], side="right"))
+            gone = _removed(ids, cur[:start, 0])
+            if gone is None:  # not a subset: start afresh (no known cause; a safeguard)
+                self.__init__(self.item_pos)  # type: ignore[misc]
+                self.update(cur, lut, ent_a, ent_b, n_ann)
+                return
+            self._drop(gone)
+        else:
+            start = held
+        self._append(cur[start:], lut, ent_a, ent_b)
+        if self.all["ids"].n != len(cur):  # pragma: no cover - a safeguard
+            self.__init__(self.item_pos)  # type: ignore[misc]
+            self.update(cur, lut, ent_a, ent_b, n_ann)
+
+    def _append(
+        self,
+        new: npt.NDArray[np.int64],
+        lut: npt.NDArray[np.int64],
+        ent_a: npt.NDArray[np.int64],
+        ent_b: npt.NDArray[np.int64],
+    ) -> None:
+        if not len(new):
+            return
+        ann = lut[new[:, 2]]
+        ch = new[:, 3]
+        swapped = new[:, 4].astype(bool)
+        fast = new[:, 6].astype(bool)
+        key = ch * 8 + swapped * 4 + fast * 2 + (new[:, 5] >= 0)
+        for name, col in (("ids", new[:, 0]), ("ann", ann), ("key", key)):
+            self.all[name].append(col)
+        self._count(ann, key, 1)
+        d = ch != Outcome.SKIP
+        it = self.item_pos[new[d, 1]]
+        outcome = WIN_SHARE[ch[d]]
+        fields = {
+            "ids": new[d, 0],
+            "ann": ann[d],
+            "item": it,
+            "a": ent_a[it],
+            "b": ent_b[it],
+            "outcome": outcome,
+            "both_bad": ch[d] == Outcome.BOTH_BAD,
+            "left": np.where(swapped[d], outcome == 0.0, outcome == 1.0),
+            "fast": fast[d],
+            "label": MAJORITY_LABEL[ch[d]],
+        }
+        for name, col in fields.items():
+            self.dec[name].append(col)
+
+    def _count(self, ann: npt.NDArray[np.int64], key: npt.NDArray[np.int64], sign: int) -> None:
+        size = self.signal_counts.size
+        cells = np.bincount(ann * _SIGNAL_KEYS + key, minlength=size)
+        self.signal_counts += sign * cells.reshape(self.signal_counts.shape)
+
+    def _drop(self, pos: npt.NDArray[np.int64]) -> None:
+        ids = self.all["ids"].view[pos]
+        ann, key = self.all["ann"].view[pos], self.all["key"].view[pos]
+        self._count(ann.astype(np.int64), key.astype(np.int64), -1)
+        for col in self.all.values():
+            col.drop(pos)
+        d_ids = self.dec["ids"].view
+        at = np.searchsorted(d_ids, ids)
+        at = at[(at < d_ids.size) & (d_ids[np.minimum(at, d_ids.size - 1)] == ids)]
+        if at.size:
+            for col in self.dec.values():
+                col.drop(at)
+
+
+def _removed(
+    held: npt.NDArray[np.int64], kept: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64] | None:
+    """Positions in ``held`` of the ids not in ``kept`` (both increasing, ``kept`` a subset
+    of ``held``); None when ``kept`` is not such a subset. A few removals (a change of
+    mind or an undo per refresh) are found by comparing the arrays from the last one on;
+    many by a set difference."""
+    r = held.size - kept.size
+    if r <= 0:
+        return None
+    if r > 32:
+        pos = np.flatnonzero(~np.isin(held, kept, assume_unique=True))
+        if pos.size != r:
+            return None
+        keep = np.ones(held.size, dtype=bool)
+        keep[pos] = False
+        return pos if np.array_equal(held[keep], kept) else None
+    # each removal is the first place where the arrays differ, past the last one: the ids
+    # before it are checked equal on the way, and those after the last at the end
+    found: list[int] = []
+    i = 0
+    for _ in range(r):
+        tail_h, tail_k = held[i:], kept[i - len(found) :]
+        n = min(tail_h.size, tail_k.size)
+        neq = tail_h[:n] != tail_k[:n]
+        p = i + (int(np.argmax(neq)) if n and neq.any() else n)
+        if p >= held.size:
+            return None
+        found.append(p)
+        i = p + 1
+    if not np.array_equal(held[i:], kept[i - r :]):
+        return None
+    return np.array(found, dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class _Votes:
+    """The current votes for one snapshot: the decided ones (not skipped), oldest first,
+    and every vote counted per annotator (``signal_counts``); annotators indexed in the
+    order of ``names``."""
+
+    names: list[str]
+    n_votes: int
     item: npt.NDArray[np.int64]
+    """Item position of each decided vote."""
     annotator: npt.NDArray[np.int64]
-    choice: npt.NDArray[np.int64]
-    swapped: npt.NDArray[np.bool_]
-    response_ms: npt.NDArray[np.int64]
+    a: npt.NDArray[np.int64]
+    """The item's first entity (model or question)..."""
+    b: npt.NDArray[np.int64]
+    """...and its second."""
+    outcome: npt.NDArray[np.float64]
+    """Win share of ``a``: 1, 0, or 0.5 for a tie or both bad."""
+    both_bad: npt.NDArray[np.bool_]
+    left_chosen: npt.NDArray[np.bool_]
     fast: npt.NDArray[np.bool_]
     """The stored flag of each vote (:data:`FAST_VOTE_RULE`)."""
-    names: list[str]
+    label: npt.NDArray[np.int64]
+    """The majority-agreement label (:data:`MAJORITY_LABEL`)."""
+    signal_counts: npt.NDArray[np.int64]
+    """Every current vote per annotator and choice code x swapped x fast x timed,
+    shape (annotators, :data:`_SIGNAL_KEYS`)."""
 
 
 @dataclass(frozen=True)
@@ -573,9 +813,7 @@ def _both_bad(
     its Wilson interval (:func:`ranking.proportions.both_bad_shares`); None otherwise."""
     if kind != "arena":
         return None
-    decided = votes.choice != Outcome.SKIP
-    it = votes.item[decided]
-    r = both_bad_shares(ent_a[it], ent_b[it], votes.choice[decided] == Outcome.BOTH_BAD, n_models=n)
+    r = both_bad_shares(votes.a, votes.b, votes.both_bad, n_models=n)
     return [
         (float(r.share[e]), float(r.lower[e]), float(r.upper[e])) if r.votes[e] else None
         for e in range(n)
@@ -595,23 +833,16 @@ def _fit(
 ) -> _Fit:
     m = len(votes.names)
     noun = "question" if kind == "difficulty" else "model"
-    decided = votes.choice != Outcome.SKIP
-    it = votes.item[decided]
-    k = votes.annotator[decided]
-    ch = votes.choice[decided]
-    outcome = WIN_SHARE[ch]
-    both_bad = ch == Outcome.BOTH_BAD
-    left_chosen = np.where(votes.swapped[decided], outcome == 0.0, outcome == 1.0)
-    fast = votes.fast[decided]
-    a_glob, b_glob = ent_a[it], ent_b[it]
-    n_dec = np.bincount(k, minlength=m)
+    it, k, outcome, both_bad = votes.item, votes.annotator, votes.outcome, votes.both_bad
+    left_chosen, fast, a_glob, b_glob = votes.left_chosen, votes.fast, votes.a, votes.b
+    n_dec = votes.signal_counts[:, 8:].sum(axis=1)  # every choice code but skip (0)
     status = ["pending"] * m
     reason = [
         f"all {c} votes are skips: nothing to compare yet" if c == 0 else "" for c in n_dec.tolist()
     ]
     none: list[float | None] = [None] * m
     zeros = [0] * m
-    n_compared = int(decided.sum())
+    n_compared = int(k.size)
     notes: list[str] = []
 
     def empty(problem: str, why: str, board: list[Any] | None = None) -> _Fit:
@@ -793,24 +1024,29 @@ def _filled(x: Any) -> npt.NDArray[np.float64]:
 
 
 def _signals(votes: _Votes, text_len: npt.NDArray[np.float64]) -> _Signals:
+    """The signals of :mod:`ranking.reliability` from the votes counted per annotator
+    (:attr:`_Votes.signal_counts`) and, for the majority agreement, the decided votes."""
     m = len(votes.names)
-    ch = votes.choice
-    skipped = ch == Outcome.SKIP
-    both_bad = ch == Outcome.BOTH_BAD
-    outcome = WIN_SHARE[ch]
-    left = np.where(votes.swapped, 1.0 - outcome, outcome)
-    k = votes.annotator
-    rates = vote_rates(k, outcome, both_bad=both_bad, skipped=skipped, n_annotators=m)
-    pos = position_bias(k, left, both_bad=both_bad, skipped=skipped, n_annotators=m)
-    timed = votes.response_ms >= 0
-    n_timed = np.bincount(k[timed], minlength=m).astype(np.int64)
-    n_fast = np.bincount(k[timed & votes.fast], minlength=m)
+    # (annotator, choice code, swapped, fast, timed)
+    c = votes.signal_counts.reshape(m, int(max(Outcome)) + 1, 2, 2, 2)
+    per_choice = c.sum(axis=(2, 3, 4))
+    n_all = per_choice.sum(axis=1)
+    n_sk = per_choice[:, Outcome.SKIP]
+    rates = vote_rates_from_counts(
+        n_all, n_all - n_sk, per_choice[:, Outcome.TIE], per_choice[:, Outcome.BOTH_BAD], n_sk
+    )
+    # decisive: the first or second half chosen; on the left: first unswapped, second swapped
+    by_side = c.sum(axis=(3, 4))
+    n_dec = per_choice[:, Outcome.FIRST] + per_choice[:, Outcome.SECOND]
+    n_left = by_side[:, Outcome.FIRST, 0] + by_side[:, Outcome.SECOND, 1]
+    pos = position_bias_from_counts(n_left, n_dec)
+    timed = c[..., 1].sum(axis=(1, 2))  # (annotator, fast)
+    n_timed = timed.sum(axis=1).astype(np.int64)
+    n_fast = timed[:, 1]
     fast_share = np.where(n_timed > 0, n_fast / np.maximum(n_timed, 1), np.nan)
     # Majority labels in the item's own orientation (not the side shown), so that
     # annotators who saw the item swapped are compared on the same terms.
-    label = MAJORITY_LABEL[ch]
-    keep = ~skipped
-    maj = majority_agreement(votes.item[keep], k[keep], label[keep], n_annotators=m)
+    maj = majority_agreement(votes.item, votes.annotator, votes.label, n_annotators=m)
     return _Signals(
         fast=fast_share,
         n_timed=n_timed,

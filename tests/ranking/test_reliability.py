@@ -219,3 +219,22 @@ def test_llmfao_signals(shared_data, capsys):
                 f"(chance {s.majority.chance[j]:.2f})"
             )
     assert float(s.majority.agreement.mean()) > float(s.majority.chance.mean())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 6), st.integers(1, 8), st.integers(0, 2**32 - 1))
+def test_majority_agreement_finds_every_repeated_vote(n: int, n_items: int, m: int, seed: int):
+    """Expected (np.unique on the (item, annotator) keys): an error exactly when a key
+    repeats, naming the smallest repeated key and the largest repeat count."""
+    rng = np.random.default_rng(seed)
+    item = rng.integers(0, n_items, n)
+    ann = rng.integers(0, m, n)
+    lab = rng.integers(0, 3, n)
+    keys, counts = np.unique(item * m + ann, return_counts=True)
+    if counts.max() == 1:
+        majority_agreement(item, ann, lab, n_annotators=m)
+        return
+    first = int(keys[counts > 1][0])
+    expected = f"annotator {first % m} voted {int(counts.max())} times on item {first // m}"
+    with pytest.raises(InvalidParameterError, match=expected):
+        majority_agreement(item, ann, lab, n_annotators=m)
