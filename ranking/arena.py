@@ -423,8 +423,12 @@ def _preliminary_fit(
         if ids.size < 2:
             return None
         sel = use[k]
+        # the annotators' positions in ids (what np.searchsorted(ids, k[sel]) gives), by a
+        # lookup table instead of a binary search per vote
+        remap = np.zeros(m, dtype=np.int64)
+        remap[ids] = np.arange(ids.size, dtype=np.int64)
         try:
-            fit = am_elo(a[sel], b[sel], np.searchsorted(ids, k[sel]), w[sel], n_models=n)
+            fit = am_elo(a[sel], b[sel], np.take(remap, k[sel], mode="clip"), w[sel], n_models=n)
         except DegenerateDataError as err:
             bad = getattr(err, "annotators", None)
             if bad is None:

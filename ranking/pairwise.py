@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -1506,20 +1506,61 @@ class _Triples:
     pair_lo: IntArray
     pair_hi: IntArray
     wins: FloatArray
-    cnt: FloatArray
-    lo_ann: IntArray  # lo * n_annotators + ann: the (model, annotator) cell of each triple
-    hi_ann: IntArray
+    cnt: FloatArray | None  # None: every triple is one battle (count 1)
+    lo_ann: IntArray  # the (model lo, annotator) cell of each triple: lo * m + ann, or
+    hi_ann: IntArray  # ann * n + lo where by_annotator (and so for hi)
+    wm: FloatArray  # wins - cnt: the weight of eta in the log-likelihood (see _am_eval)
+    by_annotator: bool = False  # triples sorted by annotator, each annotator has one
+    ann_starts: IntArray | None = None  # where by_annotator: each annotator's first triple
 
 
-@dataclass(frozen=True)
 class _Point:
-    """Per-triple quantities at one (s, a), shared by the gradient and the information."""
+    """Per-triple quantities at one (s, a), shared by the log-likelihood, the gradient and
+    the information: ``d = s[lo] - s[hi]``, ``ak = a[ann]``, ``eta = ak * d``, ``p =
+    expit(eta)`` and ``ll``, the (unpenalised) log-likelihood; ``r = wins - cnt p`` and
+    ``v = cnt p (1 - p)`` on first use.
 
-    d: FloatArray  # s[lo] - s[hi]
-    ak: FloatArray  # a[ann]
-    p: FloatArray  # expit(ak * d)
-    cp: FloatArray  # cnt * p
-    r: FloatArray  # wins - cnt * p
+    ``eta``, ``p`` and ``ll`` are invariant to the gauge ``(s, a) -> ((s - c0) c, a / c)``,
+    so the point the line search accepted serves, with ``d`` and ``ak`` rescaled to
+    the normalised estimates (:meth:`rescaled`), as the next iterate's point: one ``exp``
+    per iteration instead of one for the line search and one for the gradient.
+    """
+
+    __slots__ = ("_r", "_v", "ak", "cnt", "d", "eta", "ll", "p", "wins")
+
+    def __init__(
+        self, tr: _Triples, d: FloatArray, ak: FloatArray, eta: FloatArray, p: FloatArray, ll: float
+    ) -> None:
+        self.d, self.ak, self.eta, self.p, self.ll = d, ak, eta, p, ll
+        self.wins, self.cnt = tr.wins, tr.cnt
+        self._r: FloatArray | None = None
+        self._v: FloatArray | None = None
+
+    @property
+    def r(self) -> FloatArray:
+        """``wins - cnt p``, the residuals."""
+        if self._r is None:
+            cp = self.p if self.cnt is None else self.cnt * self.p
+            self._r = np.subtract(self.wins, cp)
+        return self._r
+
+    @property
+    def v(self) -> FloatArray:
+        """``cnt p (1 - p)``, the Bernoulli variances."""
+        if self._v is None:
+            v = np.subtract(1.0, self.p)
+            v *= self.p if self.cnt is None else self.cnt * self.p
+            self._v = v
+        return self._v
+
+    def rescaled(self, c: float) -> _Point:
+        """This point after :func:`_normalise` divided the abilities by ``c``: ``d * c``
+        and ``ak / c`` in place (``ak / c`` is exactly ``(a / c)[ann]``; ``d * c`` equals
+        the differences of the centred, rescaled strengths to rounding)."""
+        self.d *= c
+        self.ak /= c
+        self._r = self._v = None  # unchanged by the gauge, but kept consistent
+        return self
 
 
 _TRIPLES_SORT_MIN = 1 << 20
@@ -1548,18 +1589,60 @@ def _battle_triples(
         return None
     pk = lo * n
     pk += hi
-    upair, pinv = _factorize(pk, n * n)
-    c = np.bincount(pinv, minlength=upair.size).astype(np.float64)
+    if n * n <= max(_DENSE_KEYS, 4 * size):  # _factorize's dense table, its counts kept
+        per_key = np.bincount(pk, minlength=n * n)
+        upair = np.flatnonzero(per_key)
+        lookup = np.empty(n * n, dtype=np.int64)
+        lookup[upair] = np.arange(upair.size, dtype=np.int64)
+        pinv = _take(lookup, pk)
+        c = per_key[upair].astype(np.float64)
+    else:
+        upair, pinv = _factorize(pk, n * n)
+        c = np.bincount(pinv, minlength=upair.size).astype(np.float64)
+    del pk
     simpson = float(c @ c) / float(size) ** 2
-    nk = np.bincount(k, minlength=m).astype(np.float64)
+    per_ann = np.bincount(k, minlength=m)
+    nk = per_ann.astype(np.float64)
     repeats = float(nk @ (nk - 1.0)) / 2.0 * simpson
     if repeats >= _TRIPLES_REPEAT_SHARE * size:
         return None
+    if m <= 1 << 16 and per_ann.all():
+        # sorted by annotator (a stable counting sort of 16-bit keys): the sums over each
+        # annotator's battles become contiguous segments (np.add.reduceat) and the
+        # (model, annotator) cells of the cross information, laid out annotator-major,
+        # are filled in a cache-friendly order instead of at random over n * m cells
+        order = np.argsort(k.astype(np.uint16), kind="stable")
+        lo, hi, pinv = _take(lo, order), _take(hi, order), _take(pinv, order)
+        wins = _take(np.asarray(wl, dtype=np.float64), order)
+        del order
+        ann = np.repeat(np.arange(m, dtype=np.int64), per_ann)
+        starts = np.zeros(m, dtype=np.int64)
+        np.cumsum(per_ann[:-1], out=starts[1:])
+        lo_ann = ann * n
+        lo_ann += lo
+        hi_ann = ann * n
+        hi_ann += hi
+        return _Triples(
+            lo=lo,
+            hi=hi,
+            ann=ann,
+            lo_ann=lo_ann,
+            hi_ann=hi_ann,
+            pair=pinv,
+            pair_lo=(upair // n).astype(np.int64),
+            pair_hi=(upair % n).astype(np.int64),
+            wins=wins,
+            cnt=None,
+            wm=wins - 1.0,
+            by_annotator=True,
+            ann_starts=starts,
+        )
     ann = k.astype(np.int64, copy=False)
     lo_ann = lo * m
     lo_ann += ann
     hi_ann = hi * m
     hi_ann += ann
+    wins = np.asarray(wl, dtype=np.float64)
     return _Triples(
         lo=lo,
         hi=hi,
@@ -1569,18 +1652,20 @@ def _battle_triples(
         pair=pinv,
         pair_lo=(upair // n).astype(np.int64),
         pair_hi=(upair % n).astype(np.int64),
-        wins=np.asarray(wl, dtype=np.float64),
-        cnt=np.ones(size),
+        wins=wins,
+        cnt=None,
+        wm=wins - 1.0,
     )
 
 
 def _aggregate_triples(
     a: IntArray, b: IntArray, k: IntArray, w: FloatArray, n: int, m: int
 ) -> _Triples:
-    swap = a > b
-    lo = np.where(swap, b, a)
-    hi = np.where(swap, a, b)
-    wl = np.where(swap, 1.0 - w, w)
+    lo = np.minimum(a, b)
+    hi = np.maximum(a, b)
+    # 1 - w where a > b, w elsewhere: |1 - w| and |0 - w|, exact for outcomes in [0, 1]
+    wl = np.subtract(a > b, w)
+    np.abs(wl, out=wl)
     battles = _battle_triples(lo, hi, k, wl, n, m)
     if battles is not None:
         return battles
@@ -1610,14 +1695,24 @@ def _aggregate_triples(
         pair_hi=pair_hi,
         wins=wins,
         cnt=cnt,
+        wm=wins - cnt,
     )
 
 
 def _triple_diff(tr: _Triples, s: FloatArray) -> FloatArray:
     """``s[tr.lo] - s[tr.hi]``, the same numbers, from one subtraction per pair and one
     gather (``np.take``: no bounds-checked fancy indexing)."""
-    d: FloatArray = np.take(s[tr.pair_lo] - s[tr.pair_hi], tr.pair)
-    return d
+    return _take(s[tr.pair_lo] - s[tr.pair_hi], tr.pair)
+
+
+_T = TypeVar("_T", bound=np.generic)
+
+
+def _take(x: npt.NDArray[_T], idx: IntArray) -> npt.NDArray[_T]:
+    """``x[idx]`` for indices known to be in range: ``np.take`` with ``mode="clip"`` skips
+    the bounds check (and its buffering), about twice as fast as ``mode="raise"``."""
+    out: npt.NDArray[_T] = np.take(x, idx, mode="clip")
+    return out
 
 
 def _softplus(x: FloatArray) -> FloatArray:
@@ -1647,28 +1742,65 @@ def _expit(x: FloatArray) -> FloatArray:
     return out
 
 
-def _am_loglik(tr: _Triples, s: FloatArray, a: FloatArray) -> float:
-    eta = np.take(a, tr.ann)
-    eta *= _triple_diff(tr, s)
-    # w ln s(eta) + (n - w) ln s(-eta) = w eta - n softplus(eta)
-    return float(tr.wins @ eta - tr.cnt @ _softplus(eta))
+def _am_eval(tr: _Triples, s: FloatArray, a: FloatArray) -> _Point:
+    """The point at ``(s, a)``: its log-likelihood and probabilities from one ``exp``.
 
-
-def _am_point(tr: _Triples, s: FloatArray, a: FloatArray) -> _Point:
+    ``w ln s(eta) + (n - w) ln s(-eta) = w eta - n softplus(eta)`` and ``softplus(eta) =
+    eta + log(1 + exp(-eta))``, so the log-likelihood is ``(w - n) @ eta - n @ log(1 +
+    exp(-eta))`` and ``p = 1 / (1 + exp(-eta))`` (the operations of :func:`_expit`, the
+    same numbers) comes from the same ``1 + exp(-eta)``. ``eta + log(1 + exp(-eta))``
+    errs by a few ulps of ``max(|eta|, 1)``, as :func:`_softplus` does. Where
+    ``exp(-eta)`` overflows (``eta < -709``) the log-likelihood is taken with
+    :func:`_softplus` instead (``p`` is then 0, as ``expit`` gives).
+    """
     d = _triple_diff(tr, s)
-    ak: FloatArray = np.take(a, tr.ann)
-    p = _expit(ak * d)
-    cp = tr.cnt * p
-    return _Point(d=d, ak=ak, p=p, cp=cp, r=tr.wins - cp)
+    ak = _take(a, tr.ann)
+    eta = ak * d
+    e = np.negative(eta)
+    with np.errstate(over="ignore"):
+        np.exp(e, out=e)
+    e += 1.0
+    lg = np.log(e)
+    ll = float(tr.wm @ eta) - (float(lg.sum()) if tr.cnt is None else float(tr.cnt @ lg))
+    del lg
+    if not math.isfinite(ll):
+        ll = float(tr.wins @ eta) - (
+            float(_softplus(eta).sum()) if tr.cnt is None else float(tr.cnt @ _softplus(eta))
+        )
+    p = np.reciprocal(e, out=e)
+    return _Point(tr, d, ak, eta, p, ll)
 
 
-def _am_grad(
-    tr: _Triples, s: FloatArray, a: FloatArray, n: int, m: int, pt: _Point | None = None
-) -> tuple[FloatArray, FloatArray]:
-    pt = _am_point(tr, s, a) if pt is None else pt
-    akr = pt.ak * pt.r
-    gs = _bincount(tr.lo, akr, n) - _bincount(tr.hi, akr, n)
-    ga = _bincount(tr.ann, pt.d * pt.r, m)
+def _per_annotator(tr: _Triples, x: FloatArray, m: int) -> FloatArray:
+    """Sum of ``x`` over each annotator's triples: contiguous segments where sorted."""
+    if tr.ann_starts is not None:
+        out: FloatArray = np.add.reduceat(x, tr.ann_starts)
+        return out
+    return _bincount(tr.ann, x, m)
+
+
+def _cells(tr: _Triples, x: FloatArray, n: int, m: int) -> FloatArray:
+    """``J[i, k]``: the sum of ``x`` over annotator ``k``'s triples with ``lo == i`` minus
+    that over those with ``hi == i``, shape (n, m)."""
+    out = _bincount(tr.lo_ann, x, n * m) - _bincount(tr.hi_ann, x, n * m)
+    if tr.by_annotator:
+        return np.ascontiguousarray(out.reshape(m, n).T)
+    return out.reshape(n, m)
+
+
+def _am_loglik(tr: _Triples, s: FloatArray, a: FloatArray) -> float:
+    return _am_eval(tr, s, a).ll
+
+
+def _am_grad(tr: _Triples, n: int, m: int, pt: _Point) -> tuple[FloatArray, FloatArray]:
+    """Gradient of the log-likelihood at ``pt``; the rating part summed by pair first
+    (one pass over the triples, then the few pairs onto their two models)."""
+    r = pt.r
+    akr = pt.ak * r
+    gp = _bincount(tr.pair, akr, tr.pair_lo.size)
+    gs = _bincount(tr.pair_lo, gp, n) - _bincount(tr.pair_hi, gp, n)
+    np.multiply(pt.d, r, out=akr)
+    ga = _per_annotator(tr, akr, m)
     return gs, ga
 
 
@@ -1718,31 +1850,28 @@ class _FisherSystem:
     def __init__(
         self,
         tr: _Triples,
-        s: FloatArray,
-        a: FloatArray,
         n: int,
         m: int,
+        pt: _Point,
         *,
         observed: bool = False,
         prior_precision: float = 0.0,
         rating_precision: float = 0.0,
-        point: _Point | None = None,
     ) -> None:
-        # the same operations, in the same order, as without a shared point
-        pt = _am_point(tr, s, a) if point is None else point
-        d, ak = pt.d, pt.ak
-        v = pt.cp * (1.0 - pt.p)
-        hp = _bincount(tr.pair, ak * ak * v, tr.pair_lo.size)
+        d, ak, v = pt.d, pt.ak, pt.v
+        work = np.multiply(ak, ak)
+        work *= v
+        hp = _bincount(tr.pair, work, tr.pair_lo.size)
         jss = _laplacian_dense(tr.pair_lo, tr.pair_hi, hp, n)
-        dg = _bincount(tr.ann, d * d * v, m) + prior_precision
+        np.multiply(d, d, out=work)
+        work *= v
+        dg = _per_annotator(tr, work, m) + prior_precision
         dg = np.maximum(dg, 1e-12 * max(1.0, float(dg.max())))
-        cross = ak * d
-        cross *= v
+        cross = np.multiply(pt.eta, v, out=work)  # ak d v
         if observed:  # the observed Hessian adds the residual to the cross block
             cross -= pt.r
-        jsa = (_bincount(tr.lo_ann, cross, n * m) - _bincount(tr.hi_ann, cross, n * m)).reshape(
-            n, m
-        )
+        jsa = _cells(tr, cross, n, m)
+        del work, cross
         self.n, self.m = n, m
         self.rho_s = float(np.mean(np.diag(jss))) / n
         self.rho_a = float(np.mean(dg)) / m
@@ -1789,8 +1918,7 @@ class _FisherSystem:
 
 def _observed_covariance(
     tr: _Triples,
-    s: FloatArray,
-    a: FloatArray,
+    pt: _Point,
     n: int,
     m: int,
     prec: float,
@@ -1799,10 +1927,9 @@ def _observed_covariance(
     """Rating covariance from the observed information (the abilities' variances from the
     expected one), or None where the observed one is not positive definite (then the
     caller uses the expected information for both)."""
-    pt = _am_point(tr, s, a)  # shared by the observed and the expected system
     try:
         vss, vaa_obs = _FisherSystem(
-            tr, s, a, n, m, observed=True, prior_precision=prec, rating_precision=rprec, point=pt
+            tr, n, m, pt, observed=True, prior_precision=prec, rating_precision=rprec
         ).covariance()
     except np.linalg.LinAlgError:
         return None
@@ -1813,9 +1940,7 @@ def _observed_covariance(
         return None
     if n > 1 and np.linalg.eigvalsh(vss).min() < -1e-10 * max(1.0, float(dv.max())):
         return None
-    _, vaa = _FisherSystem(
-        tr, s, a, n, m, prior_precision=prec, rating_precision=rprec, point=pt
-    ).covariance()
+    _, vaa = _FisherSystem(tr, n, m, pt, prior_precision=prec, rating_precision=rprec).covariance()
     return vss, vaa
 
 
@@ -2247,12 +2372,12 @@ def am_elo(
     a = np.ones(m)
     if start is not None:  # a warm start: try Newton on the observed Hessian at once
         s, a = start
-    ll = _am_loglik(tr, s, a) - _ability_penalty(a, tau) - _rating_penalty(s, a, rprec)
+    pt = _am_eval(tr, s, a)
+    ll = pt.ll - _ability_penalty(a, tau) - _rating_penalty(s, a, rprec)
     dec = np.inf
     newton = start is not None
     for it in range(1, max_iter + 1):
-        pt = _am_point(tr, s, a)
-        gs, ga = _am_grad(tr, s, a, n, m, pt)
+        gs, ga = _am_grad(tr, n, m, pt)
         ga = ga + _ability_penalty_grad(a, tau)
         if rprec:
             ss = float(s @ s)
@@ -2266,14 +2391,12 @@ def am_elo(
             try:
                 xs, xa = _FisherSystem(
                     tr,
-                    s,
-                    a,
                     n,
                     m,
+                    pt,
                     observed=observed,
                     prior_precision=prec,
                     rating_precision=rprec,
-                    point=pt,
                 ).solve(gs, ga)
             except np.linalg.LinAlgError:
                 singular = True
@@ -2294,16 +2417,15 @@ def am_elo(
         t = 1.0
         while True:
             s_new, a_new = s + t * xs, a + t * xa
-            ll_new = (
-                _am_loglik(tr, s_new, a_new)
-                - _ability_penalty(a_new, tau)
-                - _rating_penalty(s_new, a_new, rprec)
-            )
+            pt_new = _am_eval(tr, s_new, a_new)
+            ll_new = pt_new.ll - _ability_penalty(a_new, tau) - _rating_penalty(s_new, a_new, rprec)
             if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-8:
                 break
             t *= 0.5
         newton = t == 1.0 and dec < 1.0
         s, a = _normalise(s_new, a_new)
+        pt = pt_new.rescaled(float(a_new.mean()))  # the c of _normalise
+        del pt_new
         ll = ll_new
         if dec <= tol:
             break
@@ -2324,10 +2446,10 @@ def am_elo(
     try:
         cov: tuple[FloatArray, FloatArray] | None = None
         if information == "observed":
-            cov = _observed_covariance(tr, s, a, n, m, prec, rprec)
+            cov = _observed_covariance(tr, pt, n, m, prec, rprec)
         if cov is None:
             cov = _FisherSystem(
-                tr, s, a, n, m, prior_precision=prec, rating_precision=rprec
+                tr, n, m, pt, prior_precision=prec, rating_precision=rprec
             ).covariance()
         vss, vaa = cov
     except np.linalg.LinAlgError as err:
@@ -2351,7 +2473,7 @@ def am_elo(
         upper=upper,
         ranks=ranks_from_intervals(lower, upper),
         n_records=np.bincount(d.k, minlength=m).astype(np.int64),
-        log_likelihood=ll if tau is None and rsd is None else _am_loglik(tr, s, a),
+        log_likelihood=ll if tau is None and rsd is None else pt.ll,
         iterations=it,
         n_battles=int(d.a.size),
         confidence=float(confidence),
