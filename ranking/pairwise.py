@@ -1514,27 +1514,57 @@ class _Triples:
     ann_starts: IntArray | None = None  # where by_annotator: each annotator's first triple
 
 
+_TINY = float(np.finfo(np.float64).tiny)
+
+
 class _Point:
     """Per-triple quantities at one (s, a), shared by the log-likelihood, the gradient and
-    the information: ``d = s[lo] - s[hi]``, ``ak = a[ann]``, ``eta = ak * d``, ``p =
-    expit(eta)`` and ``ll``, the (unpenalised) log-likelihood; ``r = wins - cnt p`` and
-    ``v = cnt p (1 - p)`` on first use.
+    the information: ``d = s[lo] - s[hi]``, ``ak = a[ann]``, ``eta = ak * d`` and ``p =
+    expit(eta)``; the (unpenalised) log-likelihood (:meth:`loglik`), ``r = wins - cnt p``
+    and ``v = cnt p (1 - p)`` on first use.
 
-    ``eta``, ``p`` and ``ll`` are invariant to the gauge ``(s, a) -> ((s - c0) c, a / c)``,
-    so the point the line search accepted serves, with ``d`` and ``ak`` rescaled to
-    the normalised estimates (:meth:`rescaled`), as the next iterate's point: one ``exp``
-    per iteration instead of one for the line search and one for the gradient.
+    ``eta``, ``p`` and the log-likelihood are invariant to the gauge ``(s, a) -> ((s - c0)
+    c, a / c)``, so the point the line search accepted serves, with ``d`` and ``ak``
+    rescaled to the normalised estimates (:meth:`rescaled`), as the next iterate's point:
+    one ``exp`` per iteration instead of one for the line search and one for the gradient.
     """
 
-    __slots__ = ("_r", "_v", "ak", "cnt", "d", "eta", "ll", "p", "wins")
+    __slots__ = ("_ll", "_r", "_v", "ak", "cnt", "d", "eta", "p", "wins", "wm")
 
     def __init__(
-        self, tr: _Triples, d: FloatArray, ak: FloatArray, eta: FloatArray, p: FloatArray, ll: float
+        self, tr: _Triples, d: FloatArray, ak: FloatArray, eta: FloatArray, p: FloatArray
     ) -> None:
-        self.d, self.ak, self.eta, self.p, self.ll = d, ak, eta, p, ll
-        self.wins, self.cnt = tr.wins, tr.cnt
+        self.d, self.ak, self.eta, self.p = d, ak, eta, p
+        self.wins, self.cnt, self.wm = tr.wins, tr.cnt, tr.wm
+        self._ll: float | None = None
         self._r: FloatArray | None = None
         self._v: FloatArray | None = None
+
+    def loglik(self) -> float:
+        """The log-likelihood ``sum(w eta - cnt softplus(eta))``.
+
+        ``softplus(eta) = eta + log(1 + exp(-eta)) = eta - log(p)`` with the ``p`` in hand
+        (``log(1 / x)`` and ``-log(x)`` differ by half an ulp of ``x`` at most), so it is
+        ``(w - cnt) @ eta + cnt @ log(p)``: one ``log`` and no second ``exp``. It errs by
+        a few ulps of ``max(|eta|, 1)``, as :func:`_softplus` does. Where a ``p`` is below
+        the smallest normal number (``eta < -708``: ``p`` subnormal, or 0 where
+        ``exp(-eta)`` overflowed) it is taken with :func:`_softplus`.
+        """
+        if self._ll is None:
+            ll = math.nan
+            if float(self.p.min()) >= _TINY:
+                lg = np.log(self.p)
+                ll = float(self.wm @ self.eta) + (
+                    float(lg.sum()) if self.cnt is None else float(self.cnt @ lg)
+                )
+                del lg
+            if not math.isfinite(ll):
+                sp = _softplus(self.eta)
+                ll = float(self.wins @ self.eta) - (
+                    float(sp.sum()) if self.cnt is None else float(self.cnt @ sp)
+                )
+            self._ll = ll
+        return self._ll
 
     @property
     def r(self) -> FloatArray:
@@ -1559,7 +1589,6 @@ class _Point:
         the differences of the centred, rescaled strengths to rounding)."""
         self.d *= c
         self.ak /= c
-        self._r = self._v = None  # unchanged by the gauge, but kept consistent
         return self
 
 
@@ -1606,16 +1635,34 @@ def _battle_triples(
     repeats = float(nk @ (nk - 1.0)) / 2.0 * simpson
     if repeats >= _TRIPLES_REPEAT_SHARE * size:
         return None
-    if m <= 1 << 16 and per_ann.all():
-        # sorted by annotator (a stable counting sort of 16-bit keys): the sums over each
-        # annotator's battles become contiguous segments (np.add.reduceat) and the
-        # (model, annotator) cells of the cross information, laid out annotator-major,
-        # are filled in a cache-friendly order instead of at random over n * m cells
-        order = np.argsort(k.astype(np.uint16), kind="stable")
-        lo, hi, pinv = _take(lo, order), _take(hi, order), _take(pinv, order)
-        wins = _take(np.asarray(wl, dtype=np.float64), order)
-        del order
+    if per_ann.all():
+        # sorted by annotator, then pair and outcome: the sums over each annotator's
+        # battles become contiguous segments (np.add.reduceat), and the (model, annotator)
+        # cells of the cross information, laid out annotator-major, are filled in order
+        # instead of at random over n * m cells. A battle is the key (annotator, pair,
+        # 2 * outcome) packed in one integer (outcomes 0, 0.5, 1: every battle with the
+        # same key is the same battle), so one sort of 32-bit keys (SIMD in NumPy) does
+        # it, without an argsort and the gathers of a permutation.
+        span = 3 * upair.size
+        dt = np.uint32 if m * span <= 1 << 32 else np.uint64
+        key: Any = k.astype(dt)
+        key *= dt(span)
+        code = pinv * 3
+        code += (np.asarray(wl, dtype=np.float64) * 2.0).astype(np.int64)
+        key += code.astype(dt)
+        del code, lo, hi, pinv
+        key.sort()
         ann = np.repeat(np.arange(m, dtype=np.int64), per_ann)
+        rest = key.astype(np.int64)
+        del key
+        rest -= ann * span  # pair * 3 + 2 * outcome
+        pinv = rest // 3
+        rest -= pinv * 3
+        wins: FloatArray = np.multiply(rest, 0.5, dtype=np.float64)
+        del rest
+        pair_lo = (upair // n).astype(np.int64)
+        pair_hi = (upair % n).astype(np.int64)
+        lo, hi = _take(pair_lo, pinv), _take(pair_hi, pinv)
         starts = np.zeros(m, dtype=np.int64)
         np.cumsum(per_ann[:-1], out=starts[1:])
         lo_ann = ann * n
@@ -1629,8 +1676,8 @@ def _battle_triples(
             lo_ann=lo_ann,
             hi_ann=hi_ann,
             pair=pinv,
-            pair_lo=(upair // n).astype(np.int64),
-            pair_hi=(upair % n).astype(np.int64),
+            pair_lo=pair_lo,
+            pair_hi=pair_hi,
             wins=wins,
             cnt=None,
             wm=wins - 1.0,
@@ -1743,32 +1790,17 @@ def _expit(x: FloatArray) -> FloatArray:
 
 
 def _am_eval(tr: _Triples, s: FloatArray, a: FloatArray) -> _Point:
-    """The point at ``(s, a)``: its log-likelihood and probabilities from one ``exp``.
-
-    ``w ln s(eta) + (n - w) ln s(-eta) = w eta - n softplus(eta)`` and ``softplus(eta) =
-    eta + log(1 + exp(-eta))``, so the log-likelihood is ``(w - n) @ eta - n @ log(1 +
-    exp(-eta))`` and ``p = 1 / (1 + exp(-eta))`` (the operations of :func:`_expit`, the
-    same numbers) comes from the same ``1 + exp(-eta)``. ``eta + log(1 + exp(-eta))``
-    errs by a few ulps of ``max(|eta|, 1)``, as :func:`_softplus` does. Where
-    ``exp(-eta)`` overflows (``eta < -709``) the log-likelihood is taken with
-    :func:`_softplus` instead (``p`` is then 0, as ``expit`` gives).
-    """
+    """The point at ``(s, a)``, ``p = 1 / (1 + exp(-eta))`` by the operations of
+    :func:`_expit` (the same numbers); its log-likelihood follows from ``p`` on demand."""
     d = _triple_diff(tr, s)
     ak = _take(a, tr.ann)
     eta = ak * d
-    e = np.negative(eta)
-    with np.errstate(over="ignore"):
-        np.exp(e, out=e)
-    e += 1.0
-    lg = np.log(e)
-    ll = float(tr.wm @ eta) - (float(lg.sum()) if tr.cnt is None else float(tr.cnt @ lg))
-    del lg
-    if not math.isfinite(ll):
-        ll = float(tr.wins @ eta) - (
-            float(_softplus(eta).sum()) if tr.cnt is None else float(tr.cnt @ _softplus(eta))
-        )
-    p = np.reciprocal(e, out=e)
-    return _Point(tr, d, ak, eta, p, ll)
+    p = np.negative(eta)
+    with np.errstate(over="ignore"):  # exp(-eta) = inf for eta < -709: p = 0, as expit
+        np.exp(p, out=p)
+    p += 1.0
+    np.reciprocal(p, out=p)
+    return _Point(tr, d, ak, eta, p)
 
 
 def _per_annotator(tr: _Triples, x: FloatArray, m: int) -> FloatArray:
@@ -1789,7 +1821,7 @@ def _cells(tr: _Triples, x: FloatArray, n: int, m: int) -> FloatArray:
 
 
 def _am_loglik(tr: _Triples, s: FloatArray, a: FloatArray) -> float:
-    return _am_eval(tr, s, a).ll
+    return _am_eval(tr, s, a).loglik()
 
 
 def _am_grad(tr: _Triples, n: int, m: int, pt: _Point) -> tuple[FloatArray, FloatArray]:
@@ -2373,7 +2405,7 @@ def am_elo(
     if start is not None:  # a warm start: try Newton on the observed Hessian at once
         s, a = start
     pt = _am_eval(tr, s, a)
-    ll = pt.ll - _ability_penalty(a, tau) - _rating_penalty(s, a, rprec)
+    ll = pt.loglik() - _ability_penalty(a, tau) - _rating_penalty(s, a, rprec)
     dec = np.inf
     newton = start is not None
     for it in range(1, max_iter + 1):
@@ -2418,7 +2450,11 @@ def am_elo(
         while True:
             s_new, a_new = s + t * xs, a + t * xa
             pt_new = _am_eval(tr, s_new, a_new)
-            ll_new = pt_new.ll - _ability_penalty(a_new, tau) - _rating_penalty(s_new, a_new, rprec)
+            ll_new = (
+                pt_new.loglik()
+                - _ability_penalty(a_new, tau)
+                - _rating_penalty(s_new, a_new, rprec)
+            )
             if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-8:
                 break
             t *= 0.5
@@ -2473,7 +2509,7 @@ def am_elo(
         upper=upper,
         ranks=ranks_from_intervals(lower, upper),
         n_records=np.bincount(d.k, minlength=m).astype(np.int64),
-        log_likelihood=ll if tau is None and rsd is None else pt.ll,
+        log_likelihood=ll if tau is None and rsd is None else pt.loglik(),
         iterations=it,
         n_battles=int(d.a.size),
         confidence=float(confidence),
