@@ -1517,6 +1517,31 @@ class _Triples:
 _TINY = float(np.finfo(np.float64).tiny)
 
 
+class _Pool:
+    """Work arrays of one length (the triples'), reused across the iterations of a fit.
+
+    A fresh array of millions of floats is memory the kernel must map and zero on first
+    touch (glibc serves it by ``mmap`` and unmaps it when freed): at 10M triples each
+    such temporary costs more than the arithmetic done in it, and an am-ELO iteration
+    made about ten. Arrays given back (:meth:`put`) are handed out again (:meth:`get`)
+    with undefined contents; at most ``keep`` are held.
+    """
+
+    __slots__ = ("free", "keep", "size")
+
+    def __init__(self, size: int, keep: int = 6) -> None:
+        self.size, self.keep = size, keep
+        self.free: list[FloatArray] = []
+
+    def get(self) -> FloatArray:
+        return self.free.pop() if self.free else np.empty(self.size)
+
+    def put(self, *arrays: FloatArray | None) -> None:
+        for x in arrays:
+            if x is not None and len(self.free) < self.keep:
+                self.free.append(x)
+
+
 class _Point:
     """Per-triple quantities at one (s, a), shared by the log-likelihood, the gradient and
     the information: ``d = s[lo] - s[hi]``, ``ak = a[ann]``, ``eta = ak * d`` and ``p =
@@ -1529,16 +1554,27 @@ class _Point:
     one ``exp`` per iteration instead of one for the line search and one for the gradient.
     """
 
-    __slots__ = ("_ll", "_r", "_v", "ak", "cnt", "d", "eta", "p", "wins", "wm")
+    __slots__ = ("_ll", "_r", "_v", "ak", "cnt", "d", "eta", "p", "pool", "wins", "wm")
 
     def __init__(
-        self, tr: _Triples, d: FloatArray, ak: FloatArray, eta: FloatArray, p: FloatArray
+        self,
+        tr: _Triples,
+        d: FloatArray,
+        ak: FloatArray,
+        eta: FloatArray,
+        p: FloatArray,
+        pool: _Pool,
     ) -> None:
-        self.d, self.ak, self.eta, self.p = d, ak, eta, p
+        self.d, self.ak, self.eta, self.p, self.pool = d, ak, eta, p, pool
         self.wins, self.cnt, self.wm = tr.wins, tr.cnt, tr.wm
         self._ll: float | None = None
         self._r: FloatArray | None = None
         self._v: FloatArray | None = None
+
+    def release(self) -> None:
+        """Give the arrays back to the pool; the point must not be used afterwards."""
+        self.pool.put(self.d, self.ak, self.eta, self.p, self._r, self._v)
+        self._r = self._v = None
 
     def loglik(self) -> float:
         """The log-likelihood ``sum(w eta - cnt softplus(eta))``.
@@ -1553,11 +1589,11 @@ class _Point:
         if self._ll is None:
             ll = math.nan
             if float(self.p.min()) >= _TINY:
-                lg = np.log(self.p)
+                lg = np.log(self.p, out=self.pool.get())
                 ll = float(self.wm @ self.eta) + (
                     float(lg.sum()) if self.cnt is None else float(self.cnt @ lg)
                 )
-                del lg
+                self.pool.put(lg)
             if not math.isfinite(ll):
                 sp = _softplus(self.eta)
                 ll = float(self.wins @ self.eta) - (
@@ -1570,16 +1606,19 @@ class _Point:
     def r(self) -> FloatArray:
         """``wins - cnt p``, the residuals."""
         if self._r is None:
-            cp = self.p if self.cnt is None else self.cnt * self.p
-            self._r = np.subtract(self.wins, cp)
+            r = self.pool.get()
+            cp = self.p if self.cnt is None else np.multiply(self.cnt, self.p, out=r)
+            self._r = np.subtract(self.wins, cp, out=r)
         return self._r
 
     @property
     def v(self) -> FloatArray:
         """``cnt p (1 - p)``, the Bernoulli variances."""
         if self._v is None:
-            v = np.subtract(1.0, self.p)
-            v *= self.p if self.cnt is None else self.cnt * self.p
+            v = np.subtract(1.0, self.p, out=self.pool.get())
+            v *= self.p
+            if self.cnt is not None:
+                v *= self.cnt
             self._v = v
         return self._v
 
@@ -1645,21 +1684,23 @@ def _battle_triples(
         # it, without an argsort and the gathers of a permutation.
         span = 3 * upair.size
         dt = np.uint32 if m * span <= 1 << 32 else np.uint64
+        # (in place where it can: every fresh array of this length costs page faults)
         key: Any = k.astype(dt)
         key *= dt(span)
-        code = pinv * 3
-        code += (np.asarray(wl, dtype=np.float64) * 2.0).astype(np.int64)
-        key += code.astype(dt)
-        del code, lo, hi, pinv
+        code = pinv  # pinv is rebuilt from the sorted keys below
+        code *= 3
+        np.add(code, np.multiply(wl, 2.0), out=code, casting="unsafe")  # + 2 * outcome
+        np.add(key, code, out=key, casting="unsafe")
+        del lo, hi, pinv
         key.sort()
         ann = np.repeat(np.arange(m, dtype=np.int64), per_ann)
         rest = key.astype(np.int64)
         del key
-        rest -= ann * span  # pair * 3 + 2 * outcome
-        pinv = rest // 3
-        rest -= pinv * 3
+        rest -= np.multiply(ann, span, out=code)  # pair * 3 + 2 * outcome
+        pinv = np.floor_divide(rest, 3, out=code)
+        np.remainder(rest, 3, out=rest)  # 2 * outcome
         wins: FloatArray = np.multiply(rest, 0.5, dtype=np.float64)
-        del rest
+        del rest, code
         pair_lo = (upair // n).astype(np.int64)
         pair_hi = (upair % n).astype(np.int64)
         lo, hi = _take(pair_lo, pinv), _take(pair_hi, pinv)
@@ -1746,20 +1787,20 @@ def _aggregate_triples(
     )
 
 
-def _triple_diff(tr: _Triples, s: FloatArray) -> FloatArray:
+def _triple_diff(tr: _Triples, s: FloatArray, out: FloatArray | None = None) -> FloatArray:
     """``s[tr.lo] - s[tr.hi]``, the same numbers, from one subtraction per pair and one
     gather (``np.take``: no bounds-checked fancy indexing)."""
-    return _take(s[tr.pair_lo] - s[tr.pair_hi], tr.pair)
+    return _take(s[tr.pair_lo] - s[tr.pair_hi], tr.pair, out)
 
 
 _T = TypeVar("_T", bound=np.generic)
 
 
-def _take(x: npt.NDArray[_T], idx: IntArray) -> npt.NDArray[_T]:
+def _take(x: npt.NDArray[_T], idx: IntArray, out: npt.NDArray[_T] | None = None) -> npt.NDArray[_T]:
     """``x[idx]`` for indices known to be in range: ``np.take`` with ``mode="clip"`` skips
     the bounds check (and its buffering), about twice as fast as ``mode="raise"``."""
-    out: npt.NDArray[_T] = np.take(x, idx, mode="clip")
-    return out
+    res: npt.NDArray[_T] = np.take(x, idx, out=out, mode="clip")
+    return res
 
 
 def _softplus(x: FloatArray) -> FloatArray:
@@ -1789,18 +1830,20 @@ def _expit(x: FloatArray) -> FloatArray:
     return out
 
 
-def _am_eval(tr: _Triples, s: FloatArray, a: FloatArray) -> _Point:
+def _am_eval(tr: _Triples, s: FloatArray, a: FloatArray, pool: _Pool | None = None) -> _Point:
     """The point at ``(s, a)``, ``p = 1 / (1 + exp(-eta))`` by the operations of
-    :func:`_expit` (the same numbers); its log-likelihood follows from ``p`` on demand."""
-    d = _triple_diff(tr, s)
-    ak = _take(a, tr.ann)
-    eta = ak * d
-    p = np.negative(eta)
+    :func:`_expit` (the same numbers); its log-likelihood follows from ``p`` on demand.
+    Its arrays come from ``pool`` (a new one if None)."""
+    pool = _Pool(tr.pair.size) if pool is None else pool
+    d = _triple_diff(tr, s, pool.get())
+    ak = _take(a, tr.ann, pool.get())
+    eta = np.multiply(ak, d, out=pool.get())
+    p = np.negative(eta, out=pool.get())
     with np.errstate(over="ignore"):  # exp(-eta) = inf for eta < -709: p = 0, as expit
         np.exp(p, out=p)
     p += 1.0
     np.reciprocal(p, out=p)
-    return _Point(tr, d, ak, eta, p)
+    return _Point(tr, d, ak, eta, p, pool)
 
 
 def _per_annotator(tr: _Triples, x: FloatArray, m: int) -> FloatArray:
@@ -1828,11 +1871,12 @@ def _am_grad(tr: _Triples, n: int, m: int, pt: _Point) -> tuple[FloatArray, Floa
     """Gradient of the log-likelihood at ``pt``; the rating part summed by pair first
     (one pass over the triples, then the few pairs onto their two models)."""
     r = pt.r
-    akr = pt.ak * r
+    akr = np.multiply(pt.ak, r, out=pt.pool.get())
     gp = _bincount(tr.pair, akr, tr.pair_lo.size)
     gs = _bincount(tr.pair_lo, gp, n) - _bincount(tr.pair_hi, gp, n)
     np.multiply(pt.d, r, out=akr)
     ga = _per_annotator(tr, akr, m)
+    pt.pool.put(akr)
     return gs, ga
 
 
@@ -1891,7 +1935,7 @@ class _FisherSystem:
         rating_precision: float = 0.0,
     ) -> None:
         d, ak, v = pt.d, pt.ak, pt.v
-        work = np.multiply(ak, ak)
+        work = np.multiply(ak, ak, out=pt.pool.get())
         work *= v
         hp = _bincount(tr.pair, work, tr.pair_lo.size)
         jss = _laplacian_dense(tr.pair_lo, tr.pair_hi, hp, n)
@@ -1903,6 +1947,7 @@ class _FisherSystem:
         if observed:  # the observed Hessian adds the residual to the cross block
             cross -= pt.r
         jsa = _cells(tr, cross, n, m)
+        pt.pool.put(work)
         del work, cross
         self.n, self.m = n, m
         self.rho_s = float(np.mean(np.diag(jss))) / n
@@ -2404,7 +2449,8 @@ def am_elo(
     a = np.ones(m)
     if start is not None:  # a warm start: try Newton on the observed Hessian at once
         s, a = start
-    pt = _am_eval(tr, s, a)
+    pool = _Pool(tr.pair.size)
+    pt = _am_eval(tr, s, a, pool)
     ll = pt.loglik() - _ability_penalty(a, tau) - _rating_penalty(s, a, rprec)
     dec = np.inf
     newton = start is not None
@@ -2449,7 +2495,7 @@ def am_elo(
         t = 1.0
         while True:
             s_new, a_new = s + t * xs, a + t * xa
-            pt_new = _am_eval(tr, s_new, a_new)
+            pt_new = _am_eval(tr, s_new, a_new, pool)
             ll_new = (
                 pt_new.loglik()
                 - _ability_penalty(a_new, tau)
@@ -2457,9 +2503,11 @@ def am_elo(
             )
             if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-8:
                 break
+            pt_new.release()
             t *= 0.5
         newton = t == 1.0 and dec < 1.0
         s, a = _normalise(s_new, a_new)
+        pt.release()
         pt = pt_new.rescaled(float(a_new.mean()))  # the c of _normalise
         del pt_new
         ll = ll_new
