@@ -1499,8 +1499,6 @@ def m_elo(
 
 @dataclass(frozen=True)
 class _Triples:
-    lo: IntArray
-    hi: IntArray
     ann: IntArray
     pair: IntArray  # index into the unique (lo, hi) pairs
     pair_lo: IntArray
@@ -1512,6 +1510,16 @@ class _Triples:
     wm: FloatArray  # wins - cnt: the weight of eta in the log-likelihood (see _am_eval)
     by_annotator: bool = False  # triples sorted by annotator, each annotator has one
     ann_starts: IntArray | None = None  # where by_annotator: each annotator's first triple
+
+    @property
+    def lo(self) -> IntArray:
+        """The first (smaller) item of each triple (not stored: ``pair_lo[pair]``)."""
+        return _take(self.pair_lo, self.pair)
+
+    @property
+    def hi(self) -> IntArray:
+        """The second (larger) item of each triple (``pair_hi[pair]``)."""
+        return _take(self.pair_hi, self.pair)
 
 
 _TINY = float(np.finfo(np.float64).tiny)
@@ -1703,16 +1711,13 @@ def _battle_triples(
         del rest, code
         pair_lo = (upair // n).astype(np.int64)
         pair_hi = (upair % n).astype(np.int64)
-        lo, hi = _take(pair_lo, pinv), _take(pair_hi, pinv)
         starts = np.zeros(m, dtype=np.int64)
         np.cumsum(per_ann[:-1], out=starts[1:])
-        lo_ann = ann * n
-        lo_ann += lo
+        lo_ann = _take(pair_lo, pinv)
         hi_ann = ann * n
-        hi_ann += hi
+        lo_ann += hi_ann
+        hi_ann += _take(pair_hi, pinv)
         return _Triples(
-            lo=lo,
-            hi=hi,
             ann=ann,
             lo_ann=lo_ann,
             hi_ann=hi_ann,
@@ -1732,8 +1737,6 @@ def _battle_triples(
     hi_ann += ann
     wins = np.asarray(wl, dtype=np.float64)
     return _Triples(
-        lo=lo,
-        hi=hi,
         ann=ann,
         lo_ann=lo_ann,
         hi_ann=hi_ann,
@@ -1773,8 +1776,6 @@ def _aggregate_triples(
     hi_ann = hi_t * m
     hi_ann += ann
     return _Triples(
-        lo=lo_t,
-        hi=hi_t,
         ann=ann,
         lo_ann=lo_ann,
         hi_ann=hi_ann,
