@@ -422,9 +422,16 @@ def _preliminary_fit(
         ids = np.flatnonzero(use)
         if ids.size < 2:
             return None
-        sel = use[k]
+        # the votes of the annotators in use (a[use[k]], ...: the same rows in the same
+        # order, gathered at their ascending positions) and the annotators' positions in
+        # ids (what np.searchsorted(ids, k[sel]) gives) by a lookup table
+        rows = np.flatnonzero(np.take(use, k, mode="clip"))
+        remap = np.zeros(m, dtype=np.int64)
+        remap[ids] = np.arange(ids.size, dtype=np.int64)
+        sel_a, sel_b = np.take(a, rows, mode="clip"), np.take(b, rows, mode="clip")
+        sel_w, sel_k = np.take(w, rows, mode="clip"), np.take(k, rows, mode="clip")
         try:
-            fit = am_elo(a[sel], b[sel], np.searchsorted(ids, k[sel]), w[sel], n_models=n)
+            fit = am_elo(sel_a, sel_b, np.take(remap, sel_k, mode="clip"), sel_w, n_models=n)
         except DegenerateDataError as err:
             bad = getattr(err, "annotators", None)
             if bad is None:

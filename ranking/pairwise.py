@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -1499,27 +1499,144 @@ def m_elo(
 
 @dataclass(frozen=True)
 class _Triples:
-    lo: IntArray
-    hi: IntArray
     ann: IntArray
     pair: IntArray  # index into the unique (lo, hi) pairs
     pair_lo: IntArray
     pair_hi: IntArray
     wins: FloatArray
-    cnt: FloatArray
-    lo_ann: IntArray  # lo * n_annotators + ann: the (model, annotator) cell of each triple
-    hi_ann: IntArray
+    cnt: FloatArray | None  # None: every triple is one battle (count 1)
+    lo_ann: IntArray  # the (model lo, annotator) cell of each triple: lo * m + ann, or
+    hi_ann: IntArray  # ann * n + lo where by_annotator (and so for hi)
+    wm: FloatArray  # wins - cnt: the weight of eta in the log-likelihood (see _am_eval)
+    by_annotator: bool = False  # triples sorted by annotator, each annotator has one
+    ann_starts: IntArray | None = None  # where by_annotator: each annotator's first triple
+
+    @property
+    def lo(self) -> IntArray:
+        """The first (smaller) item of each triple (not stored: ``pair_lo[pair]``)."""
+        return _take(self.pair_lo, self.pair)
+
+    @property
+    def hi(self) -> IntArray:
+        """The second (larger) item of each triple (``pair_hi[pair]``)."""
+        return _take(self.pair_hi, self.pair)
 
 
-@dataclass(frozen=True)
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+class _Pool:
+    """Work arrays of one length (the triples'), reused across the iterations of a fit.
+
+    A fresh array of millions of floats is memory the kernel must map and zero on first
+    touch (glibc serves it by ``mmap`` and unmaps it when freed): at 10M triples each
+    such temporary costs more than the arithmetic done in it, and an am-ELO iteration
+    made about ten. Arrays given back (:meth:`put`) are handed out again (:meth:`get`)
+    with undefined contents; at most ``keep`` are held.
+    """
+
+    __slots__ = ("free", "keep", "size")
+
+    def __init__(self, size: int, keep: int = 6) -> None:
+        self.size, self.keep = size, keep
+        self.free: list[FloatArray] = []
+
+    def get(self) -> FloatArray:
+        return self.free.pop() if self.free else np.empty(self.size)
+
+    def put(self, *arrays: FloatArray | None) -> None:
+        for x in arrays:
+            if x is not None and len(self.free) < self.keep:
+                self.free.append(x)
+
+
 class _Point:
-    """Per-triple quantities at one (s, a), shared by the gradient and the information."""
+    """Per-triple quantities at one (s, a), shared by the log-likelihood, the gradient and
+    the information: ``d = s[lo] - s[hi]``, ``ak = a[ann]``, ``eta = ak * d`` and ``p =
+    expit(eta)``; the (unpenalised) log-likelihood (:meth:`loglik`), ``r = wins - cnt p``
+    and ``v = cnt p (1 - p)`` on first use.
 
-    d: FloatArray  # s[lo] - s[hi]
-    ak: FloatArray  # a[ann]
-    p: FloatArray  # expit(ak * d)
-    cp: FloatArray  # cnt * p
-    r: FloatArray  # wins - cnt * p
+    ``eta``, ``p`` and the log-likelihood are invariant to the gauge ``(s, a) -> ((s - c0)
+    c, a / c)``, so the point the line search accepted serves, with ``d`` and ``ak``
+    rescaled to the normalised estimates (:meth:`rescaled`), as the next iterate's point:
+    one ``exp`` per iteration instead of one for the line search and one for the gradient.
+    """
+
+    __slots__ = ("_ll", "_r", "_v", "ak", "cnt", "d", "eta", "p", "pool", "wins", "wm")
+
+    def __init__(
+        self,
+        tr: _Triples,
+        d: FloatArray,
+        ak: FloatArray,
+        eta: FloatArray,
+        p: FloatArray,
+        pool: _Pool,
+    ) -> None:
+        self.d, self.ak, self.eta, self.p, self.pool = d, ak, eta, p, pool
+        self.wins, self.cnt, self.wm = tr.wins, tr.cnt, tr.wm
+        self._ll: float | None = None
+        self._r: FloatArray | None = None
+        self._v: FloatArray | None = None
+
+    def release(self) -> None:
+        """Give the arrays back to the pool; the point must not be used afterwards."""
+        self.pool.put(self.d, self.ak, self.eta, self.p, self._r, self._v)
+        self._r = self._v = None
+
+    def loglik(self) -> float:
+        """The log-likelihood ``sum(w eta - cnt softplus(eta))``.
+
+        ``softplus(eta) = eta + log(1 + exp(-eta)) = eta - log(p)`` with the ``p`` in hand
+        (``log(1 / x)`` and ``-log(x)`` differ by half an ulp of ``x`` at most), so it is
+        ``(w - cnt) @ eta + cnt @ log(p)``: one ``log`` and no second ``exp``. It errs by
+        a few ulps of ``max(|eta|, 1)``, as :func:`_softplus` does. Where a ``p`` is below
+        the smallest normal number (``eta < -708``: ``p`` subnormal, or 0 where
+        ``exp(-eta)`` overflowed) it is taken with :func:`_softplus`.
+        """
+        if self._ll is None:
+            ll = math.nan
+            if float(self.p.min()) >= _TINY:
+                lg = np.log(self.p, out=self.pool.get())
+                ll = float(self.wm @ self.eta) + (
+                    float(lg.sum()) if self.cnt is None else float(self.cnt @ lg)
+                )
+                self.pool.put(lg)
+            if not math.isfinite(ll):
+                sp = _softplus(self.eta)
+                ll = float(self.wins @ self.eta) - (
+                    float(sp.sum()) if self.cnt is None else float(self.cnt @ sp)
+                )
+            self._ll = ll
+        return self._ll
+
+    @property
+    def r(self) -> FloatArray:
+        """``wins - cnt p``, the residuals."""
+        if self._r is None:
+            r = self.pool.get()
+            cp = self.p if self.cnt is None else np.multiply(self.cnt, self.p, out=r)
+            self._r = np.subtract(self.wins, cp, out=r)
+        return self._r
+
+    @property
+    def v(self) -> FloatArray:
+        """``cnt p (1 - p)``, the Bernoulli variances."""
+        if self._v is None:
+            v = np.subtract(1.0, self.p, out=self.pool.get())
+            v *= self.p
+            if self.cnt is not None:
+                v *= self.cnt
+            self._v = v
+        return self._v
+
+    def rescaled(self, c: float) -> _Point:
+        """This point after :func:`_normalise` divided the abilities by ``c``: ``d * c``
+        and ``ak / c`` in place (``ak / c`` is exactly ``(a / c)[ann]``; ``d * c`` equals
+        the differences of the centred, rescaled strengths to rounding)."""
+        self.d *= c
+        self.ak /= c
+        return self
 
 
 _TRIPLES_SORT_MIN = 1 << 20
@@ -1548,39 +1665,98 @@ def _battle_triples(
         return None
     pk = lo * n
     pk += hi
-    upair, pinv = _factorize(pk, n * n)
-    c = np.bincount(pinv, minlength=upair.size).astype(np.float64)
+    if n * n <= max(_DENSE_KEYS, 4 * size):  # _factorize's dense table, its counts kept
+        per_key = np.bincount(pk, minlength=n * n)
+        upair = np.flatnonzero(per_key)
+        lookup = np.empty(n * n, dtype=np.int64)
+        lookup[upair] = np.arange(upair.size, dtype=np.int64)
+        pinv = _take(lookup, pk)
+        c = per_key[upair].astype(np.float64)
+    else:
+        upair, pinv = _factorize(pk, n * n)
+        c = np.bincount(pinv, minlength=upair.size).astype(np.float64)
+    del pk
     simpson = float(c @ c) / float(size) ** 2
-    nk = np.bincount(k, minlength=m).astype(np.float64)
+    per_ann = np.bincount(k, minlength=m)
+    nk = per_ann.astype(np.float64)
     repeats = float(nk @ (nk - 1.0)) / 2.0 * simpson
     if repeats >= _TRIPLES_REPEAT_SHARE * size:
         return None
+    if per_ann.all():
+        # sorted by annotator, then pair and outcome: the sums over each annotator's
+        # battles become contiguous segments (np.add.reduceat), and the (model, annotator)
+        # cells of the cross information, laid out annotator-major, are filled in order
+        # instead of at random over n * m cells. A battle is the key (annotator, pair,
+        # 2 * outcome) packed in one integer (outcomes 0, 0.5, 1: every battle with the
+        # same key is the same battle), so one sort of 32-bit keys (SIMD in NumPy) does
+        # it, without an argsort and the gathers of a permutation.
+        span = 3 * upair.size
+        dt = np.uint32 if m * span <= 1 << 32 else np.uint64
+        # (in place where it can: every fresh array of this length costs page faults)
+        key: Any = k.astype(dt)
+        key *= dt(span)
+        code = pinv  # pinv is rebuilt from the sorted keys below
+        code *= 3
+        np.add(code, np.multiply(wl, 2.0), out=code, casting="unsafe")  # + 2 * outcome
+        np.add(key, code, out=key, casting="unsafe")
+        del lo, hi, pinv
+        key.sort()
+        ann = np.repeat(np.arange(m, dtype=np.int64), per_ann)
+        rest = key.astype(np.int64)
+        del key
+        rest -= np.multiply(ann, span, out=code)  # pair * 3 + 2 * outcome
+        pinv = np.floor_divide(rest, 3, out=code)
+        np.remainder(rest, 3, out=rest)  # 2 * outcome
+        wins: FloatArray = np.multiply(rest, 0.5, dtype=np.float64)
+        del rest, code
+        pair_lo = (upair // n).astype(np.int64)
+        pair_hi = (upair % n).astype(np.int64)
+        starts = np.zeros(m, dtype=np.int64)
+        np.cumsum(per_ann[:-1], out=starts[1:])
+        lo_ann = _take(pair_lo, pinv)
+        hi_ann = ann * n
+        lo_ann += hi_ann
+        hi_ann += _take(pair_hi, pinv)
+        return _Triples(
+            ann=ann,
+            lo_ann=lo_ann,
+            hi_ann=hi_ann,
+            pair=pinv,
+            pair_lo=pair_lo,
+            pair_hi=pair_hi,
+            wins=wins,
+            cnt=None,
+            wm=wins - 1.0,
+            by_annotator=True,
+            ann_starts=starts,
+        )
     ann = k.astype(np.int64, copy=False)
     lo_ann = lo * m
     lo_ann += ann
     hi_ann = hi * m
     hi_ann += ann
+    wins = np.asarray(wl, dtype=np.float64)
     return _Triples(
-        lo=lo,
-        hi=hi,
         ann=ann,
         lo_ann=lo_ann,
         hi_ann=hi_ann,
         pair=pinv,
         pair_lo=(upair // n).astype(np.int64),
         pair_hi=(upair % n).astype(np.int64),
-        wins=np.asarray(wl, dtype=np.float64),
-        cnt=np.ones(size),
+        wins=wins,
+        cnt=None,
+        wm=wins - 1.0,
     )
 
 
 def _aggregate_triples(
     a: IntArray, b: IntArray, k: IntArray, w: FloatArray, n: int, m: int
 ) -> _Triples:
-    swap = a > b
-    lo = np.where(swap, b, a)
-    hi = np.where(swap, a, b)
-    wl = np.where(swap, 1.0 - w, w)
+    lo = np.minimum(a, b)
+    hi = np.maximum(a, b)
+    # 1 - w where a > b, w elsewhere: |1 - w| and |0 - w|, exact for outcomes in [0, 1]
+    wl = np.subtract(a > b, w)
+    np.abs(wl, out=wl)
     battles = _battle_triples(lo, hi, k, wl, n, m)
     if battles is not None:
         return battles
@@ -1600,8 +1776,6 @@ def _aggregate_triples(
     hi_ann = hi_t * m
     hi_ann += ann
     return _Triples(
-        lo=lo_t,
-        hi=hi_t,
         ann=ann,
         lo_ann=lo_ann,
         hi_ann=hi_ann,
@@ -1610,14 +1784,24 @@ def _aggregate_triples(
         pair_hi=pair_hi,
         wins=wins,
         cnt=cnt,
+        wm=wins - cnt,
     )
 
 
-def _triple_diff(tr: _Triples, s: FloatArray) -> FloatArray:
+def _triple_diff(tr: _Triples, s: FloatArray, out: FloatArray | None = None) -> FloatArray:
     """``s[tr.lo] - s[tr.hi]``, the same numbers, from one subtraction per pair and one
     gather (``np.take``: no bounds-checked fancy indexing)."""
-    d: FloatArray = np.take(s[tr.pair_lo] - s[tr.pair_hi], tr.pair)
-    return d
+    return _take(s[tr.pair_lo] - s[tr.pair_hi], tr.pair, out)
+
+
+_T = TypeVar("_T", bound=np.generic)
+
+
+def _take(x: npt.NDArray[_T], idx: IntArray, out: npt.NDArray[_T] | None = None) -> npt.NDArray[_T]:
+    """``x[idx]`` for indices known to be in range: ``np.take`` with ``mode="clip"`` skips
+    the bounds check (and its buffering), about twice as fast as ``mode="raise"``."""
+    res: npt.NDArray[_T] = np.take(x, idx, out=out, mode="clip")
+    return res
 
 
 def _softplus(x: FloatArray) -> FloatArray:
@@ -1647,28 +1831,53 @@ def _expit(x: FloatArray) -> FloatArray:
     return out
 
 
+def _am_eval(tr: _Triples, s: FloatArray, a: FloatArray, pool: _Pool | None = None) -> _Point:
+    """The point at ``(s, a)``, ``p = 1 / (1 + exp(-eta))`` by the operations of
+    :func:`_expit` (the same numbers); its log-likelihood follows from ``p`` on demand.
+    Its arrays come from ``pool`` (a new one if None)."""
+    pool = _Pool(tr.pair.size) if pool is None else pool
+    d = _triple_diff(tr, s, pool.get())
+    ak = _take(a, tr.ann, pool.get())
+    eta = np.multiply(ak, d, out=pool.get())
+    p = np.negative(eta, out=pool.get())
+    with np.errstate(over="ignore"):  # exp(-eta) = inf for eta < -709: p = 0, as expit
+        np.exp(p, out=p)
+    p += 1.0
+    np.reciprocal(p, out=p)
+    return _Point(tr, d, ak, eta, p, pool)
+
+
+def _per_annotator(tr: _Triples, x: FloatArray, m: int) -> FloatArray:
+    """Sum of ``x`` over each annotator's triples: contiguous segments where sorted."""
+    if tr.ann_starts is not None:
+        out: FloatArray = np.add.reduceat(x, tr.ann_starts)
+        return out
+    return _bincount(tr.ann, x, m)
+
+
+def _cells(tr: _Triples, x: FloatArray, n: int, m: int) -> FloatArray:
+    """``J[i, k]``: the sum of ``x`` over annotator ``k``'s triples with ``lo == i`` minus
+    that over those with ``hi == i``, shape (n, m)."""
+    out = _bincount(tr.lo_ann, x, n * m) - _bincount(tr.hi_ann, x, n * m)
+    if tr.by_annotator:
+        return np.ascontiguousarray(out.reshape(m, n).T)
+    return out.reshape(n, m)
+
+
 def _am_loglik(tr: _Triples, s: FloatArray, a: FloatArray) -> float:
-    eta = np.take(a, tr.ann)
-    eta *= _triple_diff(tr, s)
-    # w ln s(eta) + (n - w) ln s(-eta) = w eta - n softplus(eta)
-    return float(tr.wins @ eta - tr.cnt @ _softplus(eta))
+    return _am_eval(tr, s, a).loglik()
 
 
-def _am_point(tr: _Triples, s: FloatArray, a: FloatArray) -> _Point:
-    d = _triple_diff(tr, s)
-    ak: FloatArray = np.take(a, tr.ann)
-    p = _expit(ak * d)
-    cp = tr.cnt * p
-    return _Point(d=d, ak=ak, p=p, cp=cp, r=tr.wins - cp)
-
-
-def _am_grad(
-    tr: _Triples, s: FloatArray, a: FloatArray, n: int, m: int, pt: _Point | None = None
-) -> tuple[FloatArray, FloatArray]:
-    pt = _am_point(tr, s, a) if pt is None else pt
-    akr = pt.ak * pt.r
-    gs = _bincount(tr.lo, akr, n) - _bincount(tr.hi, akr, n)
-    ga = _bincount(tr.ann, pt.d * pt.r, m)
+def _am_grad(tr: _Triples, n: int, m: int, pt: _Point) -> tuple[FloatArray, FloatArray]:
+    """Gradient of the log-likelihood at ``pt``; the rating part summed by pair first
+    (one pass over the triples, then the few pairs onto their two models)."""
+    r = pt.r
+    akr = np.multiply(pt.ak, r, out=pt.pool.get())
+    gp = _bincount(tr.pair, akr, tr.pair_lo.size)
+    gs = _bincount(tr.pair_lo, gp, n) - _bincount(tr.pair_hi, gp, n)
+    np.multiply(pt.d, r, out=akr)
+    ga = _per_annotator(tr, akr, m)
+    pt.pool.put(akr)
     return gs, ga
 
 
@@ -1718,31 +1927,29 @@ class _FisherSystem:
     def __init__(
         self,
         tr: _Triples,
-        s: FloatArray,
-        a: FloatArray,
         n: int,
         m: int,
+        pt: _Point,
         *,
         observed: bool = False,
         prior_precision: float = 0.0,
         rating_precision: float = 0.0,
-        point: _Point | None = None,
     ) -> None:
-        # the same operations, in the same order, as without a shared point
-        pt = _am_point(tr, s, a) if point is None else point
-        d, ak = pt.d, pt.ak
-        v = pt.cp * (1.0 - pt.p)
-        hp = _bincount(tr.pair, ak * ak * v, tr.pair_lo.size)
+        d, ak, v = pt.d, pt.ak, pt.v
+        work = np.multiply(ak, ak, out=pt.pool.get())
+        work *= v
+        hp = _bincount(tr.pair, work, tr.pair_lo.size)
         jss = _laplacian_dense(tr.pair_lo, tr.pair_hi, hp, n)
-        dg = _bincount(tr.ann, d * d * v, m) + prior_precision
+        np.multiply(d, d, out=work)
+        work *= v
+        dg = _per_annotator(tr, work, m) + prior_precision
         dg = np.maximum(dg, 1e-12 * max(1.0, float(dg.max())))
-        cross = ak * d
-        cross *= v
+        cross = np.multiply(pt.eta, v, out=work)  # ak d v
         if observed:  # the observed Hessian adds the residual to the cross block
             cross -= pt.r
-        jsa = (_bincount(tr.lo_ann, cross, n * m) - _bincount(tr.hi_ann, cross, n * m)).reshape(
-            n, m
-        )
+        jsa = _cells(tr, cross, n, m)
+        pt.pool.put(work)
+        del work, cross
         self.n, self.m = n, m
         self.rho_s = float(np.mean(np.diag(jss))) / n
         self.rho_a = float(np.mean(dg)) / m
@@ -1789,8 +1996,7 @@ class _FisherSystem:
 
 def _observed_covariance(
     tr: _Triples,
-    s: FloatArray,
-    a: FloatArray,
+    pt: _Point,
     n: int,
     m: int,
     prec: float,
@@ -1799,10 +2005,9 @@ def _observed_covariance(
     """Rating covariance from the observed information (the abilities' variances from the
     expected one), or None where the observed one is not positive definite (then the
     caller uses the expected information for both)."""
-    pt = _am_point(tr, s, a)  # shared by the observed and the expected system
     try:
         vss, vaa_obs = _FisherSystem(
-            tr, s, a, n, m, observed=True, prior_precision=prec, rating_precision=rprec, point=pt
+            tr, n, m, pt, observed=True, prior_precision=prec, rating_precision=rprec
         ).covariance()
     except np.linalg.LinAlgError:
         return None
@@ -1813,9 +2018,7 @@ def _observed_covariance(
         return None
     if n > 1 and np.linalg.eigvalsh(vss).min() < -1e-10 * max(1.0, float(dv.max())):
         return None
-    _, vaa = _FisherSystem(
-        tr, s, a, n, m, prior_precision=prec, rating_precision=rprec, point=pt
-    ).covariance()
+    _, vaa = _FisherSystem(tr, n, m, pt, prior_precision=prec, rating_precision=rprec).covariance()
     return vss, vaa
 
 
@@ -2247,12 +2450,13 @@ def am_elo(
     a = np.ones(m)
     if start is not None:  # a warm start: try Newton on the observed Hessian at once
         s, a = start
-    ll = _am_loglik(tr, s, a) - _ability_penalty(a, tau) - _rating_penalty(s, a, rprec)
+    pool = _Pool(tr.pair.size)
+    pt = _am_eval(tr, s, a, pool)
+    ll = pt.loglik() - _ability_penalty(a, tau) - _rating_penalty(s, a, rprec)
     dec = np.inf
     newton = start is not None
     for it in range(1, max_iter + 1):
-        pt = _am_point(tr, s, a)
-        gs, ga = _am_grad(tr, s, a, n, m, pt)
+        gs, ga = _am_grad(tr, n, m, pt)
         ga = ga + _ability_penalty_grad(a, tau)
         if rprec:
             ss = float(s @ s)
@@ -2266,14 +2470,12 @@ def am_elo(
             try:
                 xs, xa = _FisherSystem(
                     tr,
-                    s,
-                    a,
                     n,
                     m,
+                    pt,
                     observed=observed,
                     prior_precision=prec,
                     rating_precision=rprec,
-                    point=pt,
                 ).solve(gs, ga)
             except np.linalg.LinAlgError:
                 singular = True
@@ -2294,16 +2496,21 @@ def am_elo(
         t = 1.0
         while True:
             s_new, a_new = s + t * xs, a + t * xa
+            pt_new = _am_eval(tr, s_new, a_new, pool)
             ll_new = (
-                _am_loglik(tr, s_new, a_new)
+                pt_new.loglik()
                 - _ability_penalty(a_new, tau)
                 - _rating_penalty(s_new, a_new, rprec)
             )
             if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-8:
                 break
+            pt_new.release()
             t *= 0.5
         newton = t == 1.0 and dec < 1.0
         s, a = _normalise(s_new, a_new)
+        pt.release()
+        pt = pt_new.rescaled(float(a_new.mean()))  # the c of _normalise
+        del pt_new
         ll = ll_new
         if dec <= tol:
             break
@@ -2324,10 +2531,10 @@ def am_elo(
     try:
         cov: tuple[FloatArray, FloatArray] | None = None
         if information == "observed":
-            cov = _observed_covariance(tr, s, a, n, m, prec, rprec)
+            cov = _observed_covariance(tr, pt, n, m, prec, rprec)
         if cov is None:
             cov = _FisherSystem(
-                tr, s, a, n, m, prior_precision=prec, rating_precision=rprec
+                tr, n, m, pt, prior_precision=prec, rating_precision=rprec
             ).covariance()
         vss, vaa = cov
     except np.linalg.LinAlgError as err:
@@ -2351,7 +2558,7 @@ def am_elo(
         upper=upper,
         ranks=ranks_from_intervals(lower, upper),
         n_records=np.bincount(d.k, minlength=m).astype(np.int64),
-        log_likelihood=ll if tau is None and rsd is None else _am_loglik(tr, s, a),
+        log_likelihood=ll if tau is None and rsd is None else pt.loglik(),
         iterations=it,
         n_battles=int(d.a.size),
         confidence=float(confidence),

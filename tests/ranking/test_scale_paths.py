@@ -222,6 +222,80 @@ def test_battle_triples_only_when_repeats_are_rare(monkeypatch: pytest.MonkeyPat
     assert pw._battle_triples(lo, hi, k, wl, 200, int(k.max()) + 1) is None
 
 
+def test_battle_triples_sorted_by_annotator_are_the_battles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The battle path packs (annotator, pair, 2 * outcome) in one key and sorts it: the
+    triples are the battles themselves (the same multiset of (lo, hi, annotator, win of lo)
+    rows, compared after np.lexsort, the oracle), each annotator's a contiguous segment
+    starting at ann_starts, and the cross-information cells annotator-major."""
+    monkeypatch.setattr(pw, "_TRIPLES_SORT_MIN", 0)
+    sim = _sim(60, 40, 30, 2)
+    a, b, k, w = sim.model_a, sim.model_b, sim.annotator, sim.outcome
+    n, m = 60, int(k.max()) + 1
+    tr = pw._aggregate_triples(a, b, k, w, n, m)
+    assert tr.by_annotator
+    assert tr.cnt is None
+    assert tr.ann_starts is not None
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    wl = np.where(a > b, 1.0 - w, w)
+    want = np.stack([k, lo, hi, wl])[:, np.lexsort((wl, hi, lo, k))]
+    got = np.stack([tr.ann, tr.lo, tr.hi, tr.wins])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(tr.pair_lo[tr.pair], tr.lo)
+    np.testing.assert_array_equal(tr.pair_hi[tr.pair], tr.hi)
+    np.testing.assert_array_equal(tr.ann_starts, np.searchsorted(tr.ann, np.arange(m)))
+    np.testing.assert_array_equal(tr.lo_ann, tr.ann * n + tr.lo)
+    np.testing.assert_array_equal(tr.hi_ann, tr.ann * n + tr.hi)
+    np.testing.assert_array_equal(tr.wm, tr.wins - 1.0)
+    x = np.random.default_rng(0).normal(size=tr.ann.size)
+    # the per-annotator sums and the cross cells against plain bincounts (the oracle)
+    np.testing.assert_allclose(
+        pw._per_annotator(tr, x, m), np.bincount(tr.ann, x, m), rtol=1e-13, atol=1e-13
+    )
+    cells = np.zeros((n, m))
+    np.add.at(cells, (tr.lo, tr.ann), x)
+    np.subtract.at(cells, (tr.hi, tr.ann), x)
+    np.testing.assert_allclose(pw._cells(tr, x, n, m), cells, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("merged", [True, False])
+@pytest.mark.parametrize("spread", [1.0, 30.0, 400.0, 800.0])
+def test_point_loglik_and_probabilities_match_scipy(
+    monkeypatch: pytest.MonkeyPatch, merged: bool, spread: float
+) -> None:
+    """_am_eval's p and log-likelihood (from one exp, the log-likelihood from log(p))
+    against scipy.special.expit and log_expit (the reference), on merged triples and on
+    battles, with |eta| up to several hundred (beyond 708 p is subnormal or 0 and the
+    softplus fallback is taken)."""
+    from scipy.special import expit, log_expit
+
+    rng = np.random.default_rng(int(spread))
+    n, m, size = 6, 4, 3000
+    a = rng.integers(0, n, size)
+    b = (a + rng.integers(1, n, size)) % n
+    k = np.arange(size) % m
+    w = rng.choice([0.0, 0.5, 1.0], size)
+    if merged:
+        tr = pw._aggregate_triples(a, b, k, w, n, m)
+    else:
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        wl = np.where(a > b, 1.0 - w, w)
+        monkeypatch.setattr(pw, "_TRIPLES_SORT_MIN", 0)
+        monkeypatch.setattr(pw, "_TRIPLES_REPEAT_SHARE", np.inf)
+        battles = pw._battle_triples(lo, hi, k, wl, n, m)
+        assert battles is not None
+        assert battles.cnt is None
+        tr = battles
+    s, th = rng.normal(size=n) * spread, rng.uniform(0.2, 2.0, m)
+    pt = pw._am_eval(tr, s, th)
+    eta = th[tr.ann] * (s[tr.lo] - s[tr.hi])
+    cnt = np.ones(tr.ann.size) if tr.cnt is None else tr.cnt
+    np.testing.assert_allclose(pt.p, expit(eta), rtol=1e-15, atol=0)
+    ref = float(np.sum(tr.wins * log_expit(eta) + (cnt - tr.wins) * log_expit(-eta)))
+    assert pt.loglik() == pytest.approx(ref, rel=1e-13, abs=1e-9)
+
+
 # --------------------------------------------------------------------------- m-ELO Newton
 
 
