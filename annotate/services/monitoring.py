@@ -218,6 +218,14 @@ class StudyMonitor:
         self._deltas: dict[int, DeltaCache] = {}
         self._warm: dict[int, ComponentFit] = {}
         """The last fit of each group of items: the next refresh's fits start there."""
+        self._arrays: _VoteArrays | None = None
+        """The fit-ready vote arrays and signal counts, kept across refreshes (:meth:`_votes`)."""
+        self._lut = np.full(1, -1, dtype=np.int64)
+        """Annotator database id -> position in ``_ann_names``."""
+        self._db_of = np.zeros(0, dtype=np.int64)
+        """Position in ``_ann_names`` -> annotator database id."""
+        self._lut_n = -1
+        """How many annotators ``_lut`` and ``_db_of`` cover."""
         self._cache = vote_cache.target(engine, st)
         """The on-disk copy of the rows (:mod:`annotate.services.vote_cache`), or None."""
         self._cache_tried = False
@@ -340,10 +348,10 @@ class StudyMonitor:
         refreshes (:class:`_VoteArrays`: only new and superseded rows cost anything)."""
         v = self._current.view
         n_ann = len(self._ann_names)
-        arrays = getattr(self, "_arrays", None)
+        arrays = self._arrays
         if arrays is None or arrays.item_pos is not self._item_pos:
             arrays = self._arrays = _VoteArrays(self._item_pos)
-        if getattr(self, "_lut_n", -1) != n_ann:
+        if self._lut_n != n_ann:
             db = np.fromiter(self._ann_index.keys(), dtype=np.int64, count=n_ann)
             idx = np.fromiter(self._ann_index.values(), dtype=np.int64, count=n_ann)
             self._lut = np.full(int(db.max()) + 1 if n_ann else 1, -1, dtype=np.int64)
