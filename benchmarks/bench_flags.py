@@ -20,6 +20,17 @@ and each annotator's gold accuracy is passed to ``stable_arena`` as evidence (th
 test: one-sided exact binomial below 70%, adjusted across annotators). The votes and seeds
 are the same as without it, so the two tables compare cell by cell.
 
+``--old-random`` uses the earlier ``random`` test (``theta`` significantly below the
+threshold, with the honest abilities fitted on the log scale;
+``ranking.arena._RANDOM_PREDICTIVE = False``) on the same votes and seeds.
+
+``--cells KEY ...`` reruns only the given cells (keys as seeded:
+``annotators-votes-sd10-strategy-percent``, e.g. ``20-100-10-left100-10``) with
+``--studies N`` studies from ``--first-study`` (study ``r`` of a cell always draws from
+``default_rng([crc32(key), r])``, so the grid's own studies are a prefix of a longer run)
+and prints each cell's false-flag rate with its exact 95% interval; ``--log`` keeps each
+study's counts and ``--summarize`` merges logs.
+
 ``--count-only`` settles the direction of the ranking by the significance count alone
 (``ranking.arena._MIXTURE_DIRECTION = False``, the rule before the mixture of the
 annotators' scores) and ``--no-settle`` by the median annotator (the rule before that), on
@@ -436,7 +447,17 @@ def main() -> None:
         metavar="LOG",
         help="print the false-flag table of --log files and exit (no runs)",
     )
+    p.add_argument(
+        "--old-random",
+        action="store_true",
+        help="the earlier random test: theta significantly below the threshold, the honest "
+        "abilities fitted on the log scale (ranking.arena._RANDOM_PREDICTIVE = False)",
+    )
     args = p.parse_args()
+    if args.old_random:
+        import ranking.arena
+
+        ranking.arena._RANDOM_PREDICTIVE = False
     if args.summarize:
         summarize(args.summarize)
         return
