@@ -933,15 +933,18 @@ def _random_threshold(
 
 def _honest_abilities(
     th: FloatArray, se: FloatArray, p_adv: FloatArray | None, clean: BoolArray | None
-) -> tuple[float, float] | None:
-    """Centre and spread ``(mu, sd)`` of the honest annotators' log-abilities, or None.
+) -> tuple[float, float, bool] | None:
+    """Centre and spread ``(mu, sd)`` of the honest annotators' log-abilities, and whether
+    the predictive test applies; None without a fit.
 
     Estimated from the annotators clearly better than random (one-sided score p > 0.95)
     and ``clean`` (not flagged by a per-vote test or extra evidence). None with fewer than
     five clear annotators, or when their abilities are noisy (median ``se / theta`` of
-    0.42 or more, where selecting the clear ones selects lucky estimates). Otherwise the
-    truncated fit of :func:`_truncated_lognormal_fit` (or, with ``_RANDOM_PREDICTIVE``
-    False, the earlier one on the log scale, :func:`_truncated_normal_fit`).
+    0.42 or more, where selecting the clear ones selects lucky estimates). With a median
+    ``se / theta`` below ``_PREDICTIVE_MAX_NOISE`` (about 100 votes or more per
+    annotator), the truncated fit of :func:`_truncated_lognormal_fit` and the predictive
+    test; otherwise (or with ``_RANDOM_PREDICTIVE`` False) the earlier fit on the log scale
+    (:func:`_truncated_normal_fit`) and the earlier test.
     """
     if p_adv is None:
         return None
@@ -953,11 +956,21 @@ def _honest_abilities(
     noise_j = se[clear] / th[clear]
     if float(np.median(noise_j)) >= 0.42:  # too few votes: the clear ones are the lucky ones
         return None
-    if _RANDOM_PREDICTIVE:
-        return _truncated_lognormal_fit(th[clear], se[clear], 1.645 * se[clear])
+    if _RANDOM_PREDICTIVE and float(np.median(noise_j)) < _PREDICTIVE_MAX_NOISE:
+        return (*_truncated_lognormal_fit(th[clear], se[clear], 1.645 * se[clear]), True)
     # the clear ones are those with theta / se > 1.645: a sample of the honest
     # log-abilities truncated below at log(1.645 se), each with its own noise
-    return _truncated_normal_fit(np.log(th[clear]), noise_j, np.log(1.645 * se[clear]))
+    fit = _truncated_normal_fit(np.log(th[clear]), noise_j, np.log(1.645 * se[clear]))
+    return (*fit, False)
+
+
+_PREDICTIVE_MAX_NOISE = 0.35
+"""Median ``se / theta`` of the clear annotators below which the predictive ``random``
+test is used. At 50 votes (median about 0.39) the ability-scale fit is right (bench_flags
+200 x 50, sd 0.5, study 0: sd 0.50) but the predictive test then catches none of 20
+random voters, while the earlier test (its log-scale fit's sd 0.05 puts the threshold at
+70% of the typical ability, and the significance margin keeps honest ones out) caught 15;
+at 100 votes (median about 0.30) the predictive test catches more (0 -> 8 of 20)."""
 
 
 _GH_U, _GH_W = np.polynomial.hermite_e.hermegauss(40)
@@ -1041,9 +1054,9 @@ def _random_test(
         t0 = fraction * float(np.median(th[pos])) if pos.any() else 0.0
         out: FloatArray = norm.cdf((th - t0) / safe_se)
         return t0, out
-    mu, sd = fit
+    mu, sd, predictive = fit
     t0 = math.exp(mu) * min(0.7, math.exp(-1.645 * sd))
-    if not _RANDOM_PREDICTIVE:
+    if not predictive:
         return t0, norm.cdf((th - t0) / safe_se)
     g = np.exp(mu + sd * _GH_U)
     p: FloatArray = norm.cdf((th[:, None] - g[None, :]) / safe_se[:, None]) @ _GH_W

@@ -52,7 +52,7 @@ def test_predictive_p_value_matches_numerical_integration() -> None:
     th = np.array([-0.003, -0.0005, 0.001, 0.0025, 0.004, 0.006, 0.009, 0.012])
     se = np.array([0.0014, 0.0012, 0.0015, 0.0013, 0.0014, 0.0012, 0.0016, 0.0015])
     orig = arena._honest_abilities
-    arena._honest_abilities = lambda *a: (mu, sd)  # type: ignore[assignment]
+    arena._honest_abilities = lambda *a: (mu, sd, True)  # type: ignore[assignment]
     try:
         t0, p = _random_test(th, se, np.full(th.size, 0.99), 0.1)
     finally:
@@ -104,7 +104,7 @@ def test_honest_p_values_are_uniform() -> None:
     se = gen.uniform(0.001, 0.002, size=g.size)
     th = g + gen.normal(size=g.size) * se
     orig = arena._honest_abilities
-    arena._honest_abilities = lambda *a: (mu, sd)  # type: ignore[assignment]
+    arena._honest_abilities = lambda *a: (mu, sd, True)  # type: ignore[assignment]
     try:
         _, p = _random_test(th, se, np.full(th.size, 0.99), 0.1)
     finally:
