@@ -940,10 +940,11 @@ def _honest_abilities(
     Estimated from the annotators clearly better than random (one-sided score p > 0.95)
     and ``clean`` (not flagged by a per-vote test or extra evidence). None with fewer than
     five clear annotators, or when their abilities are noisy (median ``se / theta`` of
-    0.42 or more, where selecting the clear ones selects lucky estimates). With a median
-    ``se / theta`` below ``_PREDICTIVE_MAX_NOISE`` (about 100 votes or more per
-    annotator), the truncated fit of :func:`_truncated_lognormal_fit` and the predictive
-    test; otherwise (or with ``_RANDOM_PREDICTIVE`` False) the earlier fit on the log scale
+    0.42 or more, where selecting the clear ones selects lucky estimates). When the
+    truncated fit of :func:`_truncated_lognormal_fit` puts a typical honest annotator's
+    noise (median ``se`` over ``exp(mu)``) below ``_PREDICTIVE_MAX_NOISE`` (about 100
+    votes or more per annotator), that fit and the predictive test; otherwise (or with
+    ``_RANDOM_PREDICTIVE`` False) the earlier fit on the log scale
     (:func:`_truncated_normal_fit`) and the earlier test.
     """
     if p_adv is None:
@@ -956,21 +957,29 @@ def _honest_abilities(
     noise_j = se[clear] / th[clear]
     if float(np.median(noise_j)) >= 0.42:  # too few votes: the clear ones are the lucky ones
         return None
-    if _RANDOM_PREDICTIVE and float(np.median(noise_j)) < _PREDICTIVE_MAX_NOISE:
-        return (*_truncated_lognormal_fit(th[clear], se[clear], 1.645 * se[clear]), True)
+    if _RANDOM_PREDICTIVE:
+        mu, sd = _truncated_lognormal_fit(th[clear], se[clear], 1.645 * se[clear])
+        # the noise of a typical honest annotator (the clear ones are the luckier ones)
+        if float(np.median(se[clear])) / math.exp(mu) < _PREDICTIVE_MAX_NOISE:
+            return mu, sd, True
     # the clear ones are those with theta / se > 1.645: a sample of the honest
     # log-abilities truncated below at log(1.645 se), each with its own noise
     fit = _truncated_normal_fit(np.log(th[clear]), noise_j, np.log(1.645 * se[clear]))
     return (*fit, False)
 
 
-_PREDICTIVE_MAX_NOISE = 0.35
-"""Median ``se / theta`` of the clear annotators below which the predictive ``random``
-test is used. At 50 votes (median about 0.39) the ability-scale fit is right (bench_flags
-200 x 50, sd 0.5, study 0: sd 0.50) but the predictive test then catches none of 20
-random voters, while the earlier test (its log-scale fit's sd 0.05 puts the threshold at
-70% of the typical ability, and the significance margin keeps honest ones out) caught 15;
-at 100 votes (median about 0.30) the predictive test catches more (0 -> 8 of 20)."""
+_PREDICTIVE_MAX_NOISE = 0.5
+"""Noise of a typical honest annotator (median ``se`` of the clear annotators over the
+fitted typical ability ``exp(mu)``) below which the predictive ``random`` test is used:
+about 0.35-0.6 at 100 votes, 0.47-0.8 at 50 (bench_flags studies). At 50 votes the
+ability-scale fit is right (bench_flags 200 x 50, sd 0.5, study 0: sd 0.50) but the
+predictive test then catches none of 20 random voters, while the earlier test (its
+log-scale fit's sd 0.05 puts the threshold at 70% of the typical ability, and the
+significance margin keeps honest ones out) caught 15; at 100 votes the predictive test
+catches more (200 x 100, sd 0.5, study 0: 0 -> 8 of 20). The clear annotators' own
+median ``se / theta`` (gated at 0.35 first) let the test in at 50 votes at sd 1.0, where
+they are the most discriminating ones (200 x 50, sd 1.0, 25% random: recall 0.75 ->
+0.16)."""
 
 
 _GH_U, _GH_W = np.polynomial.hermite_e.hermegauss(40)
