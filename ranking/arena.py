@@ -970,32 +970,155 @@ def _random_threshold(
 
     From the annotators clearly better than random (one-sided score p > 0.95, so
     ``1 - p < 0.05``), the centre ``mu`` and spread ``sd`` of the honest log-abilities are
-    estimated by a truncated normal fit (:func:`_truncated_normal_fit`: each clear
-    annotator's ``log theta`` is observed because ``theta / se > 1.645``, with its own
-    sampling noise, the delta-method sd ``se / theta``), so ``sd`` is the heterogeneity of
-    honest annotators net of noise and of the selection. The threshold is
+    estimated by a truncated normal fit (:func:`_honest_abilities`), so ``sd`` is the
+    heterogeneity of honest annotators net of noise and of the selection. The threshold is
     ``exp(mu) * min(0.7, exp(-1.645 sd))``: 70% of the typical ability when annotators are
-    alike, the 5% quantile of a log-normal spread when they differ. With fewer than five
-    clear annotators, or when their abilities are noisy (median ``se / theta`` of 0.42 or
-    more, where selecting the clear ones selects lucky estimates), it is ``fraction``
-    times the median positive ability. Only ``clean`` annotators (not flagged by a
-    per-vote test or extra evidence) count as clearly honest.
+    alike, the 5% quantile of a log-normal spread when they differ. Without that fit
+    (fewer than five clear annotators, or noisy abilities) it is ``fraction`` times the
+    median positive ability.
     """
-    pos = th > 0
-    if p_adv is not None:
-        clear = pos & (p_adv > 0.95)
-        if clean is not None:
-            clear &= clean
-        if clear.sum() >= 5:
-            lg = np.log(th[clear])
-            noise_j = se[clear] / th[clear]
-            noise = float(np.median(noise_j))
-            if noise < 0.42:  # else too few votes: the clear ones are the lucky ones
-                # the clear ones are those with theta / se > 1.645: a sample of the honest
-                # log-abilities truncated below at log(1.645 se), each with its own noise
-                centre, sd = _truncated_normal_fit(lg, noise_j, np.log(1.645 * se[clear]))
-                return math.exp(centre) * min(0.7, math.exp(-1.645 * sd))
-    return fraction * float(np.median(th[pos])) if pos.any() else 0.0
+    return _random_test(th, se, p_adv, fraction, clean)[0]
+
+
+def _honest_abilities(
+    th: FloatArray, se: FloatArray, p_adv: FloatArray | None, clean: BoolArray | None
+) -> tuple[float, float, bool] | None:
+    """Centre and spread ``(mu, sd)`` of the honest annotators' log-abilities, and whether
+    the predictive test applies; None without a fit.
+
+    Estimated from the annotators clearly better than random (one-sided score p > 0.95)
+    and ``clean`` (not flagged by a per-vote test or extra evidence). None with fewer than
+    five clear annotators, or when their abilities are noisy (median ``se / theta`` of
+    0.42 or more, where selecting the clear ones selects lucky estimates). When the
+    truncated fit of :func:`_truncated_lognormal_fit` puts a typical honest annotator's
+    noise (median ``se`` over ``exp(mu)``) below ``_PREDICTIVE_MAX_NOISE`` (about 100
+    votes or more per annotator), that fit and the predictive test; otherwise (or with
+    ``_RANDOM_PREDICTIVE`` False) the earlier fit on the log scale
+    (:func:`_truncated_normal_fit`) and the earlier test.
+    """
+    if p_adv is None:
+        return None
+    clear = (th > 0) & (p_adv > 0.95)
+    if clean is not None:
+        clear &= clean
+    if clear.sum() < 5:
+        return None
+    noise_j = se[clear] / th[clear]
+    if float(np.median(noise_j)) >= 0.42:  # too few votes: the clear ones are the lucky ones
+        return None
+    if _RANDOM_PREDICTIVE:
+        mu, sd = _truncated_lognormal_fit(th[clear], se[clear], 1.645 * se[clear])
+        # the noise of a typical honest annotator (the clear ones are the luckier ones)
+        if float(np.median(se[clear])) / math.exp(mu) < _PREDICTIVE_MAX_NOISE:
+            return mu, sd, True
+    # the clear ones are those with theta / se > 1.645: a sample of the honest
+    # log-abilities truncated below at log(1.645 se), each with its own noise
+    fit = _truncated_normal_fit(np.log(th[clear]), noise_j, np.log(1.645 * se[clear]))
+    return (*fit, False)
+
+
+_PREDICTIVE_MAX_NOISE = 0.5
+"""Noise of a typical honest annotator (median ``se`` of the clear annotators over the
+fitted typical ability ``exp(mu)``) below which the predictive ``random`` test is used:
+about 0.35-0.6 at 100 votes, 0.47-0.8 at 50 (bench_flags studies). At 50 votes the
+ability-scale fit is right (bench_flags 200 x 50, sd 0.5, study 0: sd 0.50) but the
+predictive test then catches none of 20 random voters, while the earlier test (its
+log-scale fit's sd 0.05 puts the threshold at 70% of the typical ability, and the
+significance margin keeps honest ones out) caught 15; at 100 votes the predictive test
+catches more (200 x 100, sd 0.5, study 0: 0 -> 8 of 20). The clear annotators' own
+median ``se / theta`` (gated at 0.35 first) let the test in at 50 votes at sd 1.0, where
+they are the most discriminating ones (200 x 50, sd 1.0, 25% random: recall 0.75 ->
+0.16)."""
+
+
+_GH_U, _GH_W = np.polynomial.hermite_e.hermegauss(40)
+_GH_W = _GH_W / _GH_W.sum()
+
+
+def _truncated_lognormal_fit(
+    y: FloatArray, se: FloatArray, lower: FloatArray
+) -> tuple[float, float]:
+    """``(mu, sigma)`` of ``g ~ LN(mu, sigma**2)`` from ``y_j = g_j + e_j``,
+    ``e_j ~ N(0, se_j**2)``, observed only where ``y_j > lower_j``.
+
+    Maximum likelihood of the normal measurement-error model truncated from below (Hausman
+    and Wise, 1977) on the ability scale itself: ``y_j`` has density
+    ``E_g[phi((y_j - g) / se_j)] / se_j / E_g[Phi((g - lower_j) / se_j)]``, the
+    expectations over the log-normal by 40-point Gauss-Hermite quadrature. The earlier
+    fit (:func:`_truncated_normal_fit`) put the noise on ``log theta`` by the delta method,
+    which at ``theta / se`` of 2-4 (the clear annotators at 50-100 votes) is skewed and
+    too small below: it overstated the spread and understated the centre (bench_flags,
+    200 x 100 votes, sd 0.5: sd 0.79, centre 0.0028 against a median honest ability of
+    0.0050), so random voters looked like the honest lower tail. As before, ``sigma`` is
+    kept at most 3 and ``exp(mu)`` at most the median of ``y`` (the likelihood is flat
+    when few values sit far above the cut); should Nelder-Mead fail, the start is used
+    (the log median and the noise-corrected robust spread of ``log y``).
+    """
+    from scipy.optimize import minimize
+
+    y = np.asarray(y, dtype=np.float64)
+    s = np.asarray(se, dtype=np.float64)
+    lo = np.asarray(lower, dtype=np.float64)
+    ly = np.log(y)
+    med = float(np.median(ly))
+    mad = 1.4826 * float(np.median(np.abs(ly - med)))
+    sd0 = math.sqrt(max(mad**2 - float(np.median((s / y) ** 2)), 0.0))
+    start = np.array([med, math.log(max(sd0, 0.05))])
+
+    def nll(par: FloatArray) -> float:
+        g = np.exp(float(par[0]) + math.exp(float(par[1])) * _GH_U)
+        dens = norm.pdf((y[:, None] - g[None, :]) / s[:, None]) @ _GH_W / s
+        keep = norm.cdf((g[None, :] - lo[:, None]) / s[:, None]) @ _GH_W
+        return float(-np.sum(np.log(np.maximum(dens, 1e-300)) - np.log(np.maximum(keep, 1e-300))))
+
+    res = minimize(nll, start, method="Nelder-Mead", options={"xatol": 1e-6, "fatol": 1e-9})
+    mu, log_sigma = (res.x if res.success and np.all(np.isfinite(res.x)) else start).tolist()
+    return min(mu, med), min(math.exp(log_sigma), 3.0)
+
+
+_RANDOM_PREDICTIVE = True
+"""``random`` p-values from the honest annotators' ability distribution (predictive);
+False: the earlier test of ``theta`` against the threshold alone (bench_flags A/B)."""
+
+
+def _random_test(
+    th: FloatArray,
+    se: FloatArray,
+    p_adv: FloatArray | None,
+    fraction: float,
+    clean: BoolArray | None = None,
+) -> tuple[float, FloatArray]:
+    """The ``random`` threshold (:func:`_random_threshold`) and each annotator's p-value.
+
+    With the honest abilities' log-normal fit ``(mu, sd)`` (:func:`_honest_abilities`),
+    the p-value is predictive: the probability that an honest annotator, its ability
+    drawn from ``LN(mu, sd**2)`` and estimated with this annotator's standard error
+    ``se_j``, gets an estimate at most ``theta_j``:
+    ``p_j = E_g[Phi((theta_j - g) / se_j)]``, ``g = exp(mu + sd u)``, ``u ~ N(0, 1)``
+    (40-point Gauss-Hermite). Uniform for an honest annotator (when ``mu``, ``sd`` are
+    right), so Benjamini-Hochberg across annotators bounds the false flags; small for an
+    annotator whose estimate sits below what honest heterogeneity and noise explain.
+    This is the test of bench_flags_bounds' oracle (the honest annotators' distribution
+    of the statistic) with the fitted ratings. The earlier test, ``theta_j`` significantly
+    below the threshold (``Phi((theta_j - t0) / se_j)``), asked a random voter to be
+    below the 5% quantile by a significant margin, and missed half the random voters at
+    100 votes that the oracle catches (bench_flags, 200 x 100, sd 0.5, 10% random:
+    recall 0.49). Without the fit, the earlier test on ``fraction`` times the median.
+    """
+    fit = _honest_abilities(th, se, p_adv, clean)
+    safe_se = np.maximum(se, 1e-300)
+    if fit is None:
+        pos = th > 0
+        t0 = fraction * float(np.median(th[pos])) if pos.any() else 0.0
+        out: FloatArray = norm.cdf((th - t0) / safe_se)
+        return t0, out
+    mu, sd, predictive = fit
+    t0 = math.exp(mu) * min(0.7, math.exp(-1.645 * sd))
+    if not predictive:
+        return t0, norm.cdf((th - t0) / safe_se)
+    g = np.exp(mu + sd * _GH_U)
+    p: FloatArray = norm.cdf((th[:, None] - g[None, :]) / safe_se[:, None]) @ _GH_W
+    return t0, p
 
 
 _LOG_SQRT_2PI = float(np.log(np.sqrt(2 * np.pi)))
@@ -1471,14 +1594,17 @@ def stable_arena(
     ``pending`` with ``votes_to_verdict``. A fixed ``epsilon`` reproduces the
     paper's point rule: flagged iff ``theta_k <= epsilon``, reliable
     otherwise (with the one-sided p-value against ``epsilon`` reported).
-    ``random`` (dynamic rule only) is the one-sided Wald test of
-    ``H0: theta_k >= t0``, an annotator distinguishably less discriminating
-    than the least discriminating honest annotators: ``t0`` is most of the
-    typical ability (70%) when annotators are alike, and the 5% quantile of their
-    log-normal spread (estimated robustly from the annotators clearly better
-    than random, net of sampling noise) when they differ; with fewer than
-    five such annotators or too few votes to estimate that spread,
-    ``random_fraction`` times the median ability. With fewer than
+    ``random`` (dynamic rule only) flags an annotator whose ability sits below
+    what the honest annotators' spread and its own sampling noise explain: the
+    honest abilities are log-normal, ``LN(mu, sd**2)``, fitted to the annotators
+    clearly better than random (truncated at that selection, net of each one's
+    noise), and the p-value is predictive, ``P(g + se_k e <= theta_k)`` with
+    ``g`` drawn from that fit and ``e ~ N(0, 1)`` (uniform for an honest
+    annotator); the reported threshold ``t0`` is the fit's 5% quantile (at most
+    70% of the typical ability). With fewer than five such annotators or too
+    few votes to estimate that spread, it is the one-sided Wald test of
+    ``H0: theta_k >= t0`` with ``t0`` = ``random_fraction`` times the median
+    ability. With fewer than
     :data:`MIN_ANNOTATORS_FOR_VERDICT` annotators casting decisive votes, no
     ability verdict is given (everyone fitted stays ``pending``, with
     ``votes_to_verdict`` None): the ranking they would be compared with is
@@ -1879,10 +2005,10 @@ def stable_arena(
         else:
             n_agree, n_direction, settled, mix, by_count = 0, 0, True, None, True
         adv = ((p_adv_adj <= alpha) if dynamic else (th <= eps_value)) & comparable & settled
-        t0 = _random_threshold(
+        t0, p_rnd = _random_test(
             th, se, p_adv if dynamic else None, random_fraction, ~vote_flagged[ids]
         )
-        p_rnd_adj = adjust_p_values(norm.cdf((th - t0) / safe_se), method=correction)
+        p_rnd_adj = adjust_p_values(p_rnd, method=correction)
         for i, j in enumerate(ids.tolist()):
             if adv[i]:
                 new_flags[j] = [
