@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from ranking._validation import as_float_matrix
 from ranking.errors import (
@@ -143,6 +142,8 @@ def _run_lbfgsb(
     def scaled(u: FloatArray) -> tuple[float, FloatArray]:
         f, g = fun(u / scale)
         return f, g / scale
+
+    from scipy import optimize
 
     sb = None
     if bounds is not None:

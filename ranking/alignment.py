@@ -66,7 +66,7 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse, stats
+from scipy import sparse
 from scipy.sparse import csgraph
 
 from ranking._validation import as_index_array, check_in_range, check_same_length, make_rng
@@ -1455,6 +1455,8 @@ def _drop_extremes(
 
 
 def _correlation(x: FloatArray, y: FloatArray, kind: str) -> Correlation:
+    from scipy import stats
+
     n = int(x.size)
     if n < 3:
         return Correlation(

@@ -70,7 +70,6 @@ import numpy.typing as npt
 from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.special import expit, log_ndtr
-from scipy.stats import binom, ncx2, norm
 
 from ranking._validation import as_index_array, make_rng
 from ranking.errors import (
@@ -513,6 +512,8 @@ def null_ability_threshold(
     >>> null_ability_threshold([1, -1, 2, -2], [1, 0, 1, 0], [0, 0, 0, 0], n_annotators=1).round(3)
     array([0.757])
     """
+    from scipy.stats import norm
+
     xv = np.asarray(x, dtype=np.float64)
     wv = np.asarray(outcome, dtype=np.float64)
     kv = np.asarray(annotator, dtype=np.int64)
@@ -611,6 +612,8 @@ def _vote_mask(x: npt.ArrayLike | None, name: str, n: int) -> BoolArray | None:
 
 def _binom_two_sided(x: IntArray, n: IntArray) -> FloatArray:
     """Exact two-sided binomial p-value against 1/2 (as scipy.stats.binomtest), NaN if n == 0."""
+    from scipy.stats import binom
+
     lo = np.minimum(x, n - x)
     pv = np.where(x * 2 == n, 1.0, np.minimum(1.0, 2.0 * binom.cdf(lo, n, 0.5)))
     out: FloatArray = np.where(n > 0, pv, np.nan)
@@ -658,6 +661,8 @@ def _vote_flags(
     max_fast_share: float,
 ) -> list[list[FlagReason]]:
     """Flags that do not depend on the fit: position bias, too fast, low agreement."""
+    from scipy.stats import binom
+
     out: list[list[FlagReason]] = [[] for _ in range(m)]
     decisive = w != 0.5
     counts = _flag_counts(k, m, decisive, left_chosen, fast)
@@ -911,6 +916,8 @@ def _bias_aware_wald(
     ``|N(t, 1)|`` (``sqrt`` of the noncentral chi-square quantile with 1 degree of freedom
     and noncentrality ``t**2``), so that the interval covers at ``confidence`` whenever the
     bias is at most ``B_i``; centred on the estimate, never narrower than plain Wald."""
+    from scipy.stats import ncx2, norm
+
     se = fit.rating_standard_errors
     bias = beta / (1.0 + beta) * (fit.ratings - fit.initial)
     t = np.abs(bias) / np.maximum(se, 1e-300)
@@ -1427,6 +1434,8 @@ def _side_probabilities(z: FloatArray, n_iter: int = 500) -> tuple[FloatArray, F
     majority of 20 against 11 clearly honest annotators (bench_flags, 20 x 100 votes,
     discrimination sd 0.5, 45% random, study 0).
     """
+    from scipy.stats import norm
+
     z = np.clip(np.where(np.isfinite(z), z, 0.0), -40.0, 40.0)
     pos, neg = z > 1.0, z < -1.0
     w = np.array([max(pos.mean(), 0.05), 0.2, max(neg.mean(), 0.05)])
@@ -1797,6 +1806,8 @@ def stable_arena(
     >>> res.annotators_with("flagged").tolist()
     [0]
     """
+    from scipy.stats import norm
+
     _check_arena_options(
         delta,
         epsilon,

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from scipy.special import expit, log_expit
-from scipy.stats import rankdata
 
 from ranking._validation import make_rng
 from ranking.errors import ConvergenceError, InvalidParameterError, RankingInputError
@@ -163,6 +162,8 @@ def roc_auc(labels: npt.ArrayLike, scores: npt.ArrayLike) -> float:
     >>> roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
     """
+    from scipy.stats import rankdata
+
     y = np.asarray(labels).reshape(-1).astype(bool)
     s = _floats(scores)
     n1 = int(y.sum())

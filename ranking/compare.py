@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from ranking.errors import DegenerateDataError, InvalidParameterError, ShapeError
 from ranking.types import FloatArray
@@ -56,6 +55,8 @@ def ranks(scores: npt.ArrayLike) -> FloatArray:
     >>> ranks([0.2, 0.9, 0.5, 0.5]).tolist()
     [4.0, 1.0, 2.5, 2.5]
     """
+    from scipy import stats
+
     s = np.asarray(scores, dtype=np.float64)
     if s.ndim != 1:
         raise ShapeError(f"scores must be 1-D, got {s.ndim} dimension(s)")
@@ -94,6 +95,8 @@ def spearman_rho(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     >>> round(spearman_rho([1, 2, 3, 4], [10, 20, 40, 30]), 4)
     0.8
     """
+    from scipy import stats
+
     a, b = _pair(x, y)
     return float(stats.spearmanr(a, b).statistic)
 
@@ -130,6 +133,8 @@ def kendall_tau(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     >>> round(kendall_tau([1, 2, 3, 4], [10, 20, 40, 30]), 4)
     0.6667
     """
+    from scipy import stats
+
     a, b = _pair(x, y)
     return float(stats.kendalltau(a, b).statistic)
 

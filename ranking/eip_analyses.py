@@ -39,7 +39,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from ranking._validation import make_rng
 from ranking.compare import ranks, spearman_rho
@@ -573,6 +572,8 @@ class RankComparisonResult:
 
 
 def _tau(x: FloatArray, y: FloatArray) -> tuple[float, float]:
+    from scipy import stats
+
     if x.size < 2 or np.all(x == x[0]) or np.all(y == y[0]):
         return math.nan, math.nan
     r = stats.kendalltau(x, y)
@@ -817,6 +818,8 @@ def weak_model_inflation(
     ----------
     EIP paper, App. J, Table 15.
     """
+    from scipy import stats
+
     arr = _as_response_matrix(A)
     n_m = arr.shape[1]
     n_weak = min(_positive_int(n_weak, "n_weak"), n_m)
@@ -1265,6 +1268,8 @@ def group_agreement(
     >>> res.pairs.tolist(), bool(res.spearman[0] > 0)
     ([[0, 1]], True)
     """
+    from scipy import stats
+
     arr = _as_response_matrix(A)
     n_m = arr.shape[1]
     fits: list[EIPResult | None] = []

@@ -50,7 +50,6 @@ from scipy.linalg import lapack
 from scipy.sparse import csgraph
 from scipy.sparse.linalg import spsolve
 from scipy.special import expit, log_expit, ndtri
-from scipy.stats import norm
 
 from ranking._validation import as_index_array, check_same_length, make_rng
 from ranking.errors import (
@@ -663,6 +662,8 @@ def ranks_from_pairwise_tests(
     >>> res.p_values.round(4)[0].tolist()
     [nan, 0.0678, 0.0001]
     """
+    from scipy.stats import norm
+
     r = np.asarray(ratings, dtype=np.float64)
     v = np.asarray(covariance, dtype=np.float64)
     if r.ndim != 1 or v.shape != (r.size, r.size):

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from ranking._validation import as_index_array
 from ranking.errors import InvalidParameterError, LengthMismatchError
@@ -69,6 +68,8 @@ def _wilson(
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """The Wilson bounds of :func:`wilson_interval` for float ``k`` and ``m`` the caller has
     checked (NaN where ``m`` is 0); also :func:`ranking.quality.wilson_bounds`."""
+    from scipy import stats
+
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         p = k / m

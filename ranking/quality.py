@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from ranking.errors import InvalidParameterError, LengthMismatchError
 from ranking.proportions import _wilson
@@ -133,6 +132,8 @@ def check_rates(
     >>> r.n.tolist(), r.hits.tolist(), [round(float(x), 3) for x in r.rate[:2]]
     ([3, 1, 0], [2, 0, 0], [0.667, 0.0])
     """
+    from scipy import stats
+
     a = np.asarray(annotators, dtype=np.int64).reshape(-1)
     h = np.asarray(hits, dtype=bool).reshape(-1)
     if a.shape != h.shape:

@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import binom
 
 from ranking._validation import as_index_array, check_same_length
 from ranking.errors import InvalidParameterError, ShapeError
@@ -332,6 +331,8 @@ def position_bias_from_counts(n_left: IntArray, n_dec: IntArray) -> PositionBias
     >>> r.left_share.tolist(), round(float(r.p_value[0]), 5)
     ([1.0, 0.6666666666666666], 0.00195)
     """
+    from scipy.stats import binom
+
     n_left = np.asarray(n_left, dtype=np.int64)
     n_dec = np.asarray(n_dec, dtype=np.int64)
     # two-sided exact test for p = 1/2 (symmetric): 2 * P(X <= min(x, n - x)), capped at 1

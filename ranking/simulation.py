@@ -37,7 +37,6 @@ from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import norm
 
 from ranking._validation import as_index_array, check_in_range, make_rng
 from ranking.arena import StableArenaResult, stable_arena
@@ -318,6 +317,8 @@ def simulate_arena(
     >>> sim.model_a.shape == sim.outcome.shape, sim.n_models
     (True, 5)
     """
+    from scipy.stats import norm
+
     for name, v, low in (
         ("n_models", n_models, 2),
         ("n_annotators", n_annotators, 1),
