@@ -1062,6 +1062,7 @@ def _truncated_lognormal_fit(
     (the log median and the noise-corrected robust spread of ``log y``).
     """
     from scipy.optimize import minimize
+    from scipy.stats import norm
 
     y = np.asarray(y, dtype=np.float64)
     s = np.asarray(se, dtype=np.float64)
@@ -1112,6 +1113,8 @@ def _random_test(
     100 votes that the oracle catches (bench_flags, 200 x 100, sd 0.5, 10% random:
     recall 0.49). Without the fit, the earlier test on ``fraction`` times the median.
     """
+    from scipy.stats import norm
+
     fit = _honest_abilities(th, se, p_adv, clean)
     safe_se = np.maximum(se, 1e-300)
     if fit is None:
