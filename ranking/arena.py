@@ -1815,7 +1815,10 @@ def stable_arena(
         rate_ids = np.flatnonzero(rate_set)
         remap = np.full(m, -1, dtype=np.int64)
         remap[rate_ids] = np.arange(rate_ids.size)
-        if rate_set[cnt > 0].all():  # every annotator with votes: no copies
+        if cells is not None and intervals == "wald":
+            # the fit and the scale bias read the cells: no per-vote subset (empty)
+            sel, k_fit = slice(0), k[:0]
+        elif rate_set[cnt > 0].all():  # every annotator with votes: no copies
             sel = slice(None)
             k_fit = k if rate_ids.size == m else remap[k]
         else:
