@@ -84,6 +84,7 @@ from ranking.pairwise import (
     BothBad,
     RankTestResult,
     _aggregate_pairs,
+    _am_elo_cells,
     _bt_newton,
     _check_connected,
     _prepare,
@@ -766,8 +767,11 @@ def _fit_am(
     tau: float,
     rating_sd: float,
     init: tuple[FloatArray, FloatArray] | None = None,
+    counts: IntArray | None = None,
 ) -> AmEloResult:
-    """am-ELO with the Gaussian priors on abilities and ratings (``init``: a warm start).
+    """am-ELO with the Gaussian priors on abilities and ratings (``init``: a warm start);
+    from the vote cells ``counts`` of these votes (shape ``(m, 3, n, n)``, see
+    :class:`_VoteCells`) when given, without a pass over the votes (the same fit).
 
     The penalised fit is strictly concave near its optimum, but Fisher scoring can creep
     there slowly, or wander at the level of the line search's tolerance (relative 1e-12 of
@@ -780,12 +784,22 @@ def _fit_am(
     instead of failing the whole verdict.
     """
     try:
+        if counts is not None:
+            return _am_elo_cells(
+                counts, confidence=confidence, ability_prior_sd=tau,
+                rating_prior_sd=rating_sd, information="observed", init=init,
+            )  # fmt: skip
         return am_elo(
             a, b, k, w, n_models=n, n_annotators=m, confidence=confidence,
             ability_prior_sd=tau, rating_prior_sd=rating_sd, information="observed",
             init=init,
         )  # fmt: skip
     except ConvergenceError:
+        if counts is not None:
+            return _am_elo_cells(
+                counts, confidence=confidence, ability_prior_sd=tau,
+                rating_prior_sd=rating_sd, information="observed", max_iter=5000, tol=1e-6,
+            )  # fmt: skip
         return am_elo(
             a, b, k, w, n_models=n, n_annotators=m, confidence=confidence,
             ability_prior_sd=tau, rating_prior_sd=rating_sd, information="observed",
@@ -1941,7 +1955,10 @@ def stable_arena(
         rate_ids = np.flatnonzero(rate_set)
         remap = np.full(m, -1, dtype=np.int64)
         remap[rate_ids] = np.arange(rate_ids.size)
-        if rate_set[cnt > 0].all():  # every annotator with votes: no copies
+        if cells is not None and intervals == "wald":
+            # the fit and the scale bias read the cells: no per-vote subset (empty)
+            sel, k_fit = slice(0), k[:0]
+        elif rate_set[cnt > 0].all():  # every annotator with votes: no copies
             sel = slice(None)
             k_fit = k if rate_ids.size == m else remap[k]
         else:
@@ -1958,6 +1975,7 @@ def stable_arena(
             ability_prior_sd,
             rating_prior_sd,
             _warm(start, rate_ids),
+            None if cells is None else cells.counts[rate_ids],
         )
         fits += 1
         start = _fit_start(fit, rate_ids, m)  # the next fit of the loop starts here

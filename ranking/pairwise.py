@@ -2406,10 +2406,37 @@ def am_elo(
     >>> bool(res.ratings[0] > res.ratings[1] > res.ratings[2])
     True
     """
+    _am_options(tol, max_iter, confidence, initial, ability_prior_sd, rating_prior_sd, information)
+    d = _prepare_am(
+        model_a, model_b, annotator, outcome, n_models, n_annotators, both_bad, both_bad_as
+    )
+    return _am_elo_fit(
+        _AmVotes(d),
+        initial=initial,
+        confidence=confidence,
+        tol=tol,
+        max_iter=max_iter,
+        both_bad_as=both_bad_as,
+        ability_prior_sd=ability_prior_sd,
+        rating_prior_sd=rating_prior_sd,
+        information=information,
+        init=init,
+    )
+
+
+def _am_options(
+    tol: float,
+    max_iter: int,
+    confidence: float,
+    initial: float,
+    tau: float | None,
+    rsd: float | None,
+    information: str,
+) -> None:
+    """Raise for an invalid option of :func:`am_elo`."""
     _check_options(tol=tol, max_iter=max_iter, confidence=confidence)
     if not np.isfinite(initial):
         raise InvalidParameterError(f"initial must be finite, got {initial!r}")
-    tau = ability_prior_sd
     if tau is not None and not (np.isfinite(tau) and tau > 0):
         raise InvalidParameterError(
             f"ability_prior_sd must be a positive number or None, got {tau!r}"
@@ -2418,26 +2445,182 @@ def am_elo(
         raise InvalidParameterError(
             f"information must be 'observed' or 'expected', got {information!r}"
         )
-    prec = 0.0 if tau is None else 1.0 / float(tau) ** 2
-    rsd = rating_prior_sd
     if rsd is not None and not (np.isfinite(rsd) and rsd > 0):
         raise InvalidParameterError(
             f"rating_prior_sd must be a positive number or None, got {rsd!r}"
         )
-    rprec = 0.0 if rsd is None else 1.0 / (ELO_C * float(rsd)) ** 2
-    d = _prepare_am(
-        model_a, model_b, annotator, outcome, n_models, n_annotators, both_bad, both_bad_as
+
+
+class _AmVotes:
+    """What :func:`_am_elo_fit` needs of the votes, from the validated votes: the pair
+    totals, the (pair, annotator) triples, the annotator checks, the votes per annotator."""
+
+    def __init__(self, d: _Battles) -> None:
+        assert d.k is not None
+        self.d, self.k = d, d.k
+        self.n, self.m = d.n_models, d.n_annotators
+        self.n_battles = int(d.a.size)
+        self.pairs = _aggregate_pairs(d.a, d.b, d.w, self.n)
+
+    def triples(self) -> _Triples:
+        return _aggregate_triples(self.d.a, self.d.b, self.k, self.d.w, self.n, self.m)
+
+    def checks(self, s: FloatArray, penalised: bool) -> None:
+        _annotator_checks(self.d, s, penalised=penalised)
+
+    def separated(self, s: FloatArray, a: FloatArray) -> None:
+        _raise_if_separated(self.d, s, a)
+
+    def n_records(self) -> IntArray:
+        return np.bincount(self.k, minlength=self.m).astype(np.int64)
+
+
+class _AmCells:
+    """:class:`_AmVotes` from the votes counted per ``(annotator, outcome, model_a,
+    model_b)`` cell (``counts`` of shape ``(m, 3, n, n)``, outcome 0, 1/2, 1): the triples
+    and pair totals are sums of integers and halves, exact in any order, so they are the
+    very arrays :func:`_aggregate_triples` and :func:`_aggregate_pairs` give for those
+    votes (pair-major, annotator-minor, as the sorted keys). Checks what
+    :func:`_prepare` checks that cells can show (no votes at all, a model without
+    votes); indices in range and no model against itself are the caller's."""
+
+    def __init__(self, counts: IntArray) -> None:
+        m, _, n, _ = counts.shape
+        self.n, self.m = n, m
+        flat = counts.reshape(m, 3, n * n)
+        tot = flat.sum(axis=1)  # (m, n * n): votes per annotator and ordered pair
+        won = flat[:, 2] + 0.5 * flat[:, 1]  # model_a's wins (halves: exact)
+        up, low, tri_lo, tri_hi = _triangle(n)
+        # per annotator and unordered pair (lo, hi): the votes (lo, hi) and (hi, lo)
+        cnt_kp = tot[:, up] + tot[:, low]
+        wins_kp = won[:, up] + (tot[:, low] - won[:, low])
+        per_pair = cnt_kp.sum(axis=0)
+        met = per_pair > 0
+        self.n_battles = int(per_pair.sum())
+        if self.n_battles == 0:
+            raise DegenerateDataError(
+                "there are no battles to rate (after dropping both-bad votes, if asked); "
+                "collect at least one battle per model"
+            )
+        self.pair_lo = tri_lo[met].astype(np.int64)
+        self.pair_hi = tri_hi[met].astype(np.int64)
+        seen = np.zeros(n, dtype=bool)
+        seen[self.pair_lo] = True
+        seen[self.pair_hi] = True
+        _require_all_models(seen)
+        self.cnt_pk = np.ascontiguousarray(cnt_kp[:, met].T)  # (pairs, m)
+        self.wins_pk = np.ascontiguousarray(wins_kp[:, met].T)
+        self.pairs = (
+            self.pair_lo,
+            self.pair_hi,
+            self.wins_pk.sum(axis=1),
+            per_pair[met].astype(np.float64),
+        )
+        self.records = tot.sum(axis=1).astype(np.int64)
+
+    def triples(self) -> _Triples:
+        c = self.cnt_pk.ravel()
+        idx = np.flatnonzero(c)
+        pinv = idx // self.m
+        ann = idx - pinv * self.m
+        wins = self.wins_pk.ravel()[idx]
+        cnt = c[idx].astype(np.float64)
+        lo_ann = np.take(self.pair_lo, pinv) * self.m
+        lo_ann += ann
+        hi_ann = np.take(self.pair_hi, pinv) * self.m
+        hi_ann += ann
+        return _Triples(
+            ann=ann,
+            lo_ann=lo_ann,
+            hi_ann=hi_ann,
+            pair=pinv,
+            pair_lo=self.pair_lo,
+            pair_hi=self.pair_hi,
+            wins=wins,
+            cnt=cnt,
+            wm=wins - cnt,
+        )
+
+    def checks(self, s: FloatArray, penalised: bool) -> None:
+        assert penalised, "the cell fit needs an ability prior"
+        empty = np.flatnonzero(self.records == 0)
+        if empty.size:
+            raise DegenerateDataError(
+                f"annotator(s) {_fmt(empty)} have no votes, so their abilities are not "
+                "identified; drop them from the index (n_annotators) first"
+            )
+
+    def separated(self, s: FloatArray, a: FloatArray) -> None:  # pragma: no cover
+        raise AssertionError("the cell fit needs an ability prior")
+
+    def n_records(self) -> IntArray:
+        out: IntArray = self.records
+        return out
+
+
+def _am_elo_cells(
+    counts: IntArray,
+    *,
+    initial: float = 1000.0,
+    confidence: float = 0.95,
+    tol: float = 1e-10,
+    max_iter: int = 200,
+    ability_prior_sd: float,
+    rating_prior_sd: float | None = None,
+    information: Literal["observed", "expected"] = "expected",
+    init: AmEloResult | tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
+) -> AmEloResult:
+    """:func:`am_elo` with an ability prior (both-bad votes already ties) from the votes
+    counted per ``(annotator, outcome, model_a, model_b)`` cell, ``counts`` of shape
+    ``(n_annotators, 3, n_models, n_models)`` (outcome 0, 1/2, 1), for callers that hold
+    those counts (:func:`ranking.stable_arena`): no pass over the votes.
+
+    The fit sees the votes only through the (unordered pair, annotator) triples, their
+    wins and counts, and the pair totals (:class:`_AmCells`): the same arrays as
+    :func:`am_elo`'s up to ``_TRIPLES_SORT_MIN`` votes, so the same result bit for bit
+    (beyond, ``am_elo`` keeps the votes unmerged and agrees to rounding)."""
+    _am_options(tol, max_iter, confidence, initial, ability_prior_sd, rating_prior_sd, information)
+    return _am_elo_fit(
+        _AmCells(counts),
+        initial=initial,
+        confidence=confidence,
+        tol=tol,
+        max_iter=max_iter,
+        both_bad_as="tie",
+        ability_prior_sd=ability_prior_sd,
+        rating_prior_sd=rating_prior_sd,
+        information=information,
+        init=init,
     )
-    assert d.k is not None
-    n, m = d.n_models, d.n_annotators
-    lo, hi, wins, cnt = _aggregate_pairs(d.a, d.b, d.w, n)
+
+
+def _am_elo_fit(
+    data: _AmVotes | _AmCells,
+    *,
+    initial: float,
+    confidence: float,
+    tol: float,
+    max_iter: int,
+    both_bad_as: str,
+    ability_prior_sd: float | None,
+    rating_prior_sd: float | None,
+    information: str,
+    init: AmEloResult | tuple[npt.ArrayLike, npt.ArrayLike] | None,
+) -> AmEloResult:
+    """The body of :func:`am_elo` once the votes are summarised (``data``)."""
+    tau = ability_prior_sd
+    prec = 0.0 if tau is None else 1.0 / float(tau) ** 2
+    rsd = rating_prior_sd
+    rprec = 0.0 if rsd is None else 1.0 / (ELO_C * float(rsd)) ** 2
+    n, m = data.n, data.m
+    lo, hi, wins, cnt = data.pairs
     start = None if init is None else _am_start(init, n, m)
     _check_connected(lo, hi, wins, cnt, n, require_mle=rsd is None)
     if rsd is None:
         s, _, _ = _bt_newton(lo, hi, wins, cnt, n, tol=tol, max_iter=100)
     else:
         s = np.zeros(n)
-    _annotator_checks(d, s, penalised=tau is not None)
+    data.checks(s, tau is not None)
     if (
         start is None
         and rsd is not None
@@ -2447,7 +2630,7 @@ def am_elo(
         # the penalised fit starts from the m-ELO strengths where they exist (a Fisher
         # iteration fewer on arena data; the optimum is the same, to its tolerance)
         s, _, _ = _bt_newton(lo, hi, wins, cnt, n, tol=tol, max_iter=100)
-    tr = _aggregate_triples(d.a, d.b, d.k, d.w, n, m)
+    tr = data.triples()
     a = np.ones(m)
     if start is not None:  # a warm start: try Newton on the observed Hessian at once
         s, a = start
@@ -2487,7 +2670,7 @@ def am_elo(
                 break
         if singular:
             if tau is None:
-                _raise_if_separated(d, s, a)
+                data.separated(s, a)
             raise DegenerateDataError(
                 "am-ELO: the information matrix is singular, so the ratings and abilities "
                 "are not identified by these votes (typically annotators with few, nearly "
@@ -2516,10 +2699,10 @@ def am_elo(
         if dec <= tol:
             break
         if tau is None and it % 10 == 0 and np.abs(a).max() > 10.0:
-            _raise_if_separated(d, s, a)
+            data.separated(s, a)
     else:
         if tau is None:
-            _raise_if_separated(d, s, a)
+            data.separated(s, a)
         raise ConvergenceError(
             f"am-ELO Fisher scoring did not converge within max_iter={max_iter} "
             f"(last decrement {dec:.3g} > tol={tol:g}); annotators with very few, nearly "
@@ -2558,10 +2741,10 @@ def am_elo(
         lower=lower,
         upper=upper,
         ranks=ranks_from_intervals(lower, upper),
-        n_records=np.bincount(d.k, minlength=m).astype(np.int64),
+        n_records=data.n_records(),
         log_likelihood=ll if tau is None and rsd is None else pt.loglik(),
         iterations=it,
-        n_battles=int(d.a.size),
+        n_battles=data.n_battles,
         confidence=float(confidence),
         initial=float(initial),
         tol=float(tol),

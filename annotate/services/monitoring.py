@@ -212,7 +212,11 @@ class StudyMonitor:
         """Whether each row is a current vote (not superseded, not a retraction)."""
         self._current = _Grow(np.zeros((0, 8), dtype=np.int64))
         """The alive rows, oldest first: ``rows[alive]``, appended to while no new row
-        supersedes an old one (a new vote), rebuilt otherwise (a change of mind, an undo)."""
+        supersedes an old one (a new vote); a few superseded rows are removed in place (a
+        change of mind, an undo), more rebuild it."""
+        self._current_shared = False
+        """Whether a view of ``_current`` was handed out (:meth:`current_votes`): the next
+        superseding read then rebuilds it instead of moving rows under that view."""
         self._ann_index: dict[int, int] = {}
         self._ann_names: list[str] = []
         self._deltas: dict[int, DeltaCache] = {}
@@ -305,7 +309,20 @@ class StudyMonitor:
             pos = np.searchsorted(cols[:, 0], sup)
             ok = (pos < len(cols)) & (cols[np.minimum(pos, len(cols) - 1), 0] == sup)
             alive[pos[ok]] = False
-            self._current = _Grow(cols[alive])
+            if self._current_shared or sup.size > _FEW_SUPERSEDED:
+                # rebuilt, so that a view handed out (current_votes) keeps its values
+                self._current = _Grow(cols[alive])
+                self._current_shared = False
+            else:
+                # a change of mind or an undo: the rows it supersedes leave the current
+                # rows in place (a move of the rows on the shorter side, not a copy of all), then
+                # the new rows still alive (one may supersede another of the same read)
+                cur_ids = self._current.view[:, 0]
+                at = np.unique(np.searchsorted(cur_ids, sup))
+                at = at[at < cur_ids.size]
+                at = at[~alive[np.searchsorted(cols[:, 0], cur_ids[at])]]
+                self._current.drop(at)
+                self._current.append(new[alive[len(cols) - len(new) :]])
         else:  # nothing superseded: the current votes so far, then the new ones
             self._current.append(new[alive_new])
         self._last = int(new[-1, 0])
@@ -337,6 +354,7 @@ class StudyMonitor:
         with self._lock:
             self._read_new()
             cols = self._current.view[:, 1:7]
+            self._current_shared = True
             names = {a: self._ann_names[i] for a, i in self._ann_index.items()}
         self._write_cache()
         return cols, names
@@ -469,69 +487,79 @@ def _distinct(ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
 class _Grow:
     """An array that grows along its first axis; an append copies only the new entries
     (the capacity at least doubles when full). ``view`` is the filled part; a view taken
-    earlier keeps its values, as appends only write past its end."""
+    earlier keeps its values, as appends only write past its end. A few entries are
+    dropped in place (:meth:`drop`), moving the shorter side: the entries before them
+    move up when fewer than those after them move down (the filled part then starts
+    later in the buffer), so a change of mind on an old vote moves the old votes before
+    it, an undo of a recent one the few after it."""
 
     def __init__(self, start: npt.NDArray[Any]) -> None:
         self._buf = np.ascontiguousarray(start)
+        self._at = 0  # where the filled part starts in the buffer
         self.n = len(start)
 
     @property
     def view(self) -> npt.NDArray[Any]:
-        return self._buf[: self.n]
+        return self._buf[self._at : self._at + self.n]
 
     def append(self, new: npt.NDArray[Any]) -> None:
-        need = self.n + len(new)
-        if need > len(self._buf):
+        end = self._at + self.n
+        if end + len(new) > len(self._buf):
+            need = self.n + len(new)
             buf = np.empty(
                 (max(need, 2 * len(self._buf), 1024), *self._buf.shape[1:]), self._buf.dtype
             )
-            buf[: self.n] = self._buf[: self.n]
-            self._buf = buf
-        self._buf[self.n : need] = new
-        self.n = need
+            buf[: self.n] = self.view
+            self._buf, self._at, end = buf, 0, self.n
+        self._buf[end : end + len(new)] = new
+        self.n += len(new)
+
+    def drop(self, pos: npt.NDArray[np.int64]) -> None:
+        """Remove the entries at ``pos`` (positions in ``view``, increasing, distinct) in
+        place (views taken earlier see the entries move)."""
+        if pos.size > 64:  # many: one compress
+            keep = np.ones(self.n, dtype=bool)
+            keep[pos] = False
+            kept = self.view[keep]
+            self._buf[self._at : self._at + len(kept)] = kept
+            self.n = len(kept)
+            return
+        if not pos.size:
+            return
+        at, buf, bounds = self._at, self._buf, pos.tolist()
+        # numpy copies overlapping slices safely
+        if bounds[-1] < self.n - bounds[0]:  # fewer entries before: they move up
+            dst = at + bounds[-1] + 1
+            for prev, p in itertools.pairwise([-1, *bounds][::-1]):
+                seg = buf[at + p + 1 : at + prev]
+                buf[dst - len(seg) : dst] = seg
+                dst -= len(seg)
+            self._at = dst
+        else:  # the entries after move down
+            dst = at + bounds[0]
+            for p, end in itertools.pairwise([*bounds, self.n]):
+                seg = buf[at + p + 1 : at + end]
+                buf[dst : dst + len(seg)] = seg
+                dst += len(seg)
+        self.n -= len(bounds)
+
+
+_FEW_SUPERSEDED = 64
+"""Up to this many current rows superseded by one read are removed from the current rows in
+place (:meth:`_Grow.drop`); more rebuild them from every row."""
 
 
 _SIGNAL_KEYS = (int(max(Outcome)) + 1) * 8
 """Signal cells per annotator: choice code (skip .. both bad) x swapped x fast x timed."""
 
 
-class _Column:
+class _Column(_Grow):
     """One per-vote array of :class:`_VoteArrays`: appended to, and with a few entries
-    dropped in place (the later entries moved down: memory copies, no new array)."""
+    dropped in place (memory copies of the shorter side, no new array)."""
 
     def __init__(self, dtype: Any) -> None:
-        self._buf = np.zeros(1024, dtype=dtype)
+        super().__init__(np.zeros(1024, dtype=dtype))
         self.n = 0
-
-    @property
-    def view(self) -> npt.NDArray[Any]:
-        return self._buf[: self.n]
-
-    def append(self, new: npt.NDArray[Any]) -> None:
-        need = self.n + len(new)
-        if need > len(self._buf):
-            buf = np.empty(max(need, 2 * len(self._buf)), self._buf.dtype)
-            buf[: self.n] = self._buf[: self.n]
-            self._buf = buf
-        self._buf[self.n : need] = new
-        self.n = need
-
-    def drop(self, pos: npt.NDArray[np.int64]) -> None:
-        """Remove the entries at ``pos`` (increasing, distinct)."""
-        if pos.size > 64:  # many: one compress
-            keep = np.ones(self.n, dtype=bool)
-            keep[pos] = False
-            kept = self.view[keep]
-            self._buf[: kept.size] = kept
-            self.n = kept.size
-            return
-        dst = int(pos[0]) if pos.size else self.n
-        bounds = [*pos.tolist(), self.n]
-        for p, end in itertools.pairwise(bounds):
-            seg = self._buf[p + 1 : end]
-            self._buf[dst : dst + seg.size] = seg  # numpy copies overlapping slices safely
-            dst += seg.size
-        self.n = dst
 
 
 _ALL = ("ids", "ann", "key")
