@@ -89,6 +89,27 @@ def test_truncated_lognormal_fit_recovers_the_honest_distribution() -> None:
     assert abs(sd_log - 0.5) > 0.1
 
 
+def test_many_annotators_fit_starts_from_a_subsample_and_reaches_the_same_optimum(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Above ``_LOGNORMAL_SUBSAMPLE`` annotators the fit starts from an evenly spaced
+    subsample's fit with a small simplex (10M battles: 10,000 annotators); the reference is
+    the plain Nelder-Mead from the usual start on all of them, which must give the same
+    optimum to Nelder-Mead's own tolerance (xatol 1e-6 in mu and log sigma; 1e-4 allowed)."""
+    gen = np.random.default_rng(12)
+    g = np.exp(gen.normal(math.log(0.005), 0.5, size=6000))
+    se = np.full(g.size, 0.0014)
+    y = g + gen.normal(0.0, 1.0, size=g.size) * se
+    keep = y > 1.645 * se
+    y, se = y[keep], se[keep]
+    assert y.size > arena._LOGNORMAL_SUBSAMPLE
+    mu, sd = _truncated_lognormal_fit(y, se, 1.645 * se)
+    monkeypatch.setattr(arena, "_LOGNORMAL_SUBSAMPLE", 10**9)
+    mu_full, sd_full = _truncated_lognormal_fit(y, se, 1.645 * se)
+    assert abs(mu - mu_full) < 1e-4
+    assert abs(math.log(sd) - math.log(sd_full)) < 1e-4
+
+
 def test_honest_p_values_are_uniform() -> None:
     """With the fitted distribution right, an honest annotator's p-value is uniform, so
     Benjamini-Hochberg at 0.05 flags about nobody in an honest-only draw: 2,000 honest
