@@ -1078,7 +1078,7 @@ def _truncated_lognormal_fit(
     ``_LOGNORMAL_SUBSAMPLE`` annotators, the fit of an evenly spaced subsample of them,
     which is also where the full fit starts).
     """
-    from scipy.optimize import minimize
+    from scipy.optimize import Bounds, minimize
 
     y = np.asarray(y, dtype=np.float64)
     s = np.asarray(se, dtype=np.float64)
@@ -1086,6 +1086,11 @@ def _truncated_lognormal_fit(
     med = float(np.median(np.log(y)))
     start = _lognormal_start(y, s, lo)
     options: dict[str, Any] = {"xatol": 1e-6, "fatol": 1e-9}
+    # sigma at least _LOGNORMAL_MIN_SIGMA: when the honest annotators are alike the
+    # likelihood keeps rising, ever more slowly, as sigma goes to 0, and Nelder-Mead walks
+    # down log sigma for hundreds of evaluations; a spread of 0.01% of the ability is no
+    # spread for the predictive p-values (bench_flags' grid: the same verdicts).
+    bounds = Bounds([-np.inf, math.log(_LOGNORMAL_MIN_SIGMA)], [np.inf, np.inf])
     if y.size > _LOGNORMAL_SUBSAMPLE:
         # Many annotators (10,000 at 10M battles): Nelder-Mead's few hundred evaluations
         # over (annotators x 40) points cost seconds. Fit an evenly spaced subsample of
@@ -1096,17 +1101,26 @@ def _truncated_lognormal_fit(
         ]
         first = _lognormal_start(y[pick], s[pick], lo[pick])
         sub = minimize(
-            _lognormal_nll(y[pick], s[pick], lo[pick]), first, method="Nelder-Mead", options=options
+            _lognormal_nll(y[pick], s[pick], lo[pick]),
+            first,
+            method="Nelder-Mead",
+            bounds=bounds,
+            options=options,
         )
         if sub.success and np.all(np.isfinite(sub.x)):
             start = np.asarray(sub.x, dtype=np.float64)
             options["initial_simplex"] = start + np.array([[0.0, 0.0], [0.05, 0.0], [0.0, 0.05]])
-    res = minimize(_lognormal_nll(y, s, lo), start, method="Nelder-Mead", options=options)
+    res = minimize(
+        _lognormal_nll(y, s, lo), start, method="Nelder-Mead", bounds=bounds, options=options
+    )
     mu, log_sigma = (res.x if res.success and np.all(np.isfinite(res.x)) else start).tolist()
     return min(mu, med), min(math.exp(log_sigma), 3.0)
 
 
 _LOGNORMAL_SUBSAMPLE = 2000
+
+_LOGNORMAL_MIN_SIGMA = 1e-4
+"""The smallest spread (sd of log ability) :func:`_truncated_lognormal_fit` returns."""
 """Above this many annotators, :func:`_truncated_lognormal_fit` starts from a subsample's fit."""
 
 

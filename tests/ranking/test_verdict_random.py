@@ -110,6 +110,30 @@ def test_many_annotators_fit_starts_from_a_subsample_and_reaches_the_same_optimu
     assert abs(math.log(sd) - math.log(sd_full)) < 1e-4
 
 
+def test_alike_annotators_fit_stops_at_the_spread_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Honest annotators alike (bench_flags' sd 0 cells): the likelihood keeps rising as
+    the spread goes to 0, so the fit stops at ``_LOGNORMAL_MIN_SIGMA``; the reference is the
+    fit without the floor (1e-12), whose predictive p-values (``E_g Phi((y - g) / se)``,
+    computed here by the same Gauss-Hermite rule) must agree to 1e-3."""
+    gen = np.random.default_rng(5)
+    se = np.full(150, 0.0014)
+    y = 0.005 + gen.normal(0.0, 1.0, size=se.size) * se
+    keep = y > 1.645 * se
+    y, se = y[keep], se[keep]
+    mu, sd = _truncated_lognormal_fit(y, se, 1.645 * se)
+    assert sd == pytest.approx(arena._LOGNORMAL_MIN_SIGMA, rel=1e-9)
+    monkeypatch.setattr(arena, "_LOGNORMAL_MIN_SIGMA", 1e-12)
+    mu0, sd0 = _truncated_lognormal_fit(y, se, 1.645 * se)
+    assert sd0 < 1e-4  # without the floor it walks below it
+
+    def p(m: float, s: float) -> np.ndarray:
+        g = np.exp(m + s * arena._GH_U)
+        out: np.ndarray = norm.cdf((y[:, None] - g[None, :]) / se[:, None]) @ arena._GH_W
+        return out
+
+    assert np.max(np.abs(p(mu, sd) - p(mu0, sd0))) < 1e-3
+
+
 def test_honest_p_values_are_uniform() -> None:
     """With the fitted distribution right, an honest annotator's p-value is uniform, so
     Benjamini-Hochberg at 0.05 flags about nobody in an honest-only draw: 2,000 honest
