@@ -1118,10 +1118,10 @@ def _truncated_lognormal_fit(
 
 
 _LOGNORMAL_SUBSAMPLE = 2000
+"""Above this many annotators, :func:`_truncated_lognormal_fit` starts from a subsample's fit."""
 
 _LOGNORMAL_MIN_SIGMA = 1e-4
 """The smallest spread (sd of log ability) :func:`_truncated_lognormal_fit` returns."""
-"""Above this many annotators, :func:`_truncated_lognormal_fit` starts from a subsample's fit."""
 
 
 def _lognormal_start(y: FloatArray, s: FloatArray, lo: FloatArray) -> FloatArray:
