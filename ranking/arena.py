@@ -1072,8 +1072,9 @@ def _truncated_lognormal_fit(
     too small below: it overstated the spread and understated the centre (bench_flags,
     200 x 100 votes, sd 0.5: sd 0.79, centre 0.0028 against a median honest ability of
     0.0050), so random voters looked like the honest lower tail. As before, ``sigma`` is
-    kept at most 3 and ``exp(mu)`` at most the median of ``y`` (the likelihood is flat
-    when few values sit far above the cut); should Nelder-Mead fail, the start is used
+    kept at most 3 (and now at least ``_LOGNORMAL_MIN_SIGMA``) and ``exp(mu)`` at most the
+    median of ``y`` (the likelihood is flat when few values sit far above the cut);
+    should Nelder-Mead fail, the start is used
     (the log median and the noise-corrected robust spread of ``log y``; above
     ``_LOGNORMAL_SUBSAMPLE`` annotators, the fit of an evenly spaced subsample of them,
     which is also where the full fit starts).
