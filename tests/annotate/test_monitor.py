@@ -170,11 +170,14 @@ def settled(pilot_check: Callable[[MonitorApp], bool]) -> Callable[[Pilot[Any]],
         await wait_for(pilot, lambda: pilot_check(app))
         # DataTable measures new rows and sets column widths on its next idle event;
         # a screenshot taken before that shows every column at its label's width
-        # (seen under load: "flagge", "Auror"). Wait until every table has measured.
-        await wait_for(pilot, lambda: tables_measured(app))
-        await pilot.wait_for_scheduled_animations()
-        await pilot.pause()
-        await pilot.pause()
+        # (seen under load: "flagge", "Auror"). Wait until every table has measured,
+        # twice: once more after the pauses, since a refresh that lands meanwhile
+        # refills the tables (seen once more under load after the first wait alone).
+        for _ in range(2):
+            await wait_for(pilot, lambda: tables_measured(app))
+            await pilot.wait_for_scheduled_animations()
+            await pilot.pause()
+            await pilot.pause()
 
     return run
 
