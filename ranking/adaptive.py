@@ -574,6 +574,29 @@ class OnlineBradleyTerry:
         self._pair_counts[pair] += weight
         self.pending += 1
 
+    def add_many(
+        self, items: npt.ArrayLike, outcomes: npt.ArrayLike, weights: npt.ArrayLike
+    ) -> None:
+        """:meth:`add` of each ``(items[j], outcomes[j], weights[j])``, by array operations.
+
+        The counts equal those of the calls one by one in any order whenever they are
+        exact sums (as they are for outcomes and weights that are multiples of 0.5);
+        :attr:`pending` grows by the number of votes given.
+        """
+        idx = as_index_array(items, "items", n=self.item_a.size)
+        y = np.asarray(outcomes, dtype=np.float64).reshape(-1)
+        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        check_same_length(items=idx, outcomes=y, weights=w)
+        n = self.item_a.size
+        wins = np.bincount(idx, w * y, minlength=n)
+        counts = np.bincount(idx, w, minlength=n)
+        self.wins += wins
+        self.counts += counts
+        m = self._pair_wins.size
+        self._pair_wins += np.bincount(self._pair, wins, minlength=m)
+        self._pair_counts += np.bincount(self._pair, counts, minlength=m)
+        self.pending += int(idx.size)
+
     def refit(self, *, steps: int = 50) -> None:
         """Newton steps warm-started at the last fit, to convergence (at most ``steps``),
         and fresh marginal variances.

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from sqlalchemy import Engine
 from sqlmodel import Session
 
@@ -50,6 +51,15 @@ _OUTCOME = {int(Outcome.FIRST): 1.0, int(Outcome.SECOND): 0.0, int(Outcome.TIE):
 _OUTCOME[int(Outcome.BOTH_BAD)] = 0.5
 """Vote codes counted by the fit: first half wins, second half wins, tie (and both bad,
 as a tie, like ``annotate rate``'s default); skips and retractions are not counted."""
+_RETRACTED = int(Outcome.RETRACTED)
+_CODE_LOW = min(int(o) for o in Outcome)
+_OUTCOME_BY_CODE = np.array(
+    [_OUTCOME.get(code, np.nan) for code in range(_CODE_LOW, max(int(o) for o in Outcome) + 1)]
+)
+""":data:`_OUTCOME` as an array indexed by ``code - _CODE_LOW`` (NaN: not counted)."""
+
+BULK_ROWS = 256
+"""A read of at least this many new vote rows is counted by array operations."""
 
 
 @dataclass(frozen=True)
@@ -86,26 +96,114 @@ class AdaptiveEstimates:
         self.last_id = 0
         self.counted: dict[int, tuple[int, float]] = {}
         """Vote row id -> (item index, outcome) of the rows counted and not superseded."""
+        self._uncounted: dict[int, int] = {}
+        """Vote row id -> item index of the current rows the fit does not count (skips)."""
+        self._uncounted_per_item = np.zeros(len(self.item_ids), dtype=np.int64)
         self.lock = threading.Lock()
         self._fitted = False
 
     def sync(self, session: Session) -> None:
-        """Count the vote rows added since the last call; refit every :data:`REFIT_EVERY`."""
+        """Count the vote rows added since the last call; refit every :data:`REFIT_EVERY`.
+
+        A read of at least :data:`BULK_ROWS` rows (the first one of a study with votes) is
+        counted with array operations, to the same counts, ``counted`` and ``pending`` as
+        one by one (:meth:`_count_rows`): every count is a multiple of 0.5, so its sums
+        are exact in any order.
+        """
         rows = repo.vote_rows_after(session, self.study_id, self.last_id)
-        for row in rows:
-            row_id, item_id, code, superseded = int(row[0]), int(row[1]), int(row[3]), int(row[7])
-            old = self.counted.pop(superseded, None) if superseded else None
-            if old is not None:
-                self.model.add(old[0], old[1], -1.0)
-            y = _OUTCOME.get(code)
-            k = self.index.get(item_id)
-            if y is not None and k is not None:
-                self.counted[row_id] = (k, y)
-                self.model.add(k, y)
-            self.last_id = max(self.last_id, row_id)
+        if len(rows) >= BULK_ROWS:
+            table = np.array(rows, dtype=np.int64)
+            # a row that supersedes a later one (possible only by hand or an import) is
+            # counted one by one, as it always was
+            if bool(np.all(table[:, 7] < table[:, 0])):
+                self._count_table(table)
+            else:
+                self._count_rows(rows)
+        else:
+            self._count_rows(rows)
         if not self._fitted or self.model.pending >= REFIT_EVERY:
             self.model.refit()
             self._fitted = True
+
+    def _count_rows(self, rows: Sequence[tuple[int, ...]]) -> None:
+        """Count vote rows one by one (the rows of :func:`repo.vote_rows_after`)."""
+        for row in rows:
+            row_id, item_id, code, superseded = int(row[0]), int(row[1]), int(row[3]), int(row[7])
+            if superseded:
+                old = self.counted.pop(superseded, None)
+                if old is not None:
+                    self.model.add(old[0], old[1], -1.0)
+                else:
+                    gone = self._uncounted.pop(superseded, None)
+                    if gone is not None:
+                        self._uncounted_per_item[gone] -= 1
+            y = _OUTCOME.get(code)
+            k = self.index.get(item_id)
+            if k is not None:
+                if y is not None:
+                    self.counted[row_id] = (k, y)
+                    self.model.add(k, y)
+                elif code != _RETRACTED:
+                    self._uncounted[row_id] = k
+                    self._uncounted_per_item[k] += 1
+            self.last_id = max(self.last_id, row_id)
+
+    def _count_table(self, table: npt.NDArray[np.int64]) -> None:
+        """:meth:`_count_rows` of rows (``N x 8``, ids increasing, each superseded id
+        smaller than its row's) by array operations."""
+        ids, codes, superseded = table[:, 0], table[:, 3], table[:, 7]
+        k = self._lookup(table[:, 1])
+        y = np.full(codes.size, np.nan)
+        inside = (codes >= _CODE_LOW) & (codes < _CODE_LOW + _OUTCOME_BY_CODE.size)
+        y[inside] = _OUTCOME_BY_CODE[codes[inside] - _CODE_LOW]
+        known = k >= 0
+        fitted = known & ~np.isnan(y)
+        other = known & np.isnan(y) & (codes != _RETRACTED)
+        gone_ids = superseded[superseded > 0]
+        # rows of earlier reads that these supersede (one by one: each is one change)
+        out_k: list[int] = []
+        out_y: list[float] = []
+        for row_id in gone_ids.tolist():
+            old = self.counted.pop(row_id, None)
+            if old is not None:
+                out_k.append(old[0])
+                out_y.append(old[1])
+            else:
+                gone = self._uncounted.pop(row_id, None)
+                if gone is not None:
+                    self._uncounted_per_item[gone] -= 1
+        # rows of this read superseded in it: counted, then taken out again
+        later = np.isin(ids, gone_ids, assume_unique=True)
+        again = fitted & later
+        stay = fitted & ~later
+        n_in = int(fitted.sum())
+        items = np.concatenate([k[fitted], np.asarray(out_k, dtype=np.int64), k[again]])
+        outcomes = np.concatenate([y[fitted], np.asarray(out_y, dtype=np.float64), y[again]])
+        weights = np.ones(items.size)
+        weights[n_in:] = -1.0
+        self.model.add_many(items, outcomes, weights)
+        outcome = zip(k[stay].tolist(), y[stay].tolist(), strict=True)
+        self.counted.update(zip(ids[stay].tolist(), outcome, strict=True))
+        keep = other & ~later
+        self._uncounted.update(zip(ids[keep].tolist(), k[keep].tolist(), strict=True))
+        self._uncounted_per_item += np.bincount(k[keep], minlength=len(self.item_ids))
+        self.last_id = max(self.last_id, int(ids[-1]))
+
+    def _lookup(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Item ids -> their indices in the model (-1: not an item of this study)."""
+        last = self._position.size - 1
+        pos: npt.NDArray[np.int64] = self._position[np.where((ids >= 0) & (ids < last), ids, last)]
+        return pos
+
+    def current_votes(self) -> dict[int, int]:
+        """Item id -> its current votes (skips included; retractions, superseded rows and
+        re-tests not; items without any left out) as of the last :meth:`sync`: the
+        ``current_vote`` counts of :func:`repo.item_loads`, from the rows already read.
+        Call under :attr:`lock`."""
+        total = self.model.counts.astype(np.int64) + self._uncounted_per_item
+        some = np.flatnonzero(total)
+        ids = np.asarray(self.item_ids, dtype=np.int64)[some]
+        return dict(zip(ids.tolist(), total[some].tolist(), strict=True))
 
     def choose(
         self, candidates: Sequence[int], settings: StudySettings, seed: int
@@ -119,8 +217,7 @@ class AdaptiveEstimates:
         and gains are those the model computed for every item at its last refit.
         """
         ids = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
-        last = self._position.size - 1
-        pos = self._position[np.where((ids >= 0) & (ids < last), ids, last)]
+        pos = self._lookup(ids)
         known = pos >= 0
         if not known.all():
             ids, pos = ids[known], pos[known]

@@ -197,7 +197,10 @@ class VotingSession:
     def refresh(self) -> None:
         """Recompute the queue from the database (other annotators' progress)."""
         with database_faults(self._reader), Session(self._reader) as s:
-            items = repo.item_loads(s, self.study.id, self.study.kind, counts=self.overlap > 0)
+            if self.adaptive and self.overlap > 0:
+                items = self._adaptive_item_loads(s)
+            else:
+                items = repo.item_loads(s, self.study.id, self.study.kind, counts=self.overlap > 0)
             done = repo.voted_item_ids(s, self.study.id, self.annotator_id)
         self._items = {it.item_id: it for it in items}
         self._shown = None
@@ -215,6 +218,17 @@ class VotingSession:
         )
         self._total = self._done + len(self._queue)
         self._load_retests()
+
+    def _adaptive_item_loads(self, s: Session) -> list[ItemLoad]:
+        """:func:`repo.item_loads` of an adaptive study with a cap, its counts taken from the
+        schedule's estimates (which read every vote row once anyway, and then only the new
+        ones) instead of a second pass over every current vote."""
+        from annotate.services import adaptive
+
+        est = adaptive.estimates(self._reader, s, self.study.id, self.study.kind)
+        with est.lock:
+            votes = est.current_votes()
+        return repo.item_loads(s, self.study.id, self.study.kind, votes=votes)
 
     def _load_retests(self) -> None:
         """The annotator's pending swapped re-tests (none unless ``retest_share`` > 0)."""
