@@ -28,6 +28,17 @@ Run: .venv/bin/python benchmarks/bench_adaptive.py [--quick] [--studies N] [--vo
    (``VotingSession._adaptive_choice``: reading the new rows, a refit every 10 votes,
    scoring 30,000 candidates). Also the whole service path of a key press (``vote`` +
    ``current``: the commit, the draw and the reservation). Target: under 20 ms.
+3. Opening the session in a fresh process (issue 13), as the app does: a new Python
+   process imports the voting service, then (timed apart, once per process) NumPy, SciPy
+   and ``ranking`` for the adaptive schedule, then opens the store, a ``VotingSession`` of
+   a new annotator and its first item (``current()``: the estimates read every vote, the
+   first draw and the reservation). Wall and CPU time of each step, ``--open-runs`` times;
+   with ``--baseline DIR`` (a copy of older code: ``git archive 16b8ebc annotate ranking |
+   tar -x -C DIR``) the runs alternate between that code and this one on the same
+   database. Target: the open (store + session + first item) well under 0.5 s.
+
+``--db PATH`` keeps the 100,000-vote database there (built when missing) for later runs;
+``--skip-votes-needed`` leaves out part 1 (minutes).
 
 Prints tables and the load average (the machine is shared: timings vary with load);
 asserts nothing.
@@ -190,6 +201,57 @@ def choose_times(db: Path, presses: int) -> dict[str, list[float]]:
     }
 
 
+OPEN_CHILD = """
+import json, os, sys, time
+def now():
+    return time.perf_counter(), time.process_time()
+out = {}
+t = now()
+from annotate.services.db import open_store
+from annotate.services.voting import VotingSession
+u = now(); out["import voting"] = (u[0] - t[0], u[1] - t[1])
+import annotate.services.adaptive
+t = now(); out["import numpy, scipy, ranking"] = (t[0] - u[0], t[1] - u[1])
+engine = open_store(sys.argv[1])
+session = VotingSession(engine, "bench", sys.argv[2])
+u = now(); out["open: store + VotingSession()"] = (u[0] - t[0], u[1] - t[1])
+assert session.current() is not None
+t = now(); out["open: first item (current())"] = (t[0] - u[0], t[1] - u[1])
+out["open: total"] = tuple(a + b for a, b in zip(out["open: store + VotingSession()"],
+                                                out["open: first item (current())"]))
+session.release()
+out["code"] = (annotate.services.adaptive.__file__, 0)
+print(json.dumps(out))
+"""
+"""Run in a fresh interpreter: argv = database, annotator. Prints step -> (wall s, CPU s)."""
+
+
+def fresh_opens(db: Path, runs: int, baseline: Path | None) -> dict[str, dict[str, list[float]]]:
+    """Open the session ``runs`` times in fresh processes (alternating with ``baseline``'s
+    code when given); per code ("this", "baseline") and step: the wall and CPU times."""
+    import json
+    import subprocess
+    import sys
+
+    here = Path(__file__).resolve().parents[1]
+    codes = [("this", here)] + ([("baseline", baseline)] if baseline else [])
+    out: dict[str, dict[str, list[float]]] = {}
+    for k in range(runs):
+        for name, root in codes if k % 2 == 0 else codes[::-1]:
+            # run in the code's folder: ``python -c`` puts the working folder first on the path
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            done = subprocess.run(
+                [sys.executable, "-c", OPEN_CHILD, str(db.resolve()), f"fresh-{name}-{k}"],
+                env=env, cwd=root, capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            steps = json.loads(done.stdout.strip().splitlines()[-1])
+            assert Path(steps.pop("code")[0]).resolve().parents[2] == Path(root).resolve()
+            for step, (wall, cpu) in steps.items():
+                out.setdefault(name, {}).setdefault(f"{step}, wall", []).append(wall)
+                out[name].setdefault(f"{step}, CPU", []).append(cpu)
+    return out
+
+
 def ms(xs: list[float]) -> str:
     xs = sorted(xs)
     p99 = xs[min(len(xs) - 1, int(0.99 * len(xs)))]
@@ -202,57 +264,76 @@ def main() -> None:
     ap.add_argument("--studies", type=int, default=None)
     ap.add_argument("--votes", type=int, default=100_000)
     ap.add_argument("--presses", type=int, default=200)
+    ap.add_argument("--open-runs", type=int, default=5, help="fresh-process opens (part 3)")
+    ap.add_argument("--baseline", type=Path, default=None, help="older code to alternate with")
+    ap.add_argument("--db", type=Path, default=None, help="keep the database here")
+    ap.add_argument("--skip-votes-needed", action="store_true", help="leave out part 1")
     args = ap.parse_args()
     studies = args.studies or (4 if args.quick else 40)
     n_votes = 20_000 if args.quick and args.votes == 100_000 else args.votes
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"(2 cores, shared with other engineers' runs)")  # fmt: skip
-    print(f"\n1. votes until every 95% interval is at most the target ({studies} studies each)")
-    print("   (mean +- its Monte-Carlo standard error over the studies; saving = 1 - adaptive")
-    print("   mean / uniform mean, with a 95% percentile bootstrap interval, studies resampled")
-    print("   in pairs)")
-    print(f"{'study':<11}{'target':>7}{'uniform mean':>16}{'median':>8}{'adaptive mean':>16}"
-          f"{'median':>8}{'saving':>8}{'95% CI':>16}{'reached u/a':>13}{'time s':>8}")  # fmt: skip
-    results = [votes_needed(kind, studies) for kind in ("arena", "difficulty")]
-    for r in results:
-        u = np.asarray(r["votes"]["uniform"], dtype=float)
-        a = np.asarray(r["votes"]["adaptive"], dtype=float)
-        saving = 1.0 - a.mean() / u.mean()
-        boot = np.random.default_rng(1).integers(0, u.size, (10_000, u.size))
-        savings = 1.0 - a[boot].mean(axis=1) / u[boot].mean(axis=1)
-        lo, hi = np.percentile(savings, [2.5, 97.5])
-        se_u, se_a = u.std(ddof=1) / np.sqrt(u.size), a.std(ddof=1) / np.sqrt(a.size)
+    if not args.skip_votes_needed:
+        print(f"\n1. votes until every 95% interval is at most the target ({studies} studies each)")
+        print("   (mean +- its Monte-Carlo standard error over the studies; saving = 1 - adaptive")
+        print("   mean / uniform mean, with a 95% percentile bootstrap interval, studies resampled")
+        print("   in pairs)")
         print(
-            f"{r['kind']:<11}{r['target']:>7.0f}{u.mean():>10.0f} +-{se_u:<4.0f}"
-            f"{np.median(u):>8.0f}{a.mean():>10.0f} +-{se_a:<4.0f}{np.median(a):>8.0f}"
-            f"{saving:>8.1%}{f'{lo:.1%} .. {hi:.1%}':>16}"
-            f"{r['reached']['uniform']:>6}/{r['reached']['adaptive']:<6}{r['seconds']:>8.1f}"
+            f"{'study':<11}{'target':>7}{'uniform mean':>16}{'median':>8}"
+            f"{'adaptive mean':>16}{'median':>8}{'saving':>8}{'95% CI':>16}"
+            f"{'reached u/a':>13}{'time s':>8}"
         )
-    print("\n   bias of the adaptive runs' ratings (Elo points; truth centred):")
-    print("   (its z: mean error / Monte-Carlo standard error; p: two-sided t test of that")
-    print("   largest z, Bonferroni over the items: small p would say biased)")
-    print(f"   {'study':<11}{'fit':<5}{'largest |mean error|':>21}{'its z':>8}{'p':>8}"
-          f"{'mean |error|':>14}")  # fmt: skip
-    for r in results:
-        for name, (mean, z, mae, p_all) in r["bias"].items():
+        results = [votes_needed(kind, studies) for kind in ("arena", "difficulty")]
+        for r in results:
+            u = np.asarray(r["votes"]["uniform"], dtype=float)
+            a = np.asarray(r["votes"]["adaptive"], dtype=float)
+            saving = 1.0 - a.mean() / u.mean()
+            boot = np.random.default_rng(1).integers(0, u.size, (10_000, u.size))
+            savings = 1.0 - a[boot].mean(axis=1) / u[boot].mean(axis=1)
+            lo, hi = np.percentile(savings, [2.5, 97.5])
+            se_u, se_a = u.std(ddof=1) / np.sqrt(u.size), a.std(ddof=1) / np.sqrt(a.size)
             print(
-                f"   {r['kind']:<11}{name:<5}{abs(mean):>21.1f}{z:>8.2f}{p_all:>8.3f}{mae:>14.1f}"
+                f"{r['kind']:<11}{r['target']:>7.0f}{u.mean():>10.0f} +-{se_u:<4.0f}"
+                f"{np.median(u):>8.0f}{a.mean():>10.0f} +-{se_a:<4.0f}{np.median(a):>8.0f}"
+                f"{saving:>8.1%}{f'{lo:.1%} .. {hi:.1%}':>16}"
+                f"{r['reached']['uniform']:>6}/{r['reached']['adaptive']:<6}{r['seconds']:>8.1f}"
             )
+        print("\n   bias of the adaptive runs' ratings (Elo points; truth centred):")
+        print("   (its z: mean error / Monte-Carlo standard error; p: two-sided t test of that")
+        print("   largest z, Bonferroni over the items: small p would say biased)")
+        print(f"   {'study':<11}{'fit':<5}{'largest |mean error|':>21}{'its z':>8}{'p':>8}"
+              f"{'mean |error|':>14}")  # fmt: skip
+        for r in results:
+            for name, (mean, z, mae, p_all) in r["bias"].items():
+                print(
+                    f"   {r['kind']:<11}{name:<5}{abs(mean):>21.1f}{z:>8.2f}{p_all:>8.3f}"
+                    f"{mae:>14.1f}"
+                )
     print(f"\n2. choosing the next item with {n_votes:,} votes (20 models, {N_ITEMS:,} battles)")
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "bench.db"
-        t = time.perf_counter()
-        build(db, n_votes)
-        print(f"   (database built in {time.perf_counter() - t:.1f} s)")
+        db = args.db or Path(tmp) / "bench.db"
+        if not db.exists():
+            t = time.perf_counter()
+            build(db, n_votes)
+            print(f"   (database built in {time.perf_counter() - t:.1f} s)")
         times = choose_times(db, args.presses)
-    print(f"   ({args.presses} draws and {args.presses} key presses; wall time, and CPU time of")
-    print("   this process, which other runs on the shared machine inflate less)")
-    print(f"   {'case':<52}{'median ms':>10}{'p99 ms':>9}{'max ms':>9}")
-    print(f"   {'open the session (reads every vote once), wall':<52}{ms(times['open'])}")
-    print(f"   {'draw the next item (after another vote), wall':<52}{ms(times['draw'])}")
-    print(f"   {'draw the next item (after another vote), CPU':<52}{ms(times['draw_cpu'])}")
-    print(f"   {'key press: vote() + current() (commit, draw), wall':<52}{ms(times['press'])}")
-    print(f"   {'key press: vote() + current() (commit, draw), CPU':<52}{ms(times['press_cpu'])}")
+        print(f"   ({args.presses} draws and {args.presses} key presses; wall time, and CPU time")
+        print("   of this process, which other runs on the shared machine inflate less)")
+        print(f"   {'case':<52}{'median ms':>10}{'p99 ms':>9}{'max ms':>9}")
+        print(f"   {'open the session (reads every vote once), wall':<52}{ms(times['open'])}")
+        print(f"   {'draw the next item (after another vote), wall':<52}{ms(times['draw'])}")
+        print(f"   {'draw the next item (after another vote), CPU':<52}{ms(times['draw_cpu'])}")
+        print(f"   {'key press: vote() + current() (commit, draw), wall':<52}{ms(times['press'])}")
+        print(
+            f"   {'key press: vote() + current() (commit, draw), CPU':<52}{ms(times['press_cpu'])}"
+        )
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"\n3. opening the session in a fresh process ({args.open_runs} runs; load {load})")
+        opens = fresh_opens(db, args.open_runs, args.baseline)
+        print(f"   {'code':<10}{'step':<46}{'median ms':>10}{'p99 ms':>9}{'max ms':>9}")
+        for code, steps in opens.items():
+            for step, xs in steps.items():
+                print(f"   {code:<10}{step:<46}{ms(xs)}")
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -5,7 +5,7 @@ Bradley-Terry fit of the study's votes (:mod:`ranking.adaptive`): the players ar
 models of an arena study or the questions of a difficulty study, each item compares
 two of them. The estimates live in memory, one :class:`AdaptiveEstimates` per
 database and study in this process, and are kept up to date incrementally: each
-choice reads only the vote rows added since the last one (:func:`repo.vote_rows_after`),
+choice reads only the vote rows added since the last one (:func:`repo.vote_outcomes_after`),
 counts them in O(1) each, and refits (warm-started Newton steps to convergence) at most every
 :data:`REFIT_EVERY` votes, so choosing stays a vectorised pass over the items.
 
@@ -110,12 +110,12 @@ class AdaptiveEstimates:
         one by one (:meth:`_count_rows`): every count is a multiple of 0.5, so its sums
         are exact in any order.
         """
-        rows = repo.vote_rows_after(session, self.study_id, self.last_id)
+        rows = repo.vote_outcomes_after(session, self.study_id, self.last_id)
         if len(rows) >= BULK_ROWS:
             table = np.array(rows, dtype=np.int64)
             # a row that supersedes a later one (possible only by hand or an import) is
             # counted one by one, as it always was
-            if bool(np.all(table[:, 7] < table[:, 0])):
+            if bool(np.all(table[:, 3] < table[:, 0])):
                 self._count_table(table)
             else:
                 self._count_rows(rows)
@@ -126,9 +126,9 @@ class AdaptiveEstimates:
             self._fitted = True
 
     def _count_rows(self, rows: Sequence[tuple[int, ...]]) -> None:
-        """Count vote rows one by one (the rows of :func:`repo.vote_rows_after`)."""
+        """Count vote rows one by one (the rows of :func:`repo.vote_outcomes_after`)."""
         for row in rows:
-            row_id, item_id, code, superseded = int(row[0]), int(row[1]), int(row[3]), int(row[7])
+            row_id, item_id, code, superseded = (int(x) for x in row)
             if superseded:
                 old = self.counted.pop(superseded, None)
                 if old is not None:
@@ -149,9 +149,9 @@ class AdaptiveEstimates:
             self.last_id = max(self.last_id, row_id)
 
     def _count_table(self, table: npt.NDArray[np.int64]) -> None:
-        """:meth:`_count_rows` of rows (``N x 8``, ids increasing, each superseded id
+        """:meth:`_count_rows` of rows (``N x 4``, ids increasing, each superseded id
         smaller than its row's) by array operations."""
-        ids, codes, superseded = table[:, 0], table[:, 3], table[:, 7]
+        ids, codes, superseded = table[:, 0], table[:, 2], table[:, 3]
         k = self._lookup(table[:, 1])
         y = np.full(codes.size, np.nan)
         inside = (codes >= _CODE_LOW) & (codes < _CODE_LOW + _OUTCOME_BY_CODE.size)

@@ -1505,6 +1505,26 @@ def vote_rows_after(session: Session, study_id: int, after_id: int) -> list[tupl
     return _vote_rows(session, "v.id > ?", (study_id, after_id))
 
 
+def vote_outcomes_after(session: Session, study_id: int, after_id: int) -> list[tuple[int, ...]]:
+    """:func:`vote_rows_after` with four of its columns: ``(id, item_id, choice code, id of
+    the superseded row or 0)`` (what the adaptive schedule counts; a third faster to read)."""
+    conn, q = _raw(session)
+    cur = conn.cursor()
+    try:
+        cur.execute(
+            q(
+                f"""SELECT v.id, v.item_id, {outcome_sql("v.choice")},
+                      coalesce((SELECT w.id FROM vote w WHERE w.uuid = v.supersedes), 0)
+               FROM vote v WHERE v.study_id = ? AND v.id > ? AND v.retest_of IS NULL
+               ORDER BY v.id"""
+            ),
+            (study_id, after_id),
+        )
+        return list(cur.fetchall())
+    finally:
+        cur.close()
+
+
 _VOTE_ROW_COLUMNS = f"""v.id, v.item_id, v.annotator_id, {outcome_sql("v.choice")},
                       CASE WHEN v.swapped THEN 1 ELSE 0 END, coalesce(v.response_ms, -1),
                       CASE WHEN v.fast THEN 1 ELSE 0 END,

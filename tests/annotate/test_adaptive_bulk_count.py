@@ -23,7 +23,7 @@ CODES = [int(o) for o in Outcome]
 
 
 def _rows(rng: np.random.Generator, n: int) -> list[tuple[int, ...]]:
-    """``n`` vote rows (the columns of ``repo.vote_rows_after``): votes, changes of mind,
+    """``n`` vote rows (the columns of ``repo.vote_outcomes_after``): votes, changes of mind,
     retractions and votes again, skips, an item of another study; ids with gaps."""
     items = sorted(PAIRS)
     rows: list[tuple[int, ...]] = []
@@ -38,7 +38,7 @@ def _rows(rng: np.random.Generator, n: int) -> list[tuple[int, ...]]:
         superseded = head if head is not None and rng.random() < 0.7 else 0
         if head is not None and not superseded:
             continue  # one chain per annotator and item
-        rows.append((row_id, item, ann, code, 0, 1000, 0, superseded))
+        rows.append((row_id, item, code, superseded))
         heads[(ann, item)] = row_id
     return rows
 
@@ -61,10 +61,10 @@ def _state(est: adaptive.AdaptiveEstimates) -> tuple[object, ...]:
 
 def _current(rows: list[tuple[int, ...]]) -> dict[int, int]:
     """Current votes per item straight from the ``current_vote`` view's definition."""
-    gone = {r[7] for r in rows if r[7]}
+    gone = {r[3] for r in rows if r[3]}
     out: dict[int, int] = {}
     for r in rows:
-        if r[0] not in gone and r[3] != int(Outcome.RETRACTED) and r[1] in PAIRS:
+        if r[0] not in gone and r[2] != int(Outcome.RETRACTED) and r[1] in PAIRS:
             out[r[1]] = out.get(r[1], 0) + 1
     return out
 
@@ -84,5 +84,5 @@ def test_counting_a_table_equals_counting_row_by_row(seed: int) -> None:
         assert _state(bulk) == _state(one)
         assert one.current_votes() == _current(rows[:hi])
     assert one.model.pending > len(rows)  # removals counted too
-    assert any(r[7] for r in rows)
-    assert any(r[3] == int(Outcome.SKIP) for r in rows)
+    assert any(r[3] for r in rows)
+    assert any(r[2] == int(Outcome.SKIP) for r in rows)

@@ -224,6 +224,22 @@ def test_the_same_items_are_drawn_as_before(tmp_path: Path, name: str) -> None:
         assert g[3] == pytest.approx(w[3], rel=1e-12, abs=0)
 
 
+def test_vote_outcomes_are_four_columns_of_the_vote_rows(tmp_path: Path) -> None:
+    """The schedule's read (``repo.vote_outcomes_after``) gives columns 0, 1, 3 and 7 of
+    ``repo.vote_rows_after`` (the monitor's), changes of mind and undos included."""
+    engine = _build(tmp_path / "v.db", CASES["difficulty"])
+    with Session(engine) as s:
+        study = repo.get_study(s, "s")
+        assert study is not None
+        for after in (0, 1500):
+            rows = repo.vote_rows_after(s, study.id, after)
+            assert any(r[7] for r in rows)
+            assert repo.vote_outcomes_after(s, study.id, after) == [
+                (r[0], r[1], r[3], r[7]) for r in rows
+            ]
+    engine.dispose()
+
+
 EXPECTED: dict[str, list[tuple[str, str, bool, float]]] = {
     "arena-free": [
         ("alice", "b0096", False, 0.22621951219512196),
