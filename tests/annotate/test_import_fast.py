@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text as sql_text
 
 from annotate.errors import AnnotateError
 from annotate.services import importing
 from annotate.services.db import open_store
 from annotate.services.exporting import export_votes
 from annotate.services.importing import import_paths
-from annotate.services.votes_io import VoteTable, read_vote_table
+from annotate.services.votes_io import VoteTable, parse_vote_file, read_vote_table
 from annotate.store import repo
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -84,7 +86,7 @@ def both(
     fast = outcome(fast_db, csv)
     with monkeypatch.context() as m:
         m.setattr(importing, "read_vote_table", lambda path: None)
-        m.setattr(importing, "read_votes", importing.parse_vote_file)
+        m.setattr(importing, "read_votes", parse_vote_file)
         slow = outcome(slow_db, csv)
     return fast, slow, taken
 
@@ -275,11 +277,12 @@ def test_annotator_ids_in_bulk_match_one_by_one(tmp_path: Path, base: Path) -> N
         engine = open_store(db)
         with Session(engine) as s, s.begin():
             repo.annotator_id(s, "ann")
+            ids: Sequence[int | None]
             if mode == "bulk":
                 ids = repo.annotator_ids(s, names)
             else:
                 ids = [repo.annotator_id(s, n) for n in names]
-            rows = s.execute(repo.text("SELECT id, name FROM annotator ORDER BY id")).all()
+            rows = s.execute(sql_text("SELECT id, name FROM annotator ORDER BY id")).all()
         engine.dispose()
         got.append((ids, [tuple(r) for r in rows]))
     assert got[0] == got[1]

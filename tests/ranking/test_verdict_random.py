@@ -6,6 +6,7 @@ bench_flags' own (same generator and seeds)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,11 +14,12 @@ from scipy import integrate
 from scipy.stats import lognorm, norm
 
 import ranking.arena as arena
-from ranking.arena import _random_test, _truncated_lognormal_fit, stable_arena
+from ranking.arena import StableArenaResult, _random_test, _truncated_lognormal_fit, stable_arena
+from ranking.simulation import PerturbedVotes, SimulatedArena
 from tests.ranking.test_verdict_consensus import _bench_study
 
 
-def _run(sim, pv, n_models: int, n_ann: int):
+def _run(sim: SimulatedArena, pv: PerturbedVotes, n_models: int, n_ann: int) -> StableArenaResult:
     return stable_arena(
         sim.model_a, sim.model_b, sim.annotator, pv.outcome, n_models=n_models,
         n_annotators=n_ann, left_chosen=pv.left_chosen, fast=pv.fast,
@@ -36,11 +38,11 @@ def test_predictive_p_value_matches_numerical_integration() -> None:
     th = np.array([-0.003, -0.0005, 0.001, 0.0025, 0.004, 0.006, 0.009, 0.012])
     se = np.array([0.0014, 0.0012, 0.0015, 0.0013, 0.0014, 0.0012, 0.0016, 0.0015])
     orig = arena._honest_abilities
-    arena._honest_abilities = lambda *a: (mu, sd, True)  # type: ignore[assignment]
+    arena._honest_abilities = lambda *a: (mu, sd, True)
     try:
         t0, p = _random_test(th, se, np.full(th.size, 0.99), 0.1)
     finally:
-        arena._honest_abilities = orig  # type: ignore[assignment]
+        arena._honest_abilities = orig
     assert t0 == pytest.approx(0.005 * math.exp(-1.645 * sd))
     dist = lognorm(s=sd, scale=math.exp(mu))
     for t, s, pj in zip(th, se, p, strict=True):
@@ -48,7 +50,7 @@ def test_predictive_p_value_matches_numerical_integration() -> None:
             lambda g, t=t, s=s: norm.cdf((t - g) / s) * dist.pdf(g), 0, dist.ppf(1 - 1e-13),
             points=[dist.median()], limit=200, epsabs=1e-12,
         )[0]  # fmt: skip
-        tol = {"rel": 1e-4} if ref < 0.1 else {"abs": 5e-4}
+        tol: dict[str, Any] = {"rel": 1e-4} if ref < 0.1 else {"abs": 5e-4}
         assert pj == pytest.approx(ref, **tol)
 
 
@@ -133,11 +135,11 @@ def test_honest_p_values_are_uniform() -> None:
     se = gen.uniform(0.001, 0.002, size=g.size)
     th = g + gen.normal(size=g.size) * se
     orig = arena._honest_abilities
-    arena._honest_abilities = lambda *a: (mu, sd, True)  # type: ignore[assignment]
+    arena._honest_abilities = lambda *a: (mu, sd, True)
     try:
         _, p = _random_test(th, se, np.full(th.size, 0.99), 0.1)
     finally:
-        arena._honest_abilities = orig  # type: ignore[assignment]
+        arena._honest_abilities = orig
     assert kstest(p, "uniform").pvalue > 0.01
     assert int((adjust_p_values(p, method="bh") <= 0.05).sum()) == 0
 
