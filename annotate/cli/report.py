@@ -111,12 +111,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         # The study name becomes a folder name: checked to stay under exports/.
         folder = inside(output_folder(Path("exports")), f"report-{rep.study}")
-    written = write_report(rep, folder, plots=not args.no_plots, latex=args.latex)
-    if args.json:
-        doc = rep.as_dict()
-        doc["files"] = [str(f) for f in written.files]
-        _print_json(doc)
-        return 0
+    from annotate.services.json_ready import kept_texts
+
+    with kept_texts():  # the CSV's pairwise-kappa texts serve the --json, then are let go
+        written = write_report(rep, folder, plots=not args.no_plots, latex=args.latex)
+        if args.json:
+            doc = rep.as_dict()
+            doc["files"] = [str(f) for f in written.files]
+            _print_json(doc)
+            return 0
     from annotate.services.report_view import printed_view
 
     _print_view(printed_view(rep), written)

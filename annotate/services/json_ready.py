@@ -8,9 +8,11 @@ kappa matrix: the standard library's indented encoder is pure Python).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -231,9 +233,10 @@ def symmetric_texts(
     or an infinity).
 
     A million-cell matrix of 1,000 annotators then needs half a million conversions, the
-    dearest step of writing it (``float.__repr__`` or a ``str.format``). The last result
-    is kept (by ``text`` and the matrix's bytes), so the report's CSV and its ``--json``
-    convert the same matrix once; callers must not modify the lists."""
+    dearest step of writing it (``float.__repr__`` or a ``str.format``). Inside
+    :func:`kept_texts` the last result is kept (by ``text`` and the matrix's bytes), so
+    the report's CSV and its ``--json`` convert the same matrix once; callers must not
+    modify the lists. Outside, nothing is kept."""
     n = len(rows)
     if n == 0 or any(len(r) != n for r in rows):
         return None
@@ -245,8 +248,9 @@ def symmetric_texts(
     bits = a.view(np.int64)
     if not np.array_equal(bits, bits.T):
         return None
-    key = a.tobytes()
-    for t, k, kept in _LAST_TEXTS:
+    last = _LAST_TEXTS.get()
+    key = a.tobytes() if last is not None else b""
+    for t, k, kept in last or ():
         if t == text and k == key:
             return kept
     iu = np.triu_indices(n)
@@ -255,9 +259,30 @@ def symmetric_texts(
     out[iu] = upper
     out[iu[1], iu[0]] = upper
     texts: list[list[str]] = out.tolist()
-    _LAST_TEXTS[:] = [(text, key, texts)]
+    if last is not None:
+        last[:] = [(text, key, texts)]
     return texts
 
 
-_LAST_TEXTS: list[tuple[Callable[[float], str], bytes, list[list[str]]]] = []
-"""The last result of :func:`symmetric_texts`: (text, matrix bytes, texts)."""
+_LAST_TEXTS: ContextVar[list[tuple[Callable[[float], str], bytes, list[list[str]]]] | None] = (
+    ContextVar("_LAST_TEXTS", default=None)
+)
+"""Inside :func:`kept_texts`: the last result of :func:`symmetric_texts` (text, matrix
+bytes, texts); None outside."""
+
+
+@contextlib.contextmanager
+def kept_texts() -> Iterator[None]:
+    """Within this block :func:`symmetric_texts` keeps its last result for a repeated call
+    (the report's CSV, then its ``--json``); at its end the result is let go.
+
+    A module-level cache kept the last matrix's texts (some 70 MB at 1,000 annotators)
+    alive until the next call: in a long-running process (the app) long after the report.
+    The scope is per thread (and per asyncio task): a report written in a worker thread
+    keeps nothing unless it opens a scope there.
+    """
+    token = _LAST_TEXTS.set([])
+    try:
+        yield
+    finally:
+        _LAST_TEXTS.reset(token)
