@@ -570,7 +570,7 @@ class VotingSession:
                 bv = repo.battle_view(s, shown.item_id)
                 revealed = (bv.model_b, bv.model_a) if shown.swapped else (bv.model_a, bv.model_b)
             if self.overlap > 0:  # the vote ends the hold; hold the next item in the same commit
-                rest = [it for it in self._queue if it.item_id != shown.item_id]
+                rest = _without(self._queue, shown.item_id)
                 self._undone_first = False
                 self._draw_base = self._done + 1
                 pick = self._pick_and_hold(s, rest, now)
@@ -588,7 +588,7 @@ class VotingSession:
                 "the queue was refreshed",
                 title="Vote not recorded",
             ) from err
-        self._queue = [it for it in self._queue if it.item_id != shown.item_id]
+        self._queue = _without(self._queue, shown.item_id)
         if self.overlap > 0:
             self._apply_pick(*pick, now)
         self._shown = None
@@ -851,6 +851,15 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if paused:
             gc.enable()
+
+
+def _without(queue: list[ItemLoad], item_id: int) -> list[ItemLoad]:
+    """``queue`` without ``item_id`` (a new list). The item voted on is normally first (it
+    was shown from there) and a queue holds each item once: then a slice, not a Python
+    pass over tens of thousands of items on every key press."""
+    if queue and queue[0].item_id == item_id:
+        return queue[1:]
+    return [it for it in queue if it.item_id != item_id]
 
 
 def _first_line(text: str) -> str:
