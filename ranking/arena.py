@@ -1453,12 +1453,19 @@ def _score_z_cells(ls: FloatArray, cells: _VoteCells) -> FloatArray:
     return _score_z_from_sums(cnt, tot @ x, tot @ (x * x), sw, sww, won @ x)
 
 
-_TIE_TEST: Literal["union", "fisher", "off"] = "union"
-"""How the tie test (:func:`_tie_gap_z`) enters the ``random`` verdict: ``"union"`` (its
-own Benjamini-Hochberg family, flagged ``random`` where its adjusted p-value is at most
-``alpha``), ``"fisher"`` (Fisher's combination with the ability test's p-value, one
-family) or ``"off"`` (the ability test alone, the rule before it; bench_flags
-``--tie-test``)."""
+_TIE_TEST: Literal["union", "fisher", "off"] = "off"
+"""How the tie test (:func:`_tie_gap_z`) enters the ``random`` verdict: ``"off"`` (the
+default: not run; the ability test alone), ``"union"`` (its own Benjamini-Hochberg family,
+flagged ``random`` where its adjusted p-value is at most ``alpha``) or ``"fisher"``
+(Fisher's combination with the ability test's p-value, one family); bench_flags
+``--tie-test``. Off by default because it does not pay on bench_flags' grid (20 and 42
+annotators x 50/100/200 votes, same seeds, commit after 03f754e): ``"union"`` caught 3 more
+perturbed annotators and flagged 12 more honest ones (of about 26,000), ``"fisher"``
+diluted the ability test (79 fewer caught, 56 fewer false flags), and testing only the
+annotators the ability test does not find reliable made it worse (7 more caught, 30 more
+false flags: a smaller BH family of the weakest honest annotators, whose ties are flat).
+The tie pattern without the tie rate is weak in Davidson-tied data
+(``benchmarks/bench_flags_bounds.py`` section 3: 5-11% recall at 5% with the true gaps)."""
 
 _TIE_MIN_VOTES = 5
 """The tie test needs at least this many ties and this many decisive votes of the
@@ -1781,7 +1788,24 @@ def stable_arena(
     70% of the typical ability). With fewer than five such annotators or too
     few votes to estimate that spread, it is the one-sided Wald test of
     ``H0: theta_k >= t0`` with ``t0`` = ``random_fraction`` times the median
-    ability. With fewer than
+    ability. Optionally (``ranking.arena._TIE_TEST = "union"``; off by default, as
+    it did not pay on bench_flags' grid) ``random`` is also the verdict of a
+    *tie test* (its own Benjamini-Hochberg family; it needs no honest reference
+    and no direction, so it runs on every fitted annotator once three cast
+    decisive votes): an
+    annotator whose ties sit on the pairs far apart in the fitted ranking, where
+    an honest annotator ties least (Davidson: ``P(tie) = nu / (e**h + e**-h + nu)``
+    falls with the gap whatever ``nu``), as when votes are moved at random. The
+    statistic is the rank sum of the fitted gaps ``|ls_a - ls_b|`` (ranked over
+    all votes) on the annotator's ties against its decisive votes, standardised by
+    its permutation mean and variance given the annotator's own number of ties
+    (Mann-Whitney, normal approximation; at least five ties and five decisive
+    votes), so a high or low tie rate alone never flags; one-sided p-value
+    ``1 - Phi(z)``, uniform when ties do not depend on the gap and larger for an
+    honest annotator. On bench_flags' grid it changes recall by a few
+    annotators only (the rate-free tie pattern is weak there:
+    ``benchmarks/bench_flags_bounds.py`` section 3); ``FlagReason.test`` is
+    ``"ties"`` and ``tie_statistics`` holds each annotator's ``z``. With fewer than
     :data:`MIN_ANNOTATORS_FOR_VERDICT` annotators casting decisive votes, no
     ability verdict is given (everyone fitted stays ``pending``, with
     ``votes_to_verdict`` None): the ranking they would be compared with is

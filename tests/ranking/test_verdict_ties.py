@@ -3,7 +3,8 @@ apart in the ranking (``ranking.arena._tie_gap_z``)? A rank-sum test of the anno
 ties against its decisive votes on the fitted gap, conditional on its own number of ties,
 so that its null ("ties do not become more frequent with the gap") holds for honest
 annotators whatever their tie propensity (Davidson's honest annotator ties *less* on far
-pairs)."""
+pairs). The test is off by default (``ranking.arena._TIE_TEST``; it did not pay on
+bench_flags' grid); the verdict tests here switch it on."""
 
 from __future__ import annotations
 
@@ -79,6 +80,11 @@ def test_too_few_ties_are_not_tested() -> None:
     assert np.isnan(_tie_gap_z(ls, a, b, w, k, ls.size, 1, None)[0])
 
 
+@pytest.fixture
+def tie_test_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(arena, "_TIE_TEST", "union")
+
+
 def _tie_p_values(
     n_studies: int, sd: float, flat: bool, votes: int = 100
 ) -> tuple[np.ndarray, int, int]:
@@ -121,6 +127,7 @@ def _tie_p_values(
     return np.concatenate(ps), ff, hon
 
 
+@pytest.mark.usefixtures("tie_test_on")
 def test_flat_ties_give_uniform_p_values() -> None:
     """At the boundary of the null (ties as likely on far as on close pairs, any tie
     propensity from 0.05 to 0.5) the p-value is uniform: scipy's KS test against U(0, 1)
@@ -131,6 +138,7 @@ def test_flat_ties_give_uniform_p_values() -> None:
     assert kstest(p, "uniform").pvalue > 0.01
 
 
+@pytest.mark.usefixtures("tie_test_on")
 def test_honest_annotators_with_varied_tie_rates_are_not_flagged() -> None:
     """Honest annotators whose tie propensity varies from 0.05 to 0.5 (and discrimination
     lognormal, sd 1.0): their tie p-values are no smaller than uniform (honest annotators
@@ -144,6 +152,7 @@ def test_honest_annotators_with_varied_tie_rates_are_not_flagged() -> None:
     assert binomtest(ff, hon).proportion_ci(method="exact").high < 0.05
 
 
+@pytest.mark.usefixtures("tie_test_on")
 def test_ties_on_far_pairs_are_flagged_random() -> None:
     """An annotator who ties exactly the pairs farthest apart in the true ranking and
     decides the close ones by the ranking (its decisive votes are honest, so its ability
@@ -168,21 +177,29 @@ def test_ties_on_far_pairs_are_flagged_random() -> None:
     assert "ties sit on pairs far apart" in res.reasons[0]
 
 
-def test_tie_test_off_restores_the_earlier_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``_TIE_TEST = "off"`` gives the rule before the tie test: same statuses as the
-    default wherever the tie test flagged nobody (bench_flags' --tie-test off)."""
+def test_tie_test_off_by_default_and_union_adds_only_its_flags(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """By default (``_TIE_TEST = "off"``) the tie test does not run (``tie_statistics``
+    all NaN, the rule before it); ``"union"`` adds its own flags and changes no other
+    status; ``"fisher"`` runs (one family with the ability test) without tie flags."""
     sim = simulate_arena(n_annotators=20, records_per_annotator=60, rng=3)
     pv = perturb_votes(sim, [0, 1, 2], strategy="random", rng=3)
     args = (sim.model_a, sim.model_b, sim.annotator, pv.outcome)
-    on = stable_arena(*args, n_annotators=20)
-    monkeypatch.setattr(arena, "_TIE_TEST", "off")
     off = stable_arena(*args, n_annotators=20)
+    assert off.tie_statistics is not None
+    assert np.isnan(off.tie_statistics).all()
+    monkeypatch.setattr(arena, "_TIE_TEST", "union")
+    on = stable_arena(*args, n_annotators=20)
+    assert on.tie_statistics is not None
+    assert np.isfinite(on.tie_statistics).sum() > 10
     tie_flagged = {j for j, fl in enumerate(on.flags) if any(f.test == "ties" for f in fl)}
     for j in range(20):
         if j not in tie_flagged:
             assert on.status[j] == off.status[j]
-    assert off.tie_statistics is not None
-    assert np.isnan(off.tie_statistics).all()
+    monkeypatch.setattr(arena, "_TIE_TEST", "fisher")
+    fisher = stable_arena(*args, n_annotators=20)
+    assert not any(f.test == "ties" for fl in fisher.flags for f in fl)
 
 
 def test_per_annotator_tie_rates_keep_the_default_simulation() -> None:
