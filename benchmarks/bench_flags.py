@@ -39,6 +39,10 @@ ranking, ``ranking.arena._tie_gap_z``) enters the ``random`` verdict
 battles and everything else are those of the same study without it): real annotators
 differ in how often they tie, and no verdict may follow the tie rate alone.
 
+``--honest-max-noise X`` moves the gate of the ``random`` test's honest-ability fit
+(``ranking.arena._HONEST_MAX_NOISE``, default 0.42: at or above that median ``se / theta``
+of the clear annotators, no fit, and the test compares with a tenth of the median ability).
+
 ``--count-only`` settles the direction of the ranking by the significance count alone
 (``ranking.arena._MIXTURE_DIRECTION = False``, the rule before the mixture of the
 annotators' scores) and ``--no-settle`` by the median annotator (the rule before that), on
@@ -446,6 +450,14 @@ def main() -> None:
         "the library's; off: the rule before it)",
     )
     p.add_argument(
+        "--honest-max-noise",
+        type=float,
+        default=None,
+        metavar="X",
+        help="median se/theta of the clear annotators at or above which the random test has "
+        "no honest-ability fit (ranking.arena._HONEST_MAX_NOISE, default 0.42)",
+    )
+    p.add_argument(
         "--tie-rates",
         type=float,
         nargs=2,
@@ -494,6 +506,10 @@ def main() -> None:
         import ranking.arena
 
         ranking.arena._TIE_TEST = args.tie_test
+    if args.honest_max_noise is not None:
+        import ranking.arena
+
+        ranking.arena._HONEST_MAX_NOISE = args.honest_max_noise
     if args.old_random:
         import ranking.arena
 
@@ -522,6 +538,7 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.2f}; {reps} study(ies) per cell "
         f"({cell_reps(3, reps)} with 3 annotators)"
         + (f"; tie test {args.tie_test}" if args.tie_test else "")
+        + (f"; honest max noise {args.honest_max_noise}" if args.honest_max_noise else "")
         + (f"; tie rates uniform {args.tie_rates}" if args.tie_rates else "")
         + (f"; gold items: {args.gold:.0%} of each annotator's votes" if args.gold else "")
     )

@@ -296,8 +296,8 @@ class StableArenaResult:
     tie_statistics: FloatArray | None = None
     """The tie test's standardised statistic per annotator, shape (n_annotators,)
     (positive: its ties sit on pairs farther apart in the ranking than its decisive
-    votes; :func:`_tie_gap_z`); NaN where not tested (pending, too few ties or decisive
-    votes, fixed ``epsilon``)."""
+    votes; :func:`_tie_gap_z`); NaN where not tested (the test off, its default; pending;
+    too few ties or decisive votes; fixed ``epsilon``)."""
 
     def verdict(self, j: int) -> dict[str, Any]:
         """Annotator ``j``'s verdict for JSON: ``status``, ``reasons`` (dicts) and
@@ -1037,7 +1037,7 @@ def _honest_abilities(
     if clear.sum() < 5:
         return None
     noise_j = se[clear] / th[clear]
-    if float(np.median(noise_j)) >= 0.42:  # too few votes: the clear ones are the lucky ones
+    if float(np.median(noise_j)) >= _HONEST_MAX_NOISE:  # too few votes: the lucky ones
         return None
     if _RANDOM_PREDICTIVE:
         mu, sd = _truncated_lognormal_fit(th[clear], se[clear], 1.645 * se[clear])
@@ -1049,6 +1049,10 @@ def _honest_abilities(
     fit = _truncated_normal_fit(np.log(th[clear]), noise_j, np.log(1.645 * se[clear]))
     return (*fit, False)
 
+
+_HONEST_MAX_NOISE = 0.42
+"""Median ``se / theta`` of the clear annotators at or above which :func:`_honest_abilities`
+gives no fit (the ``random`` test then compares with ``random_fraction`` times the median)."""
 
 _PREDICTIVE_MAX_NOISE = 0.5
 """Noise of a typical honest annotator (median ``se`` of the clear annotators over the
