@@ -31,6 +31,18 @@ threshold, with the honest abilities fitted on the log scale;
 and prints each cell's false-flag rate with its exact 95% interval; ``--log`` keeps each
 study's counts and ``--summarize`` merges logs.
 
+``--tie-test {union,fisher,off}`` sets how the tie test (ties on pairs far apart in the
+ranking, ``ranking.arena._tie_gap_z``) enters the ``random`` verdict
+(``ranking.arena._TIE_TEST``; ``off`` is the rule before it), on the same votes and seeds.
+``--tie-rates LO HI`` gives each annotator its own tie propensity, uniform in [LO, HI]
+(``simulate_arena(annotator_tie_rates=...)``, drawn from a generator of its own, so the
+battles and everything else are those of the same study without it): real annotators
+differ in how often they tie, and no verdict may follow the tie rate alone.
+
+``--honest-max-noise X`` moves the gate of the ``random`` test's honest-ability fit
+(``ranking.arena._HONEST_MAX_NOISE``, default 0.42: at or above that median ``se / theta``
+of the clear annotators, no fit, and the test compares with a tenth of the median ability).
+
 ``--count-only`` settles the direction of the ranking by the significance count alone
 (``ranking.arena._MIXTURE_DIRECTION = False``, the rule before the mixture of the
 annotators' scores) and ``--no-settle`` by the median annotator (the rule before that), on
@@ -133,6 +145,7 @@ def run_cell(
     settle: bool = True,
     first: int = 0,
     log: list[Cell] | None = None,
+    tie_rates: tuple[float, float] | None = None,
 ) -> Cell:
     """Studies ``first, ..., first + reps - 1`` of a cell, pooled. Study ``r`` draws from
     ``default_rng([seed, r])`` alone, so any range of studies gives the same per-study
@@ -140,7 +153,7 @@ def run_cell(
     ``log`` receives each study's own :class:`Cell`."""
     cell = Cell()
     for r in range(first, first + reps):
-        one = run_study(n_ann, votes, sd, name, ratio, r, seed, gold, settle)
+        one = run_study(n_ann, votes, sd, name, ratio, r, seed, gold, settle, tie_rates)
         if log is not None:
             log.append(one)
         cell.honest += one.honest
@@ -167,18 +180,26 @@ def run_study(
     seed: int,
     gold: float = 0.0,
     settle: bool = True,
+    tie_rates: tuple[float, float] | None = None,
 ) -> Cell:
-    """Study ``r`` of the cell whose seed is ``seed``."""
+    """Study ``r`` of the cell whose seed is ``seed``; ``tie_rates``: each annotator's tie
+    propensity uniform in that range (from ``default_rng([seed, r, 7])``, not ``gen``)."""
     cell = Cell()
     spec = STRATEGIES[name]
     gen = np.random.default_rng([seed, r])
     n_models = min(20, max(4, n_ann * votes // 15))
+    rates = (
+        None
+        if tie_rates is None
+        else np.random.default_rng([seed, r, 7]).uniform(tie_rates[0], tie_rates[1], n_ann)
+    )
     sim = simulate_arena(
         n_models=n_models,
         n_annotators=n_ann,
         records_per_annotator=votes,
         discrimination_sd=sd,
         rng=gen,
+        annotator_tie_rates=rates,
     )
     n_pert = min(max(1, round(ratio * n_ann)), (n_ann - 1) // 2)
     ids = gen.choice(n_ann, size=n_pert, replace=False) if n_pert else np.array([], int)
@@ -325,6 +346,7 @@ def run_cells(args: argparse.Namespace) -> None:
             not args.no_settle,
             args.first_study,
             studies,
+            args.tie_rates,
         )
         if args.log:
             with open(args.log, "a") as fh:
@@ -421,6 +443,29 @@ def main() -> None:
         "before it)",
     )
     p.add_argument(
+        "--tie-test",
+        choices=("union", "fisher", "off"),
+        default=None,
+        help="how the tie test enters the random verdict (ranking.arena._TIE_TEST; default "
+        "the library's; off: the rule before it)",
+    )
+    p.add_argument(
+        "--honest-max-noise",
+        type=float,
+        default=None,
+        metavar="X",
+        help="median se/theta of the clear annotators at or above which the random test has "
+        "no honest-ability fit (ranking.arena._HONEST_MAX_NOISE, default 0.42)",
+    )
+    p.add_argument(
+        "--tie-rates",
+        type=float,
+        nargs=2,
+        metavar=("LO", "HI"),
+        default=None,
+        help="each annotator's tie propensity uniform in [LO, HI] (default: 0.3 for all)",
+    )
+    p.add_argument(
         "--cells",
         nargs="+",
         metavar="KEY",
@@ -455,6 +500,16 @@ def main() -> None:
         "abilities fitted on the log scale (ranking.arena._RANDOM_PREDICTIVE = False)",
     )
     args = p.parse_args()
+    if args.tie_rates is not None:
+        args.tie_rates = (float(args.tie_rates[0]), float(args.tie_rates[1]))
+    if args.tie_test is not None:
+        import ranking.arena
+
+        ranking.arena._TIE_TEST = args.tie_test
+    if args.honest_max_noise is not None:
+        import ranking.arena
+
+        ranking.arena._HONEST_MAX_NOISE = args.honest_max_noise
     if args.old_random:
         import ranking.arena
 
@@ -482,6 +537,9 @@ def main() -> None:
     print(
         f"load average {os.getloadavg()[0]:.2f}; {reps} study(ies) per cell "
         f"({cell_reps(3, reps)} with 3 annotators)"
+        + (f"; tie test {args.tie_test}" if args.tie_test else "")
+        + (f"; honest max noise {args.honest_max_noise}" if args.honest_max_noise else "")
+        + (f"; tie rates uniform {args.tie_rates}" if args.tie_rates else "")
         + (f"; gold items: {args.gold:.0%} of each annotator's votes" if args.gold else "")
     )
     head = f"{'ann':>4} {'votes':>5} {'sd':>4} {'strategy':<9}"
@@ -512,6 +570,7 @@ def main() -> None:
                             seed,
                             args.gold,
                             not args.no_settle,
+                            tie_rates=args.tie_rates,
                         )
                         ff = c.false_flags / c.honest if c.honest else float("nan")
                         rec = c.caught / c.eligible if c.eligible else float("nan")

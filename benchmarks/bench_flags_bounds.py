@@ -20,7 +20,20 @@ Two oracles, each given more than any rule sees, bound the targets of
    annotators' ratios (5% false flags per annotator, no adjustment across annotators).
    No rule with at most 5% false flags can have a higher recall against that perturbation.
 
-Run: ``.venv/bin/python benchmarks/bench_flags_bounds.py`` (a minute or two).
+3. **Ties without the tie rate.** Real annotators differ in how often they tie, so a rule
+   may not flag on the tie rate alone; section 2's NP oracle knows the honest tie rate
+   (0.3). Here honest annotators each have their own tie propensity, uniform in
+   [0.05, 0.5], and three numbers per cell show what ties carry once the rate is not
+   used: ``tie`` the recall at 5% (unadjusted, no BH) of the tie test of ``stable_arena``
+   (rank-sum of the annotator's ties against its decisive votes on the *true* gap:
+   ``ranking.arena._tie_gap_z``); ``NPff`` the share of these honest annotators that
+   section 2's fixed-rate NP test flags (its threshold set at rate 0.3); ``NPrf`` the recall
+   of a rate-free NP oracle: the likelihood ratio with the tie rate and the
+   discrimination profiled out (maximised over a grid) under both the honest and the
+   perturbed model, thresholded at these honest annotators' 95% quantile.
+
+Run: ``.venv/bin/python benchmarks/bench_flags_bounds.py`` (a minute or two;
+``--ties-only`` for section 3 alone).
 """
 
 from __future__ import annotations
@@ -127,12 +140,83 @@ def np_recall(
     return np_rec, sc_rec, caught / 4000
 
 
+def tie_oracle(n: int, name: str, sd: float, reps: int = 4000, seed: int = 1) -> tuple[float, ...]:
+    """Section 3: ``(tie, NPff, NPrf)`` at ``n`` votes (see the module docstring)."""
+    from scipy.stats import rankdata
+
+    gen = np.random.default_rng(seed)
+    n_models = 20
+    r = 120.0 * norm.ppf((np.arange(n_models) + 0.5) / n_models)
+    a = gen.integers(0, n_models, (reps, n))
+    b = (a + gen.integers(1, n_models, (reps, n))) % n_models
+    d = r[a] - r[b]
+    g = np.exp(sd * gen.standard_normal((reps, 1)))
+    rate = gen.uniform(0.05, 0.5, (reps, 1))
+
+    def probs(gg: np.ndarray, nu: np.ndarray | float) -> np.ndarray:
+        h = 0.5 * gg * ELO_C * d
+        pa, pb = np.exp(h), np.exp(-h)
+        t = pa + pb + nu
+        return np.stack([pb / t, nu / t + 0.0 * h, pa / t], -1)
+
+    def draw(p: np.ndarray) -> np.ndarray:
+        u = gen.random(d.shape)[..., None]
+        return (u > np.cumsum(p, -1)).sum(-1).clip(0, 2)
+
+    def ll(y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        return np.log(np.take_along_axis(p, y[..., None], -1))[..., 0].sum(-1)
+
+    def tie_z(y: np.ndarray) -> np.ndarray:
+        s = (rankdata(np.abs(d), axis=1) - 0.5) / n
+        t = (y == 1).astype(np.float64)
+        nt = t.sum(1)
+        sb = s.mean(1)
+        var = nt * (n - nt) / (n * (n - 1)) * ((s - sb[:, None]) ** 2).sum(1)
+        ok = (nt >= 5) & (n - nt >= 5) & (var > 0)
+        return np.where(ok, ((s * t).sum(1) - nt * sb) / np.sqrt(np.maximum(var, 1e-300)), 0.0)
+
+    nu_h = 2 * rate / (1 - rate)
+    nu0 = 2 * 0.3 / 0.7
+    yh = draw(probs(g, nu_h))
+    yq = draw(_perturb(probs(g, nu0), name))
+    tie = float((norm.sf(tie_z(yq)) <= 0.05).mean())
+    # section 2's fixed-rate NP statistic, thresholded at honest annotators of rate 0.3
+    y30 = draw(probs(g, nu0))
+    one = np.ones((reps, 1))
+
+    def fixed(y: np.ndarray) -> np.ndarray:
+        return ll(y, _perturb(probs(one, nu0), name)) - ll(y, probs(one, nu0))
+
+    np_ff = float((fixed(yh) > np.quantile(fixed(y30), 0.95)).mean())
+    rates = np.linspace(0.02, 0.8, 25)
+    gs = np.exp(np.linspace(np.log(0.03), np.log(4.0), 16))
+
+    def profiled(y: np.ndarray) -> np.ndarray:
+        lq = np.full(reps, -np.inf)
+        lh = np.full(reps, -np.inf)
+        for q in rates:
+            nu = 2 * q / (1 - q)
+            for gg in gs:
+                p = probs(np.full((reps, 1), gg), nu)
+                lq = np.maximum(lq, ll(y, _perturb(p, name)))
+                lh = np.maximum(lh, ll(y, p))
+        return lq - lh
+
+    np_rf = float((profiled(yq) > np.quantile(profiled(yh), 0.95)).mean())
+    return tie, np_ff, np_rf
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=40, help="studies per cell for the direction")
+    p.add_argument("--ties-only", action="store_true", help="section 3 only")
     args = p.parse_args()
     t0 = time.perf_counter()
     print(f"load average {os.getloadavg()[0]:.2f}")
+    if args.ties_only:
+        print_ties()
+        print(f"({time.perf_counter() - t0:.0f} s)")
+        return
     print()
     print("1. direction oracle (true ranking up to its direction, annotators counted): share of")
     print(f"   studies it gets wrong, {args.reps} studies per cell, the first ones of bench_flags")
@@ -169,7 +253,30 @@ def main() -> None:
                 + " "
                 + " ".join(f"{r[2]:7.3f}" for r in rec)
             )
+    print_ties()
     print(f"({time.perf_counter() - t0:.0f} s)")
+
+
+def print_ties() -> None:
+    """Section 3's table."""
+    print()
+    print("3. ties without the tie rate: honest tie propensity uniform in [0.05, 0.5];")
+    print("   tie = the tie test's recall at 5% (true gaps, unadjusted), NPff = false flags of")
+    print("   section 2's fixed-rate NP on these honest annotators, NPrf = recall of the NP")
+    print("   oracle with tie rate and discrimination profiled out (4,000 annotators per cell)")
+    votes = (50, 100)
+    print(
+        f"{'strategy':<8} {'sd':>4} "
+        + " ".join(f"{f'{c} {v}':>8}" for c in ("tie", "NPff", "NPrf") for v in votes)
+    )
+    for name in ("random", "mixed", "flip"):
+        for sd in (0.0, 0.5, 1.0):
+            res = [tie_oracle(v, name, sd) for v in votes]
+            print(
+                f"{name:<8} {sd:>4.1f} "
+                + " ".join(f"{res[i][c]:8.3f}" for c in range(3) for i in range(len(votes))),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -141,6 +141,8 @@ class FlagReason:
     ``"adversarial"``         ability ``theta_k``             ``epsilon``
     ``"random"``              ``theta_k`` (1.0: all ties)     a tenth of the typical
                                                               ability (1.0: all ties)
+    ``"random"`` (ties)       the tie test's ``z``: ties on   0
+                              far pairs (``test="ties"``)
     ``"position_bias"``       share of decisive votes for     0.5
                               the left item
     ``"too_fast"``            share of fast votes             ``max_fast_share``
@@ -158,6 +160,10 @@ class FlagReason:
     p_value: float | None
     """p-value adjusted across annotators (Holm or Benjamini-Hochberg); None when
     the flag is a certainty rather than a test (all votes ties)."""
+    test: str = ""
+    """Which test of the reason flagged, where a reason has more than one: ``"ties"`` for
+    the ``random`` flag of the tie test (ties on pairs far apart in the ranking), empty
+    otherwise. Not part of :meth:`as_dict`."""
 
     def as_dict(self) -> dict[str, Any]:
         """``{"reason", "statistic", "threshold", "p_value"}`` for JSON output."""
@@ -287,6 +293,11 @@ class StableArenaResult:
     fit_annotators: IntArray | None = None
     """The annotators in ``fit``, shape (fit's n_annotators,): ``fit.abilities[i]`` is
     annotator ``fit_annotators[i]``'s (what ``init`` of a later call warm-starts from)."""
+    tie_statistics: FloatArray | None = None
+    """The tie test's standardised statistic per annotator, shape (n_annotators,)
+    (positive: its ties sit on pairs farther apart in the ranking than its decisive
+    votes; :func:`_tie_gap_z`); NaN where not tested (the test off, its default; pending;
+    too few ties or decisive votes; fixed ``epsilon``)."""
 
     def verdict(self, j: int) -> dict[str, Any]:
         """Annotator ``j``'s verdict for JSON: ``status``, ``reasons`` (dicts) and
@@ -1026,7 +1037,7 @@ def _honest_abilities(
     if clear.sum() < 5:
         return None
     noise_j = se[clear] / th[clear]
-    if float(np.median(noise_j)) >= 0.42:  # too few votes: the clear ones are the lucky ones
+    if float(np.median(noise_j)) >= _HONEST_MAX_NOISE:  # too few votes: the lucky ones
         return None
     if _RANDOM_PREDICTIVE:
         mu, sd = _truncated_lognormal_fit(th[clear], se[clear], 1.645 * se[clear])
@@ -1038,6 +1049,10 @@ def _honest_abilities(
     fit = _truncated_normal_fit(np.log(th[clear]), noise_j, np.log(1.645 * se[clear]))
     return (*fit, False)
 
+
+_HONEST_MAX_NOISE = 0.42
+"""Median ``se / theta`` of the clear annotators at or above which :func:`_honest_abilities`
+gives no fit (the ``random`` test then compares with ``random_fraction`` times the median)."""
 
 _PREDICTIVE_MAX_NOISE = 0.5
 """Noise of a typical honest annotator (median ``se`` of the clear annotators over the
@@ -1442,6 +1457,96 @@ def _score_z_cells(ls: FloatArray, cells: _VoteCells) -> FloatArray:
     return _score_z_from_sums(cnt, tot @ x, tot @ (x * x), sw, sww, won @ x)
 
 
+_TIE_TEST: Literal["union", "fisher", "off"] = "off"
+"""How the tie test (:func:`_tie_gap_z`) enters the ``random`` verdict: ``"off"`` (the
+default: not run; the ability test alone), ``"union"`` (its own Benjamini-Hochberg family,
+flagged ``random`` where its adjusted p-value is at most ``alpha``) or ``"fisher"``
+(Fisher's combination with the ability test's p-value, one family); bench_flags
+``--tie-test``. Off by default because it does not pay on bench_flags' grid (20 and 42
+annotators x 50/100/200 votes, same seeds, commit after 03f754e): ``"union"`` caught 3 more
+perturbed annotators and flagged 12 more honest ones (of about 26,000), ``"fisher"``
+diluted the ability test (79 fewer caught, 56 fewer false flags), and testing only the
+annotators the ability test does not find reliable made it worse (7 more caught, 30 more
+false flags: a smaller BH family of the weakest honest annotators, whose ties are flat).
+The tie pattern without the tie rate is weak in Davidson-tied data
+(``benchmarks/bench_flags_bounds.py`` section 3: 5-11% recall at 5% with the true gaps)."""
+
+_TIE_MIN_VOTES = 5
+"""The tie test needs at least this many ties and this many decisive votes of the
+annotator: with fewer, the rank sum of one or two ties is far from normal."""
+
+
+def _gap_cdf(gap: FloatArray, weight: FloatArray) -> FloatArray:
+    """The mid-distribution function of ``gap`` weighted by ``weight``, at each ``gap``:
+    ``(weight of smaller values + half the weight of equal ones) / total`` (equal values,
+    such as the two orders of a pair, share one value)."""
+    vals, inv = np.unique(gap, return_inverse=True)
+    wv = np.bincount(inv.ravel(), weights=weight, minlength=vals.size)
+    cum = np.cumsum(wv)
+    total = float(cum[-1]) if cum.size else 0.0
+    out: FloatArray = ((cum - 0.5 * wv) / max(total, 1e-300))[inv.ravel()]
+    return out
+
+
+def _tie_gap_z(
+    ls: FloatArray,
+    a: IntArray,
+    b: IntArray,
+    w: FloatArray,
+    k: IntArray,
+    n: int,
+    m: int,
+    cells: _VoteCells | None,
+) -> FloatArray:
+    """Per annotator: do its ties sit on the pairs far apart in the ranking? Standardised.
+
+    Each vote's pair gets the rank of its fitted gap ``|ls[a] - ls[b]|`` among all the
+    votes (mid-distribution function, in [0, 1]); the statistic is the sum of these ranks
+    over the annotator's ties, standardised by its mean and variance when the annotator's
+    ties are spread at random over its battles (its own number of ties kept: the
+    Wilcoxon rank-sum statistic of its tied against its decisive votes, normal
+    approximation; :func:`_score_z_from_sums` with the tie indicator as outcome). Large
+    when the annotator ties on far pairs and decides close ones: a random voter's ties are
+    its honest decisive votes moved (a far pair's win becomes a tie) and its decisive
+    votes its honest ties moved. Under Davidson's tie model an honest annotator ties less
+    the farther apart the items (``P(tie) = nu / (e**h + e**-h + nu)``, whatever its ``nu``
+    and discrimination), so its statistic is at most about N(0, 1): the test of "ties do
+    not become more frequent with the gap" is valid for any tie propensity. NaN with fewer
+    than :data:`_TIE_MIN_VOTES` ties or decisive votes. The gaps' sign is not used, so the
+    statistic does not depend on the direction of the ranking."""
+    if cells is not None:
+        c = cells.counts
+        flat = c.reshape(m, 3, -1).astype(np.float64)
+        tot = flat.sum(axis=1)
+        ties = flat[:, 1]
+        gap = np.abs(ls[:, None] - ls[None, :]).ravel()
+        s = _gap_cdf(gap, tot.sum(axis=0))
+        cnt = tot.sum(axis=1)
+        nt = ties.sum(axis=1)
+        z = _score_z_from_sums(cnt, tot @ s, tot @ (s * s), nt, nt, ties @ s)
+    else:
+        if n * n <= 1 << 24:  # the pairs' ranks, then one look-up per vote
+            key = a * n + b
+            gap = np.abs(ls[:, None] - ls[None, :]).ravel()
+            s = _gap_cdf(gap, np.bincount(key, minlength=n * n).astype(np.float64))[key]
+        else:
+            s = _gap_cdf(np.abs(ls[a] - ls[b]), np.ones(a.size))
+        t = (w == 0.5).astype(np.float64)
+        cnt = np.bincount(k, minlength=m).astype(np.float64)
+        nt = np.bincount(k, weights=t, minlength=m)
+        z = _score_z_from_sums(
+            cnt,
+            np.bincount(k, weights=s, minlength=m),
+            np.bincount(k, weights=s * s, minlength=m),
+            nt,
+            nt,
+            np.bincount(k, weights=s * t, minlength=m),
+        )
+    ok = (nt >= _TIE_MIN_VOTES) & (cnt - nt >= _TIE_MIN_VOTES)
+    out: FloatArray = np.where(ok, z, np.nan)
+    return out
+
+
 def _direction_support(p_adv: FloatArray, alpha: float, use: BoolArray) -> tuple[int, int]:
     """How many of the annotators in ``use`` agree with the ranking significantly
     (one-sided score test of ``theta <= 0`` rejected at ``alpha``: ``1 - p_adv <= alpha``,
@@ -1687,7 +1792,24 @@ def stable_arena(
     70% of the typical ability). With fewer than five such annotators or too
     few votes to estimate that spread, it is the one-sided Wald test of
     ``H0: theta_k >= t0`` with ``t0`` = ``random_fraction`` times the median
-    ability. With fewer than
+    ability. Optionally (``ranking.arena._TIE_TEST = "union"``; off by default, as
+    it did not pay on bench_flags' grid) ``random`` is also the verdict of a
+    *tie test* (its own Benjamini-Hochberg family; it needs no honest reference
+    and no direction, so it runs on every fitted annotator once three cast
+    decisive votes): an
+    annotator whose ties sit on the pairs far apart in the fitted ranking, where
+    an honest annotator ties least (Davidson: ``P(tie) = nu / (e**h + e**-h + nu)``
+    falls with the gap whatever ``nu``), as when votes are moved at random. The
+    statistic is the rank sum of the fitted gaps ``|ls_a - ls_b|`` (ranked over
+    all votes) on the annotator's ties against its decisive votes, standardised by
+    its permutation mean and variance given the annotator's own number of ties
+    (Mann-Whitney, normal approximation; at least five ties and five decisive
+    votes), so a high or low tie rate alone never flags; one-sided p-value
+    ``1 - Phi(z)``, uniform when ties do not depend on the gap and larger for an
+    honest annotator. On bench_flags' grid it changes recall by a few
+    annotators only (the rate-free tie pattern is weak there:
+    ``benchmarks/bench_flags_bounds.py`` section 3); ``FlagReason.test`` is
+    ``"ties"`` and ``tie_statistics`` holds each annotator's ``z``. With fewer than
     :data:`MIN_ANNOTATORS_FOR_VERDICT` annotators casting decisive votes, no
     ability verdict is given (everyone fitted stays ``pending``, with
     ``votes_to_verdict`` None): the ranking they would be compared with is
@@ -1952,6 +2074,7 @@ def stable_arena(
     model_flags: list[list[FlagReason]] = [[] for _ in range(m)]
     theta = np.full(m, np.nan)
     theta_se = np.full(m, np.nan)
+    tie_z = np.full(m, np.nan)
     p_raw = np.full(m, np.nan)
     eps = np.full(m, np.nan)
     fits = 0
@@ -2097,6 +2220,24 @@ def stable_arena(
         t0, p_rnd = _random_test(
             th, se, p_adv if dynamic else None, random_fraction, ~vote_flagged[ids]
         )
+        # the tie test (ties on far pairs): needs no honest reference and no direction
+        # (it reads |gap| only), so it runs on every judged annotator once comparable
+        tie_on = dynamic and comparable and _TIE_TEST != "off"
+        p_tie_adj = np.full(ids.size, np.nan)
+        if tie_on:
+            zt = _tie_gap_z(ls, a, b, w, k, n, m, cells)[ids]
+            tie_z[ids] = zt
+            p_tie = norm.sf(zt)  # NaN where not tested
+            if _TIE_TEST == "fisher":
+                from scipy.stats import chi2
+
+                both = np.isfinite(p_tie)
+                fisher = -2.0 * (
+                    np.log(np.maximum(p_rnd, 1e-300)) + np.log(np.maximum(p_tie, 1e-300))
+                )
+                p_rnd = np.where(both, chi2.sf(fisher, 4), p_rnd)
+            else:
+                p_tie_adj = adjust_p_values(p_tie, method=correction)
         p_rnd_adj = adjust_p_values(p_rnd, method=correction)
         for i, j in enumerate(ids.tolist()):
             if adv[i]:
@@ -2110,6 +2251,10 @@ def stable_arena(
                 # mixture only: bench_flags 20 x 25 votes, 25% left100, up to 6 of 15
                 # honest annotators flagged random from a threshold fitted on 5 lucky ones)
                 new_flags[j] = [FlagReason("random", float(th[i]), t0, float(p_rnd_adj[i]))]
+            elif p_tie_adj[i] <= alpha:
+                new_flags[j] = [
+                    FlagReason("random", float(tie_z[j]), 0.0, float(p_tie_adj[i]), "ties")
+                ]
         for j in np.flatnonzero(all_tie).tolist():
             new_flags[j] = [FlagReason("random", 1.0, 1.0, None)]
         for j, fl in new_flags.items():
@@ -2276,6 +2421,7 @@ def stable_arena(
         rating_covariance=rcov,
         scale_bias=scale_bias,
         fit_annotators=rate_ids,
+        tie_statistics=tie_z,
     )
 
 
@@ -2324,6 +2470,12 @@ def _describe(f: FlagReason, n: int, rule: str, corr: str) -> str:
         return f"theta = {f.statistic:.4g} <= epsilon = {f.threshold:.4g} ({rule}{p}) on {n} votes"
     if f.reason == "random" and f.p_value is None:
         return f"all {n} votes are ties: ability is exactly 0 (random)"
+    if f.reason == "random" and f.test == "ties":
+        return (
+            f"random: its ties sit on pairs far apart in the ranking (tie test z = "
+            f"{f.statistic:.2f} > {f.threshold:g}{p}), as when votes are moved at random; "
+            "honest annotators tie on close pairs"
+        )
     if f.reason == "random":
         return (
             f"random: theta = {f.statistic:.4g} below {f.threshold:.4g}, the least ability of "

@@ -96,6 +96,9 @@ class SimulatedArena:
     """Number of annotators."""
     tie_rate: float
     """Tie probability between equally rated items (Davidson's model)."""
+    annotator_tie_rates: FloatArray | None = None
+    """Per-annotator tie probability between equal items, shape (n_annotators,), when
+    given to :func:`simulate_arena` (``tie_rate`` then unused); None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -265,6 +268,7 @@ def simulate_arena(
     tie_rate: float = 0.3,
     discrimination_sd: float = 0.0,
     rng: RNGLike = None,
+    annotator_tie_rates: npt.ArrayLike | None = None,
 ) -> SimulatedArena:
     """Generate arena battles from known ratings (Davidson's tie model).
 
@@ -295,6 +299,11 @@ def simulate_arena(
         Standard deviation of log-discrimination across annotators.
     rng : numpy.random.Generator, int or None
         Source of randomness.
+    annotator_tie_rates : array-like of float of shape (n_annotators,), optional
+        Each annotator's own tie probability between equal items (its own Davidson
+        ``nu``), in [0, 0.99], in place of ``tie_rate``: real annotators differ in how
+        often they tie. Draws nothing from ``rng``, so the battles and the other
+        outcomes' random numbers are those of the same seed without it.
 
     Returns
     -------
@@ -327,6 +336,15 @@ def simulate_arena(
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < low:
             raise InvalidParameterError(f"{name} must be an integer >= {low}, got {v!r}")
     check_in_range(tie_rate, "tie_rate", 0.0, 0.99)
+    rates: FloatArray | None = None
+    if annotator_tie_rates is not None:
+        rates = np.asarray(annotator_tie_rates, dtype=np.float64)
+        if rates.shape != (n_annotators,):
+            raise ShapeError(
+                f"annotator_tie_rates must have shape ({n_annotators},), got {rates.shape}"
+            )
+        if not np.all((rates >= 0.0) & (rates <= 0.99)):
+            raise InvalidParameterError("annotator_tie_rates must lie in [0, 0.99]")
     check_in_range(rating_sd, "rating_sd", 0.0, 1e4)
     check_in_range(discrimination_sd, "discrimination_sd", 0.0, 10.0)
     gen = make_rng(rng)
@@ -346,7 +364,8 @@ def simulate_arena(
     b = (a + gen.integers(1, n_models, size=k.size)) % n_models
     nu = 2.0 * tie_rate / (1.0 - tie_rate)
     half = 0.5 * g[k] * ELO_C * (ratings[a] - ratings[b])
-    pa, pb, pt = np.exp(half), np.exp(-half), np.full(k.size, nu)
+    pa, pb = np.exp(half), np.exp(-half)
+    pt = np.full(k.size, nu) if rates is None else (2.0 * rates / (1.0 - rates))[k]
     total = pa + pb + pt
     u = gen.random(k.size) * total
     w = np.where(u < pa, 1.0, np.where(u < pa + pb, 0.0, 0.5))
@@ -360,6 +379,7 @@ def simulate_arena(
         n_models=int(n_models),
         n_annotators=int(n_annotators),
         tie_rate=float(tie_rate),
+        annotator_tie_rates=rates,
     )
 
 
