@@ -306,6 +306,47 @@ def _kappa_from_tables(
     return value, d_o, d_e, n, defined
 
 
+_W2 = 1.0 - np.eye(2)
+"""The disagreement weights of two categories (unweighted, linear and quadratic alike)."""
+
+
+def _pairwise_kappa2(
+    oh: FloatArray,
+) -> tuple[FloatArray, FloatArray, BoolArray]:
+    """Value, totals and defined mask of :func:`_kappa_from_tables` for the (R, R, 2, 2)
+    tables of every pair of raters with one-hot codes ``oh`` (R, U, 2) and weights
+    ``_W2``, as four (R, R) arrays of cells instead of one (R, R, 2, 2) array.
+
+    The same numbers bit for bit: the cells are counts below 2**24 (exact in float32
+    whatever the order of the sums, as in :func:`pairwise_cohen_matrix`), so their total
+    is exact; each share ``t / n`` is the same division; a row or column share is one
+    addition of two shares; with weights 0 and 1 the observed disagreement is the one
+    addition ``p01 + p10`` and the expected one ``r0 c1 + r1 c0`` (the zero-weight terms
+    add exact zeros), and a sum of two numbers does not depend on their order.
+    """
+    x0 = np.ascontiguousarray(oh[:, :, 0], dtype=np.float32)
+    x1 = np.ascontiguousarray(oh[:, :, 1], dtype=np.float32)
+    t00 = (x0 @ x0.T).astype(np.float64)
+    t01 = (x0 @ x1.T).astype(np.float64)
+    t11 = (x1 @ x1.T).astype(np.float64)
+    t10 = np.ascontiguousarray(t01.T)
+    n = t00 + t01
+    n += t10
+    n += t11
+    safe_n = np.where(n > 0, n, 1.0)
+    p00, p01, p10, p11 = (t / safe_n for t in (t00, t01, t10, t11))
+    d_o = p01 + p10
+    r0c1 = p00 + p01
+    r0c1 *= p01 + p11
+    r1c0 = p10 + p11
+    r1c0 *= p00 + p10
+    d_e = r0c1 + r1c0
+    defined = (n > 0) & (d_e > _EPS)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(defined, 1.0 - d_o / np.where(defined, d_e, 1.0), 0.0)
+    return value, n, defined
+
+
 def _kappa_reason(table: FloatArray, labels: FloatArray) -> str:
     n = table.sum()
     if n <= 0:
@@ -556,7 +597,11 @@ def pairwise_cohen_matrix(
     lab = _resolve_labels(data.ravel(), labels)
     w, wname = _weight_matrix(weights, lab.size)
     oh = _one_hot(data, lab)  # (R, U, K)
-    if data.shape[1] <= _EXACT32_UNITS:
+    tables: FloatArray | None
+    if lab.size == 2 and np.array_equal(w, _W2) and data.shape[1] <= _EXACT32_UNITS:
+        value, n, defined = _pairwise_kappa2(oh)
+        tables = None
+    elif data.shape[1] <= _EXACT32_UNITS:
         # counts of at most 2**24 units: every partial sum of the 0/1 products is an
         # integer that float32 holds exactly, so single precision gives the float64 tables
         # bit for bit (in their layout: astype keeps it) in half the time
@@ -564,7 +609,8 @@ def pairwise_cohen_matrix(
         tables = np.einsum("ruk,sul->rskl", oh32, oh32, optimize=True).astype(np.float64)
     else:  # more than 16 million units
         tables = np.einsum("ruk,sul->rskl", oh, oh, optimize=True)
-    value, _, _, n, defined = _kappa_from_tables(tables, w)
+    if tables is not None:
+        value, _, _, n, defined = _kappa_from_tables(tables, w)
     overlap = np.rint(n).astype(np.int64)
     ok = defined & (overlap >= min_overlap)
     values = _masked(np.where(ok, value, 0.0), mask=~ok)
