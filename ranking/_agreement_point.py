@@ -311,11 +311,12 @@ _W2 = 1.0 - np.eye(2)
 
 
 def _pairwise_kappa2(
-    oh: FloatArray,
+    data: FloatArray, labels: FloatArray
 ) -> tuple[FloatArray, FloatArray, BoolArray]:
     """Value, totals and defined mask of :func:`_kappa_from_tables` for the (R, R, 2, 2)
-    tables of every pair of raters with one-hot codes ``oh`` (R, U, 2) and weights
-    ``_W2``, as four (R, R) arrays of cells instead of one (R, R, 2, 2) array.
+    tables of every pair of raters of ``data`` (R, U) with the two codes ``labels`` and
+    weights ``_W2``, as four (R, R) arrays of cells instead of one (R, R, 2, 2) array
+    (the planes of :func:`_one_hot`, ``data == code``, made directly).
 
     The same numbers bit for bit: the cells are counts below 2**24 (exact in float32
     whatever the order of the sums, as in :func:`pairwise_cohen_matrix`), so their total
@@ -324,8 +325,7 @@ def _pairwise_kappa2(
     addition ``p01 + p10`` and the expected one ``r0 c1 + r1 c0`` (the zero-weight terms
     add exact zeros), and a sum of two numbers does not depend on their order.
     """
-    x0 = np.ascontiguousarray(oh[:, :, 0], dtype=np.float32)
-    x1 = np.ascontiguousarray(oh[:, :, 1], dtype=np.float32)
+    x0, x1 = (np.equal(data, code).astype(np.float32) for code in labels.tolist())
     t00 = (x0 @ x0.T).astype(np.float64)
     t01 = (x0 @ x1.T).astype(np.float64)
     t11 = (x1 @ x1.T).astype(np.float64)
@@ -596,18 +596,18 @@ def pairwise_cohen_matrix(
         raise InvalidParameterError(f"min_overlap must be an integer >= 1, got {min_overlap!r}")
     lab = _resolve_labels(data.ravel(), labels)
     w, wname = _weight_matrix(weights, lab.size)
-    oh = _one_hot(data, lab)  # (R, U, K)
-    tables: FloatArray | None
+    tables: FloatArray | None = None
     if lab.size == 2 and np.array_equal(w, _W2) and data.shape[1] <= _EXACT32_UNITS:
-        value, n, defined = _pairwise_kappa2(oh)
-        tables = None
+        value, n, defined = _pairwise_kappa2(data, lab)
     elif data.shape[1] <= _EXACT32_UNITS:
+        oh = _one_hot(data, lab)  # (R, U, K)
         # counts of at most 2**24 units: every partial sum of the 0/1 products is an
         # integer that float32 holds exactly, so single precision gives the float64 tables
         # bit for bit (in their layout: astype keeps it) in half the time
         oh32 = oh.astype(np.float32)
         tables = np.einsum("ruk,sul->rskl", oh32, oh32, optimize=True).astype(np.float64)
     else:  # more than 16 million units
+        oh = _one_hot(data, lab)
         tables = np.einsum("ruk,sul->rskl", oh, oh, optimize=True)
     if tables is not None:
         value, _, _, n, defined = _kappa_from_tables(tables, w)
@@ -676,15 +676,21 @@ def leave_one_out_agreement(
     lab = _resolve_labels(data.ravel(), labels)
     n_raters = data.shape[0]
     w, _ = _weight_matrix(weights, lab.size)
-    oh = _one_hot(data, lab)  # (R, U, K)
-    counts = oh.sum(axis=0)  # (U, K)
-    others = counts[None, :, :] - oh  # (R, U, K)
-    top = others.max(axis=-1, initial=0.0)  # no category at all: nothing is usable
-    n_top = (others == top[..., None]).sum(axis=-1)
-    usable = (top > 0) & (n_top == 1) & (oh.sum(axis=-1) > 0)
-    cons = np.where(usable[..., None], (others == top[..., None]).astype(np.float64), 0.0)
-    mine = oh * usable[..., None]
-    tables = np.einsum("ruk,rul->rkl", mine, cons)
+    # One (R, U) plane per category rather than an (R, U, K) array: the sums over the
+    # categories are then elementwise operations on contiguous planes. Every value is a
+    # small integer count, so the tables are the same whatever the order of the sums.
+    oh = [np.equal(data, code).astype(np.float64) for code in lab.tolist()]  # K x (R, U)
+    others = [x.sum(axis=0)[None, :] - x for x in oh]  # K x (R, U)
+    top = np.maximum.reduce([np.zeros_like(data), *others])  # no category: nothing usable
+    is_top = [o == top for o in others]
+    n_top = np.add.reduce([t.astype(np.int64) for t in is_top])
+    usable = (top > 0) & (n_top == 1) & (np.add.reduce(oh) > 0)
+    cons = [np.where(usable, t.astype(np.float64), 0.0) for t in is_top]
+    mine = [x * usable for x in oh]
+    tables = np.empty((n_raters, lab.size, lab.size))
+    for k, mk in enumerate(mine):
+        for j, cj in enumerate(cons):
+            tables[:, k, j] = np.einsum("ru,ru->r", mk, cj)
     value, _, _, n, defined = _kappa_from_tables(tables, w)
     n_units = np.rint(n).astype(np.int64)
     agree = np.einsum("rkk->r", tables)
@@ -748,7 +754,12 @@ def rating_counts(
     lab = _resolve_labels(data.ravel(), labels)
     if lab.size == 0:
         return np.zeros((data.shape[1], 0), dtype=np.int64), lab
-    return np.rint(_one_hot(data, lab).sum(axis=0)).astype(np.int64), lab
+    # per code, the raters of each unit who gave it (the sums of _one_hot's planes, as
+    # integers: the same counts without the (R, U, K) array)
+    counts = np.empty((data.shape[1], lab.size), dtype=np.int64)
+    for k, code in enumerate(lab.tolist()):
+        np.equal(data, code).sum(axis=0, out=counts[:, k])
+    return counts, lab
 
 
 def fleiss_kappa(counts: npt.ArrayLike) -> AgreementResult:
