@@ -425,6 +425,43 @@ def _check_votes(
     n_pairs: int | None,
     n_annotators: int | None,
 ) -> _Votes:
+    p, a, v, n_p, n_a, key = _check_vote_rows(
+        pair, annotator, vote, n_pairs=n_pairs, n_annotators=n_annotators
+    )
+    first = np.zeros((n_a, n_p))
+    second = np.zeros((n_a, n_p))
+    skip = np.zeros((n_a, n_p))
+    # flat positions key = a * n_p + p (n_p >= 1 whenever there is a vote): one 1-D put each
+    first.reshape(-1)[key[v == FIRST_HARDER]] = 1.0
+    second.reshape(-1)[key[v == SECOND_HARDER]] = 1.0
+    skip.reshape(-1)[key[v == SKIP]] = 1.0
+    judged, diff = first + second, first - second
+    return _Votes(
+        first,
+        second,
+        skip,
+        p,
+        a,
+        v,
+        n_p,
+        n_a,
+        judged,
+        diff,
+        np.ascontiguousarray(judged.T),
+        np.ascontiguousarray(diff.T),
+    )
+
+
+def _check_vote_rows(
+    pair: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    vote: npt.ArrayLike,
+    *,
+    n_pairs: int | None,
+    n_annotators: int | None,
+) -> tuple[IntArray, IntArray, IntArray, int, int, IntArray]:
+    """The checks of :func:`_check_votes` without its (A, P) matrices: pair, annotator and
+    vote (int64), the numbers of pairs and annotators, and each vote's ``a * n_p + p``."""
     p = as_index_array(pair, "pair", n=n_pairs)
     a = as_index_array(annotator, "annotator", n=n_annotators)
     v = np.asarray(vote)
@@ -442,34 +479,21 @@ def _check_votes(
     if n_a < 0 or n_p < 0:
         raise InvalidParameterError("n_pairs and n_annotators must be non-negative")
     key = a * max(n_p, 1) + p
-    uniq, counts = np.unique(key, return_counts=True)
-    if (counts > 1).any():
-        k = int(uniq[counts > 1][0])
+    cells = n_a * max(n_p, 1)
+    if key.size and cells <= 4 * key.size + 65536:
+        # repeats by counting (a sort at a million votes otherwise); the smallest
+        # repeated key, as the sorted unique keys give it
+        repeated = np.flatnonzero(np.bincount(key, minlength=cells) > 1)
+    else:
+        uniq, counts = np.unique(key, return_counts=True)
+        repeated = uniq[counts > 1]
+    if repeated.size:
+        k = int(repeated[0])
         raise InvalidParameterError(
             f"annotator {k // max(n_p, 1)} voted on pair {k % max(n_p, 1)} more than once; "
             "pass only each annotator's current vote per pair"
         )
-    first = np.zeros((n_a, n_p))
-    second = np.zeros((n_a, n_p))
-    skip = np.zeros((n_a, n_p))
-    first[a[v == FIRST_HARDER], p[v == FIRST_HARDER]] = 1.0
-    second[a[v == SECOND_HARDER], p[v == SECOND_HARDER]] = 1.0
-    skip[a[v == SKIP], p[v == SKIP]] = 1.0
-    judged, diff = first + second, first - second
-    return _Votes(
-        first,
-        second,
-        skip,
-        p,
-        a,
-        v,
-        n_p,
-        n_a,
-        judged,
-        diff,
-        np.ascontiguousarray(judged.T),
-        np.ascontiguousarray(diff.T),
-    )
+    return p, a, v, n_p, n_a, key
 
 
 def _check_options(
@@ -1345,18 +1369,20 @@ def human_difficulty_scale(
         n_questions = d.shape[1]
     pr = _check_pairs(pairs, n_questions)
     n_q = int(n_questions) if n_questions is not None else (int(pr.max()) + 1 if pr.size else 0)
-    votes = _check_votes(pair, annotator, vote, n_pairs=pr.shape[0], n_annotators=n_annotators)
+    p, a, v, _, n_a, _ = _check_vote_rows(
+        pair, annotator, vote, n_pairs=pr.shape[0], n_annotators=n_annotators
+    )
     names = _names(estimator_names, d.shape[0]) if difficulty is not None else ()
     if extremes not in ("exclude", "raise"):
         raise InvalidParameterError(f"extremes must be 'exclude' or 'raise', got {extremes!r}")
     if int(virtual_ties) != virtual_ties or virtual_ties < 0:
         raise InvalidParameterError(f"virtual_ties must be an integer >= 0, got {virtual_ties!r}")
-    keep = votes.vote != SKIP
+    keep = v != SKIP
     if not keep.any():
         raise DegenerateDataError(
             "there are no non-skipped votes, so no question has a human difficulty"
         )
-    p, a, v = votes.pair[keep], votes.annotator[keep], votes.vote[keep]
+    p, a, v = p[keep], a[keep], v[keep]
     qa, qb = pr[p, 0], pr[p, 1]
     always_harder = np.zeros(n_q, dtype=bool)
     always_easier = np.zeros(n_q, dtype=bool)
@@ -1371,11 +1397,12 @@ def human_difficulty_scale(
                 "more votes on pairs of similar difficulty"
             )
         p, a, v, qa, qb = p[kept], a[kept], v[kept], qa[kept], qb[kept]
-    used_q = np.unique(np.concatenate([qa, qb]))
-    used_a = np.unique(a)
+    # the sorted distinct indices (np.unique's), by counting
+    used_q = np.flatnonzero(np.bincount(qa, minlength=n_q) + np.bincount(qb, minlength=n_q))
+    used_a = np.flatnonzero(np.bincount(a, minlength=n_a))
     q_index = np.full(n_q, -1, dtype=np.int64)
     q_index[used_q] = np.arange(used_q.size)
-    a_index = np.full(votes.n_annotators, -1, dtype=np.int64)
+    a_index = np.full(n_a, -1, dtype=np.int64)
     a_index[used_a] = np.arange(used_a.size)
     outcome = (v == FIRST_HARDER).astype(np.float64)
     fa, fb, fk = q_index[qa], q_index[qb], a_index[a]
@@ -1409,9 +1436,9 @@ def human_difficulty_scale(
         return _masked(out, mask=mask)
 
     def a_masked(values: FloatArray) -> MaskedFloatArray:
-        out = np.zeros(votes.n_annotators)
+        out = np.zeros(n_a)
         out[used_a] = values
-        mask = np.ones(votes.n_annotators, dtype=bool)
+        mask = np.ones(n_a, dtype=bool)
         mask[used_a] = False
         return _masked(out, mask=mask)
 

@@ -814,7 +814,9 @@ def _agreement(
 
 def _question_groups(data: _StudyData) -> list[IntArray]:
     """Groups of questions linked by pairs with a non-skipped vote, largest first."""
-    judged = np.unique(data.vote_pair[data.vote_code != SKIP])
+    # the judged pairs, sorted (np.unique's), by counting instead of sorting a million votes
+    n_p = len(data.pair_keys)
+    judged = np.flatnonzero(np.bincount(data.vote_pair[data.vote_code != SKIP], minlength=n_p))
     a, b = data.pairs[judged, 0], data.pairs[judged, 1]
     return component_members(connected_components(a, b, len(data.question_keys)))
 
