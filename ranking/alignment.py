@@ -1085,9 +1085,8 @@ def alignment_report(
             ok = den > 0
             vals = np.where(ok[:, None, :], num / np.maximum(den, 1.0)[:, None, :], np.nan)
             bp_ind[start : start + b] = vals
-            vals = vals[:, row_of]  # (b, E, A)
-            with _quiet():
-                bp_mean[start : start + b] = np.nanmean(vals, axis=2)
+            with _quiet():  # per distinct row, then copied to its estimators (b, E)
+                bp_mean[start : start + b] = np.nanmean(vals, axis=2)[:, row_of]
             s, k = _batch_consensus_stats(votes, pred, wp, None, margin, near_tie, tie_credit)
             bp_share[start : start + b] = s
             bp_kap[start : start + b] = k
@@ -1120,10 +1119,11 @@ def alignment_report(
             b = min(_CHUNK, n_boot - start)
             wp = _boot_counts(gen, b, n_p)
             wa = _boot_counts(gen, b, n_a)
-            num = agreement_counts(wp)[:, row_of]
+            num = agreement_counts(wp)
             den = _count_matmul(wp, judged_pa)  # (b, A): judged votes on the drawn pairs
             ok = (den > 0) & (wa > 0)
             vals = np.where(ok[:, None, :], num / np.maximum(den, 1.0)[:, None, :], 0.0)
+            vals = vals[:, row_of]  # (b, E, A)
             wok = wa * ok  # (b, A): drawn annotators with a judged vote on the drawn pairs
             cnt = wok.sum(axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
