@@ -586,23 +586,27 @@ def _align(
         )
         if key == full:
             main = rep
-        judged = np.zeros(n_a, dtype=np.int64)
-        np.add.at(judged, va[vc != SKIP], 1)
+        judged = np.bincount(va[vc != SKIP], minlength=n_a).tolist()
+        # masks and values as Python lists once (the same floats as float() of each cell)
+        ind_mask = _mask(rep.individual).tolist()
+        low_mask = _mask(rep.individual_low).tolist()
+        ind_vals = np.asarray(rep.individual.data, dtype=np.float64).tolist()
+        low_vals = np.asarray(rep.individual_low.data, dtype=np.float64).tolist()
+        high_vals = np.asarray(rep.individual_high.data, dtype=np.float64).tolist()
         for e, j in enumerate(members):
             preds = ["n/a"] * n_p
             for i, pr in zip(sel.tolist(), rep.predictions[e].tolist(), strict=True):
                 preds[i] = PRED_WORDS[int(pr)]
             ind = []
             for a, name in enumerate(data.annotators):
-                masked = bool(_mask(rep.individual)[e, a])
-                lo_m = bool(_mask(rep.individual_low)[e, a])
+                masked, lo_m = ind_mask[e][a], low_mask[e][a]
                 ind.append(
                     AnnotatorAlignment(
                         name,
-                        None if masked else float(rep.individual.data[e, a]),
-                        None if lo_m else float(rep.individual_low.data[e, a]),
-                        None if lo_m else float(rep.individual_high.data[e, a]),
-                        int(judged[a]),
+                        None if masked else ind_vals[e][a],
+                        None if lo_m else low_vals[e][a],
+                        None if lo_m else high_vals[e][a],
+                        judged[a],
                     )
                 )
             results[j] = _Aligned(
