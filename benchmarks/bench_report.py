@@ -21,7 +21,9 @@ The second form is issue 13's measurement: ``annotate report --no-plots`` (and w
 ``--json``) on 1,000 annotators x 1,000 pairs, each run a fresh process as a user runs
 it: wall time, CPU time, peak RSS (the children's ``ru_maxrss``, so the largest run so
 far) and the load average; ``--code`` runs another checkout (``git archive REV annotate
-ranking``) for before/after.
+ranking``), and ``--code BEFORE AFTER`` runs both in turn in each round (interleaved, with
+the median CPU time of each); ``ANNOTATE_CACHE=off`` in the environment turns the vote
+cache off for the runs.
 
 Prints the median time, the stages of the median run, the peak traced memory
 (tracemalloc, which numpy reports to) and the process's maximum RSS, with BLAS
@@ -148,31 +150,45 @@ def cli_runs(args: argparse.Namespace) -> int:
         t = time.perf_counter()
         build(args.keep, args.questions, args.pairs, args.annotators, args.seed)
         print(f"built {args.annotators} x {args.pairs} in {time.perf_counter() - t:.0f} s")
-    code = str((args.code or ROOT).resolve())
-    prog = (
-        f"import sys; sys.path.insert(0, {code!r}); from annotate.__main__ import main; "
-        "sys.argv = ['annotate', *sys.argv[1:]]; main()"
+    codes = [str(c.resolve()) for c in (args.code or [ROOT])]
+    several = len(codes) > 1
+    print(
+        f"code: {'; '.join(codes)}; study {args.annotators} annotators x {args.pairs} pairs; "
+        f"{args.cli} runs{' each, interleaved' if several else ''}; ANNOTATE_CACHE="
+        f"{os.environ.get('ANNOTATE_CACHE', '(unset: on)')}"
     )
-    print(f"code: {code}; study {args.annotators} annotators x {args.pairs} pairs; {args.cli} runs")
-    print("| run | mode | wall s | CPU s | peak RSS MiB | load (1 min) |")
-    print("|---|---|---|---|---|---|")
+    tree = "| tree " if several else ""
+    print(f"| run {tree}| mode | wall s | CPU s | peak RSS MiB | load (1 min) |")
+    print("|---|---" + ("|---" if several else "") + "|---|---|---|---|")
+    cpu_by: dict[tuple[str, str], list[float]] = {}
     for i in range(args.cli):
-        for mode in ("md", "json"):
-            out = args.keep / f"out-{mode}"
-            json_flag = ["--json"] if mode == "json" else []
-            cmd = [sys.executable, "-P", "-c", prog, "report", "--db", str(db), "--study",
-                   "bench", "--no-plots", "--out", str(out), *json_flag]  # fmt: skip
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t = time.perf_counter()
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-            wall = time.perf_counter() - t
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-            # ru_maxrss of the children is the largest child so far: runs go largest last
-            print(
-                f"| {i + 1} | {mode} | {wall:.2f} | {cpu:.2f} | {after.ru_maxrss / 1024:.0f} "
-                f"| {os.getloadavg()[0]:.2f} |"
+        for k, code in enumerate(codes):
+            prog = (
+                f"import sys; sys.path.insert(0, {code!r}); from annotate.__main__ import main; "
+                "sys.argv = ['annotate', *sys.argv[1:]]; main()"
             )
+            for mode in ("md", "json"):
+                out = args.keep / f"out-{mode}"
+                json_flag = ["--json"] if mode == "json" else []
+                cmd = [sys.executable, "-P", "-c", prog, "report", "--db", str(db), "--study",
+                       "bench", "--no-plots", "--out", str(out), *json_flag]  # fmt: skip
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                t = time.perf_counter()
+                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+                wall = time.perf_counter() - t
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                cpu_by.setdefault((code, mode), []).append(cpu)
+                # ru_maxrss of the children is the largest child so far
+                label = f"| {k + 1} " if several else ""
+                print(
+                    f"| {i + 1} {label}| {mode} | {wall:.2f} | {cpu:.2f} | "
+                    f"{after.ru_maxrss / 1024:.0f} | {os.getloadavg()[0]:.2f} |"
+                )
+    if several:
+        for (code, mode), cpus in cpu_by.items():
+            med, n = statistics.median(cpus), codes.index(code) + 1
+            print(f"median CPU {mode}: {med:.2f} s, tree {n} = {code}")
     print(f"cpus: {os.cpu_count()}; target (issue 13): under 3 s for 1,000 x 1,000 --no-plots")
     return 0
 
@@ -221,8 +237,10 @@ def main() -> int:
         "--code",
         metavar="DIR",
         type=Path,
+        nargs="+",
         default=None,
-        help="with --cli: run another checkout's annotate and ranking (before/after)",
+        help="with --cli: run another checkout's annotate and ranking; several DIRs "
+        "(before after) are run in turn within each round, interleaved",
     )
     args = ap.parse_args()
     if args.cli:
@@ -251,7 +269,7 @@ def main() -> int:
                 times.append(dt)
                 reps.append(rep)
             med = statistics.median(times)
-            stages = reps[times.index(sorted(times)[len(times) // 2])].timings
+            stages = reps[times.index(sorted(times)[len(times) // 2])].timings  # type: ignore[attr-defined]
             results.append((label, med, min(times), max(times), stages))
         tracemalloc.start()
         _, rep = run(engine, study, args.boot, 1)

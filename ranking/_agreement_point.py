@@ -306,6 +306,47 @@ def _kappa_from_tables(
     return value, d_o, d_e, n, defined
 
 
+_W2 = 1.0 - np.eye(2)
+"""The disagreement weights of two categories (unweighted, linear and quadratic alike)."""
+
+
+def _pairwise_kappa2(
+    data: FloatArray, labels: FloatArray
+) -> tuple[FloatArray, FloatArray, BoolArray]:
+    """Value, totals and defined mask of :func:`_kappa_from_tables` for the (R, R, 2, 2)
+    tables of every pair of raters of ``data`` (R, U) with the two codes ``labels`` and
+    weights ``_W2``, as four (R, R) arrays of cells instead of one (R, R, 2, 2) array
+    (the planes of :func:`_one_hot`, ``data == code``, made directly).
+
+    The same numbers bit for bit: the cells are counts below 2**24 (exact in float32
+    whatever the order of the sums, as in :func:`pairwise_cohen_matrix`), so their total
+    is exact; each share ``t / n`` is the same division; a row or column share is one
+    addition of two shares; with weights 0 and 1 the observed disagreement is the one
+    addition ``p01 + p10`` and the expected one ``r0 c1 + r1 c0`` (the zero-weight terms
+    add exact zeros), and a sum of two numbers does not depend on their order.
+    """
+    x0, x1 = (np.equal(data, code).astype(np.float32) for code in labels.tolist())
+    t00 = (x0 @ x0.T).astype(np.float64)
+    t01 = (x0 @ x1.T).astype(np.float64)
+    t11 = (x1 @ x1.T).astype(np.float64)
+    t10 = np.ascontiguousarray(t01.T)
+    n = t00 + t01
+    n += t10
+    n += t11
+    safe_n = np.where(n > 0, n, 1.0)
+    p00, p01, p10, p11 = (t / safe_n for t in (t00, t01, t10, t11))
+    d_o = p01 + p10
+    r0c1 = p00 + p01
+    r0c1 *= p01 + p11
+    r1c0 = p10 + p11
+    r1c0 *= p00 + p10
+    d_e = r0c1 + r1c0
+    defined = (n > 0) & (d_e > _EPS)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(defined, 1.0 - d_o / np.where(defined, d_e, 1.0), 0.0)
+    return value, n, defined
+
+
 def _kappa_reason(table: FloatArray, labels: FloatArray) -> str:
     n = table.sum()
     if n <= 0:
@@ -555,16 +596,21 @@ def pairwise_cohen_matrix(
         raise InvalidParameterError(f"min_overlap must be an integer >= 1, got {min_overlap!r}")
     lab = _resolve_labels(data.ravel(), labels)
     w, wname = _weight_matrix(weights, lab.size)
-    oh = _one_hot(data, lab)  # (R, U, K)
-    if data.shape[1] <= _EXACT32_UNITS:
+    tables: FloatArray | None = None
+    if lab.size == 2 and np.array_equal(w, _W2) and data.shape[1] <= _EXACT32_UNITS:
+        value, n, defined = _pairwise_kappa2(data, lab)
+    elif data.shape[1] <= _EXACT32_UNITS:
+        oh = _one_hot(data, lab)  # (R, U, K)
         # counts of at most 2**24 units: every partial sum of the 0/1 products is an
         # integer that float32 holds exactly, so single precision gives the float64 tables
         # bit for bit (in their layout: astype keeps it) in half the time
         oh32 = oh.astype(np.float32)
         tables = np.einsum("ruk,sul->rskl", oh32, oh32, optimize=True).astype(np.float64)
     else:  # more than 16 million units
+        oh = _one_hot(data, lab)
         tables = np.einsum("ruk,sul->rskl", oh, oh, optimize=True)
-    value, _, _, n, defined = _kappa_from_tables(tables, w)
+    if tables is not None:
+        value, _, _, n, defined = _kappa_from_tables(tables, w)
     overlap = np.rint(n).astype(np.int64)
     ok = defined & (overlap >= min_overlap)
     values = _masked(np.where(ok, value, 0.0), mask=~ok)
@@ -630,15 +676,21 @@ def leave_one_out_agreement(
     lab = _resolve_labels(data.ravel(), labels)
     n_raters = data.shape[0]
     w, _ = _weight_matrix(weights, lab.size)
-    oh = _one_hot(data, lab)  # (R, U, K)
-    counts = oh.sum(axis=0)  # (U, K)
-    others = counts[None, :, :] - oh  # (R, U, K)
-    top = others.max(axis=-1, initial=0.0)  # no category at all: nothing is usable
-    n_top = (others == top[..., None]).sum(axis=-1)
-    usable = (top > 0) & (n_top == 1) & (oh.sum(axis=-1) > 0)
-    cons = np.where(usable[..., None], (others == top[..., None]).astype(np.float64), 0.0)
-    mine = oh * usable[..., None]
-    tables = np.einsum("ruk,rul->rkl", mine, cons)
+    # One (R, U) plane per category rather than an (R, U, K) array: the sums over the
+    # categories are then elementwise operations on contiguous planes. Every value is a
+    # small integer count, so the tables are the same whatever the order of the sums.
+    oh = [np.equal(data, code).astype(np.float64) for code in lab.tolist()]  # K x (R, U)
+    others = [x.sum(axis=0)[None, :] - x for x in oh]  # K x (R, U)
+    top = np.maximum.reduce([np.zeros_like(data), *others])  # no category: nothing usable
+    is_top = [o == top for o in others]
+    n_top = np.add.reduce([t.astype(np.int64) for t in is_top])
+    usable = (top > 0) & (n_top == 1) & (np.add.reduce(oh) > 0)
+    cons = [np.where(usable, t.astype(np.float64), 0.0) for t in is_top]
+    mine = [x * usable for x in oh]
+    tables = np.empty((n_raters, lab.size, lab.size))
+    for k, mk in enumerate(mine):
+        for j, cj in enumerate(cons):
+            tables[:, k, j] = np.einsum("ru,ru->r", mk, cj)
     value, _, _, n, defined = _kappa_from_tables(tables, w)
     n_units = np.rint(n).astype(np.int64)
     agree = np.einsum("rkk->r", tables)
@@ -702,7 +754,12 @@ def rating_counts(
     lab = _resolve_labels(data.ravel(), labels)
     if lab.size == 0:
         return np.zeros((data.shape[1], 0), dtype=np.int64), lab
-    return np.rint(_one_hot(data, lab).sum(axis=0)).astype(np.int64), lab
+    # per code, the raters of each unit who gave it (the sums of _one_hot's planes, as
+    # integers: the same counts without the (R, U, K) array)
+    counts = np.empty((data.shape[1], lab.size), dtype=np.int64)
+    for k, code in enumerate(lab.tolist()):
+        np.equal(data, code).sum(axis=0, out=counts[:, k])
+    return counts, lab
 
 
 def fleiss_kappa(counts: npt.ArrayLike) -> AgreementResult:

@@ -299,7 +299,13 @@ def _replicates_over_raters(
     n = _rater_products(F, rater_weights) if products is None else products  # K x (B, U)
     m = np.add.reduce(n)
     sumsq = np.add.reduce([x * x for x in n])
-    s2 = (W * W) @ rated.astype(np.float32)
+    # every rater rated every unit (a complete design, as with the abstention code):
+    # each unit's sum is the row sum (exact either way: small integers in float32)
+    everyone = bool(rated.all())
+    if everyone:
+        s2 = np.repeat((W * W).sum(axis=1, dtype=np.float32)[:, None], rated.shape[1], axis=1)
+    else:
+        s2 = (W * W) @ rated.astype(np.float32)
     pairs_u = m * m - s2
     pairable = pairs_u > 0
     agree = sumsq - s2
@@ -318,7 +324,10 @@ def _replicates_over_raters(
     has_any = rated.any(axis=1)  # (A,)
     drawn = ((W > 0) & has_any[None, :]).astype(np.float32)
     m_b = (W * has_any[None, :]).sum(axis=1, dtype=np.float64)  # ratings per complete unit
-    missing = drawn @ (rated == 0).astype(np.float32)  # drawn raters missing the unit
+    if everyone:  # no rater misses a unit
+        missing = np.zeros((W.shape[0], rated.shape[1]), dtype=np.float32)
+    else:
+        missing = drawn @ (rated == 0).astype(np.float32)  # drawn raters missing the unit
     complete = (missing == 0) & (drawn.sum(axis=1) >= 2)[:, None]
     cw = uw * complete  # (B, U): weight of each complete unit
     cnt = np.asarray(cw).sum(axis=1, dtype=np.float64)

@@ -425,6 +425,43 @@ def _check_votes(
     n_pairs: int | None,
     n_annotators: int | None,
 ) -> _Votes:
+    p, a, v, n_p, n_a, key = _check_vote_rows(
+        pair, annotator, vote, n_pairs=n_pairs, n_annotators=n_annotators
+    )
+    first = np.zeros((n_a, n_p))
+    second = np.zeros((n_a, n_p))
+    skip = np.zeros((n_a, n_p))
+    # flat positions key = a * n_p + p (n_p >= 1 whenever there is a vote): one 1-D put each
+    first.reshape(-1)[key[v == FIRST_HARDER]] = 1.0
+    second.reshape(-1)[key[v == SECOND_HARDER]] = 1.0
+    skip.reshape(-1)[key[v == SKIP]] = 1.0
+    judged, diff = first + second, first - second
+    return _Votes(
+        first,
+        second,
+        skip,
+        p,
+        a,
+        v,
+        n_p,
+        n_a,
+        judged,
+        diff,
+        np.ascontiguousarray(judged.T),
+        np.ascontiguousarray(diff.T),
+    )
+
+
+def _check_vote_rows(
+    pair: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    vote: npt.ArrayLike,
+    *,
+    n_pairs: int | None,
+    n_annotators: int | None,
+) -> tuple[IntArray, IntArray, IntArray, int, int, IntArray]:
+    """The checks of :func:`_check_votes` without its (A, P) matrices: pair, annotator and
+    vote (int64), the numbers of pairs and annotators, and each vote's ``a * n_p + p``."""
     p = as_index_array(pair, "pair", n=n_pairs)
     a = as_index_array(annotator, "annotator", n=n_annotators)
     v = np.asarray(vote)
@@ -442,34 +479,21 @@ def _check_votes(
     if n_a < 0 or n_p < 0:
         raise InvalidParameterError("n_pairs and n_annotators must be non-negative")
     key = a * max(n_p, 1) + p
-    uniq, counts = np.unique(key, return_counts=True)
-    if (counts > 1).any():
-        k = int(uniq[counts > 1][0])
+    cells = n_a * max(n_p, 1)
+    if key.size and cells <= 4 * key.size + 65536:
+        # repeats by counting (a sort at a million votes otherwise); the smallest
+        # repeated key, as the sorted unique keys give it
+        repeated = np.flatnonzero(np.bincount(key, minlength=cells) > 1)
+    else:
+        uniq, counts = np.unique(key, return_counts=True)
+        repeated = uniq[counts > 1]
+    if repeated.size:
+        k = int(repeated[0])
         raise InvalidParameterError(
             f"annotator {k // max(n_p, 1)} voted on pair {k % max(n_p, 1)} more than once; "
             "pass only each annotator's current vote per pair"
         )
-    first = np.zeros((n_a, n_p))
-    second = np.zeros((n_a, n_p))
-    skip = np.zeros((n_a, n_p))
-    first[a[v == FIRST_HARDER], p[v == FIRST_HARDER]] = 1.0
-    second[a[v == SECOND_HARDER], p[v == SECOND_HARDER]] = 1.0
-    skip[a[v == SKIP], p[v == SKIP]] = 1.0
-    judged, diff = first + second, first - second
-    return _Votes(
-        first,
-        second,
-        skip,
-        p,
-        a,
-        v,
-        n_p,
-        n_a,
-        judged,
-        diff,
-        np.ascontiguousarray(judged.T),
-        np.ascontiguousarray(diff.T),
-    )
+    return p, a, v, n_p, n_a, key
 
 
 def _check_options(
@@ -699,6 +723,53 @@ def _agreement_tensor(
     if tie_credit:
         out[(pred == TIE)[:, None, :] & (votes.judged > 0)[None]] = tie_credit
     return out
+
+
+class _AgreementPlan:
+    """``wp @ agree_pa`` of :func:`alignment_report` (bootstrap pair counts times each
+    distinct prediction row's agreement credits, shape (b, E_distinct, A)) with less work.
+
+    Two estimators' predictions usually differ on a minority of the pairs, and where they
+    agree so do their credits; so a row is the product of an earlier row (its base) plus
+    the product of the difference of the credits on the pairs where the two differ, a
+    matrix product over those pairs only. Exact, like :func:`_count_matmul` (float32 only):
+    counts times credits and credit differences (multiples of 1/2 of at most 1 in size)
+    sum to multiples of 1/2 below 2**23 in any order, and the base plus the difference,
+    both such numbers, is exact in float64; so each row equals its direct product bit for
+    bit. A row that differs from every earlier row on more than ``_DELTA_SHARE`` of the
+    pairs is multiplied whole.
+    """
+
+    def __init__(self, agree: npt.NDArray[np.float32], distinct: IntArray) -> None:
+        n_u, n_a, n_p = agree.shape
+        self.n_a = n_a
+        self.steps: list[tuple[int, IntArray | None, npt.NDArray[np.float32]]] = []
+        for u in range(n_u):
+            base, cols = -1, None
+            if u:
+                differ = (distinct[:u] != distinct[u]).sum(axis=1)
+                v = int(np.argmin(differ))
+                if differ[v] <= _DELTA_SHARE * n_p:
+                    base, cols = v, np.flatnonzero(distinct[v] != distinct[u])
+            if cols is None:
+                m = np.ascontiguousarray(agree[u].T)  # (P, A)
+            else:
+                m = np.ascontiguousarray((agree[u][:, cols] - agree[base][:, cols]).T)
+            self.steps.append((base, cols, m))
+
+    def counts(self, wp: FloatArray) -> FloatArray:
+        w32 = wp.astype(np.float32)
+        out = np.empty((wp.shape[0], len(self.steps), self.n_a))
+        for u, (base, cols, m) in enumerate(self.steps):
+            if cols is None:
+                out[:, u] = w32 @ m
+            else:
+                out[:, u] = out[:, base] + (w32[:, cols] @ m)
+        return out
+
+
+_DELTA_SHARE = 0.6
+"""Largest share of pairs on which :class:`_AgreementPlan` multiplies a difference."""
 
 
 def _distinct_rows(pred: IntArray) -> tuple[IntArray, IntArray]:
@@ -990,21 +1061,32 @@ def alignment_report(
     bp_share = np.full((bp_ind.shape[0], n_e), np.nan)
     bp_kap = np.full((bp_ind.shape[0], n_e), np.nan)
     judged_pa = _counts32(votes, "judged").T if exact else judged.T  # (P, A)
-    if do_pairs or do_both:
+    plan: _AgreementPlan | None = None
+    agree_pa: npt.NDArray[np.floating[Any]] | None = None
+    if (do_pairs or do_both) and exact:
+        plan = _AgreementPlan(agree, distinct)
+    elif do_pairs or do_both:
         agree_pa = agree.transpose(2, 0, 1).reshape(n_p, n_u * n_a)
+
+    def agreement_counts(wp: FloatArray) -> FloatArray:
+        """(b, E_distinct, A): bootstrap-weighted agreement credit of each annotator."""
+        if plan is not None:
+            return plan.counts(wp)
+        assert agree_pa is not None
+        return _count_matmul(wp, agree_pa).reshape(wp.shape[0], n_u, n_a)
+
     del agree
     if do_pairs:
         for start in range(0, n_boot, _CHUNK):
             b = min(_CHUNK, n_boot - start)
             wp = _boot_counts(gen, b, n_p)
-            num = _count_matmul(wp, agree_pa).reshape(b, n_u, n_a)
+            num = agreement_counts(wp)
             den = _count_matmul(wp, judged_pa)  # (b, A)
             ok = den > 0
             vals = np.where(ok[:, None, :], num / np.maximum(den, 1.0)[:, None, :], np.nan)
             bp_ind[start : start + b] = vals
-            vals = vals[:, row_of]  # (b, E, A)
-            with _quiet():
-                bp_mean[start : start + b] = np.nanmean(vals, axis=2)
+            with _quiet():  # per distinct row, then copied to its estimators (b, E)
+                bp_mean[start : start + b] = np.nanmean(vals, axis=2)[:, row_of]
             s, k = _batch_consensus_stats(votes, pred, wp, None, margin, near_tie, tie_credit)
             bp_share[start : start + b] = s
             bp_kap[start : start + b] = k
@@ -1037,10 +1119,11 @@ def alignment_report(
             b = min(_CHUNK, n_boot - start)
             wp = _boot_counts(gen, b, n_p)
             wa = _boot_counts(gen, b, n_a)
-            num = _count_matmul(wp, agree_pa).reshape(b, n_u, n_a)[:, row_of]
+            num = agreement_counts(wp)
             den = _count_matmul(wp, judged_pa)  # (b, A): judged votes on the drawn pairs
             ok = (den > 0) & (wa > 0)
             vals = np.where(ok[:, None, :], num / np.maximum(den, 1.0)[:, None, :], 0.0)
+            vals = vals[:, row_of]  # (b, E, A)
             wok = wa * ok  # (b, A): drawn annotators with a judged vote on the drawn pairs
             cnt = wok.sum(axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -1286,18 +1369,20 @@ def human_difficulty_scale(
         n_questions = d.shape[1]
     pr = _check_pairs(pairs, n_questions)
     n_q = int(n_questions) if n_questions is not None else (int(pr.max()) + 1 if pr.size else 0)
-    votes = _check_votes(pair, annotator, vote, n_pairs=pr.shape[0], n_annotators=n_annotators)
+    p, a, v, _, n_a, _ = _check_vote_rows(
+        pair, annotator, vote, n_pairs=pr.shape[0], n_annotators=n_annotators
+    )
     names = _names(estimator_names, d.shape[0]) if difficulty is not None else ()
     if extremes not in ("exclude", "raise"):
         raise InvalidParameterError(f"extremes must be 'exclude' or 'raise', got {extremes!r}")
     if int(virtual_ties) != virtual_ties or virtual_ties < 0:
         raise InvalidParameterError(f"virtual_ties must be an integer >= 0, got {virtual_ties!r}")
-    keep = votes.vote != SKIP
+    keep = v != SKIP
     if not keep.any():
         raise DegenerateDataError(
             "there are no non-skipped votes, so no question has a human difficulty"
         )
-    p, a, v = votes.pair[keep], votes.annotator[keep], votes.vote[keep]
+    p, a, v = p[keep], a[keep], v[keep]
     qa, qb = pr[p, 0], pr[p, 1]
     always_harder = np.zeros(n_q, dtype=bool)
     always_easier = np.zeros(n_q, dtype=bool)
@@ -1312,11 +1397,12 @@ def human_difficulty_scale(
                 "more votes on pairs of similar difficulty"
             )
         p, a, v, qa, qb = p[kept], a[kept], v[kept], qa[kept], qb[kept]
-    used_q = np.unique(np.concatenate([qa, qb]))
-    used_a = np.unique(a)
+    # the sorted distinct indices (np.unique's), by counting
+    used_q = np.flatnonzero(np.bincount(qa, minlength=n_q) + np.bincount(qb, minlength=n_q))
+    used_a = np.flatnonzero(np.bincount(a, minlength=n_a))
     q_index = np.full(n_q, -1, dtype=np.int64)
     q_index[used_q] = np.arange(used_q.size)
-    a_index = np.full(votes.n_annotators, -1, dtype=np.int64)
+    a_index = np.full(n_a, -1, dtype=np.int64)
     a_index[used_a] = np.arange(used_a.size)
     outcome = (v == FIRST_HARDER).astype(np.float64)
     fa, fb, fk = q_index[qa], q_index[qb], a_index[a]
@@ -1350,9 +1436,9 @@ def human_difficulty_scale(
         return _masked(out, mask=mask)
 
     def a_masked(values: FloatArray) -> MaskedFloatArray:
-        out = np.zeros(votes.n_annotators)
+        out = np.zeros(n_a)
         out[used_a] = values
-        mask = np.ones(votes.n_annotators, dtype=bool)
+        mask = np.ones(n_a, dtype=bool)
         mask[used_a] = False
         return _masked(out, mask=mask)
 

@@ -323,6 +323,8 @@ class StudyMonitor:
                 at = at[~alive[np.searchsorted(cols[:, 0], cur_ids[at])]]
                 self._current.drop(at)
                 self._current.append(new[alive[len(cols) - len(new) :]])
+        elif not self._current.n:  # the first current rows: one copy, kept as made
+            self._current = _Grow(new.copy() if alive_new.all() else new[alive_new])
         else:  # nothing superseded: the current votes so far, then the new ones
             self._current.append(new[alive_new])
         self._last = int(new[-1, 0])
@@ -675,6 +677,8 @@ class _VoteArrays:
         for col in self.all.values():
             col.drop(pos)
         d_ids = self.dec["ids"].view
+        if not d_ids.size:  # no decided vote held (all skips): nothing more to drop
+            return
         at = np.searchsorted(d_ids, ids)
         at = at[(at < d_ids.size) & (d_ids[np.minimum(at, d_ids.size - 1)] == ids)]
         if at.size:

@@ -65,7 +65,7 @@ from annotate.services.arrays import VoteArrays, arrays_from_codes, response_mat
 from annotate.services.estimators import Matrix, estimate
 from annotate.services.monitoring import StudyMonitor
 from annotate.services.notes import report_lines
-from annotate.services.quality import report_quality
+from annotate.services.quality import study_quality, with_alignment
 from annotate.services.report_files import (
     WrittenReport,
     md_escape,
@@ -586,23 +586,27 @@ def _align(
         )
         if key == full:
             main = rep
-        judged = np.zeros(n_a, dtype=np.int64)
-        np.add.at(judged, va[vc != SKIP], 1)
+        judged = np.bincount(va[vc != SKIP], minlength=n_a).tolist()
+        # masks and values as Python lists once (the same floats as float() of each cell)
+        ind_mask = _mask(rep.individual).tolist()
+        low_mask = _mask(rep.individual_low).tolist()
+        ind_vals = np.asarray(rep.individual.data, dtype=np.float64).tolist()
+        low_vals = np.asarray(rep.individual_low.data, dtype=np.float64).tolist()
+        high_vals = np.asarray(rep.individual_high.data, dtype=np.float64).tolist()
         for e, j in enumerate(members):
             preds = ["n/a"] * n_p
             for i, pr in zip(sel.tolist(), rep.predictions[e].tolist(), strict=True):
                 preds[i] = PRED_WORDS[int(pr)]
             ind = []
             for a, name in enumerate(data.annotators):
-                masked = bool(_mask(rep.individual)[e, a])
-                lo_m = bool(_mask(rep.individual_low)[e, a])
+                masked, lo_m = ind_mask[e][a], low_mask[e][a]
                 ind.append(
                     AnnotatorAlignment(
                         name,
-                        None if masked else float(rep.individual.data[e, a]),
-                        None if lo_m else float(rep.individual_low.data[e, a]),
-                        None if lo_m else float(rep.individual_high.data[e, a]),
-                        int(judged[a]),
+                        None if masked else ind_vals[e][a],
+                        None if lo_m else low_vals[e][a],
+                        None if lo_m else high_vals[e][a],
+                        judged[a],
                     )
                 )
             results[j] = _Aligned(
@@ -640,10 +644,14 @@ def _failed(reason: str, n_p: int, annotators: list[str]) -> _Aligned:
 
 def _ratings(data: _StudyData, *, with_skips: bool) -> FloatArray:
     """(annotators, pairs): 1/2 (and 0 for skip when ``with_skips``); NaN = missing."""
-    R = np.full((len(data.annotators), len(data.pair_keys)), np.nan)
+    n_p = len(data.pair_keys)
+    R = np.full((len(data.annotators), n_p), np.nan)
     code = data.vote_code.astype(np.float64)
-    keep = np.ones(code.size, dtype=bool) if with_skips else code != SKIP
-    R[data.vote_annotator[keep], data.vote_pair[keep]] = code[keep]
+    cell = data.vote_annotator * n_p + data.vote_pair  # flat positions: one 1-D put
+    if not with_skips:
+        keep = code != SKIP
+        cell, code = cell[keep], code[keep]
+    R.reshape(-1)[cell] = code
     return R
 
 
@@ -810,7 +818,9 @@ def _agreement(
 
 def _question_groups(data: _StudyData) -> list[IntArray]:
     """Groups of questions linked by pairs with a non-skipped vote, largest first."""
-    judged = np.unique(data.vote_pair[data.vote_code != SKIP])
+    # the judged pairs, sorted (np.unique's), by counting instead of sorting a million votes
+    n_p = len(data.pair_keys)
+    judged = np.flatnonzero(np.bincount(data.vote_pair[data.vote_code != SKIP], minlength=n_p))
     a, b = data.pairs[judged, 0], data.pairs[judged, 1]
     return component_members(connected_components(a, b, len(data.question_keys)))
 
@@ -1270,6 +1280,8 @@ def human_alignment_report(
                 data, n_boot=n_boot, rng=rng_agree, confidence=confidence, resample=resample
             ),
         )
+        # the quality checks need only the database: beside the alignment, not after it
+        quality_f = pool.submit(study_quality, engine, data.name)
         cols, notes = timed("estimators", lambda: _columns(data, methods, difficulty_file))
         sub_cols = timed("pool estimators", lambda: _subgroup_columns(data, subgroup_methods))
         scale_f = pool.submit(timed, "human scale", lambda: _human_scale(data, cols, confidence))
@@ -1288,6 +1300,7 @@ def human_alignment_report(
         verdicts = verdicts_f.result()
         agreement = agreement_f.result()
         scale = scale_f.result()
+        quality = quality_f.result()
     timings.append(("computation (wall)", time.perf_counter() - t_compute))
     n_p = len(data.pair_keys)
     if main is not None:
@@ -1394,9 +1407,10 @@ def human_alignment_report(
         verdicts=verdicts.annotators,
         verdict_notes=(*((verdicts.problem,) if verdicts.problem else ()), *verdicts.notes),
         item_notes=report_lines(engine, data.name),
-        quality=report_quality(
-            engine,
-            data.name,
+        quality=None
+        if quality.empty
+        else with_alignment(
+            quality,
             {a.annotator: a.value for a in alignment[0].individual} if alignment else {},
         ),
         paired_tests=_paired_tests(alignment, pair_rows),
