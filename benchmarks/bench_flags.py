@@ -458,6 +458,15 @@ def main() -> None:
         "no honest-ability fit (ranking.arena._HONEST_MAX_NOISE, default 0.42)",
     )
     p.add_argument(
+        "--predictive-max-noise",
+        type=float,
+        default=None,
+        metavar="X",
+        help="typical honest annotator's noise (median se of the clear annotators over "
+        "exp(mu)) below which the random test is the predictive one "
+        "(ranking.arena._PREDICTIVE_MAX_NOISE)",
+    )
+    p.add_argument(
         "--tie-rates",
         type=float,
         nargs=2,
@@ -510,6 +519,10 @@ def main() -> None:
         import ranking.arena
 
         ranking.arena._HONEST_MAX_NOISE = args.honest_max_noise
+    if args.predictive_max_noise is not None:
+        import ranking.arena
+
+        ranking.arena._PREDICTIVE_MAX_NOISE = args.predictive_max_noise
     if args.old_random:
         import ranking.arena
 
@@ -539,6 +552,11 @@ def main() -> None:
         f"({cell_reps(3, reps)} with 3 annotators)"
         + (f"; tie test {args.tie_test}" if args.tie_test else "")
         + (f"; honest max noise {args.honest_max_noise}" if args.honest_max_noise else "")
+        + (
+            f"; predictive max noise {args.predictive_max_noise}"
+            if args.predictive_max_noise
+            else ""
+        )
         + (f"; tie rates uniform {args.tie_rates}" if args.tie_rates else "")
         + (f"; gold items: {args.gold:.0%} of each annotator's votes" if args.gold else "")
     )
@@ -613,6 +631,12 @@ def main() -> None:
             rec_s = f"{cau / eli:5.2f}" if eli else "    -"
             line += f" |            {rec_s} {fal / max(hon, 1):5.3f}"
         print(line)
+    for v in votes_grid:
+        tot = np.sum([by_strategy[(name, v)] for name in args.strategies], axis=0)
+        print(
+            f"{v} votes, all strategies: caught {tot[0]} of {tot[1]}, "
+            f"false flags {tot[2]} of {tot[3]}"
+        )
     print()
     print(
         f"worst false-flag rate {worst_ff:.3f} (target <= 0.05); worst recall at >= 50 votes "
