@@ -39,9 +39,15 @@ ranking, ``ranking.arena._tie_gap_z``) enters the ``random`` verdict
 battles and everything else are those of the same study without it): real annotators
 differ in how often they tie, and no verdict may follow the tie rate alone.
 
+``--honest-p STUDIES`` checks that the predictive ``random`` test is valid where its gates
+let it run: honest-only studies (``--annotators`` x ``--votes`` x ``--sds``), the pooled
+p-values against the uniform (Kolmogorov-Smirnov), no grid.
+
 ``--honest-max-noise X`` moves the gate of the ``random`` test's honest-ability fit
-(``ranking.arena._HONEST_MAX_NOISE``, default 0.42: at or above that median ``se / theta``
-of the clear annotators, no fit, and the test compares with a tenth of the median ability).
+(``ranking.arena._HONEST_MAX_NOISE``, default 0.5: at or above that median ``se / theta``
+of the clear annotators, no fit, and the test compares with a tenth of the median ability;
+0.42 before rec50). ``--predictive-max-noise X`` moves the gate of the predictive test
+(``ranking.arena._PREDICTIVE_MAX_NOISE``, 0.5 before rec50).
 
 ``--count-only`` settles the direction of the ranking by the significance count alone
 (``ranking.arena._MIXTURE_DIRECTION = False``, the rule before the mixture of the
@@ -69,6 +75,7 @@ import os
 import time
 import zlib
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.stats import binom, binomtest
@@ -408,6 +415,70 @@ def paper_f1(reps: int, seed: int) -> list[tuple[str, float, float, float, float
     return rows
 
 
+def honest_p_values(n_ann: int, votes: int, sd: float, studies: int) -> str:
+    """The predictive ``random`` test's validity in honest-only studies: every p-value of
+    the studies where the final fit ran the predictive test, pooled, against the uniform
+    (``scipy.stats.kstest``; one-sided ``alternative="greater"``: p-values too small,
+    which is what would break Benjamini-Hochberg), the share below 0.05 and 0.01, which
+    fit each study's ``random`` test used (predictive, log-scale, none) and the honest
+    annotators flagged for any reason. Study ``r`` draws from
+    ``default_rng([crc32("unif-A-V-SD"), r])``."""
+    from scipy.stats import kstest
+
+    import ranking.arena as arena
+
+    orig_test, orig_fit = arena._random_test, arena._honest_abilities
+    seen: dict[str, Any] = {}
+
+    def fit(*args: Any) -> Any:
+        seen["fit"] = orig_fit(*args)
+        return seen["fit"]
+
+    def test(*args: Any, **kw: Any) -> Any:
+        seen["fit"] = None
+        t0, p = orig_test(*args, **kw)
+        seen["last"] = (p.copy(), seen["fit"])
+        return t0, p
+
+    arena._honest_abilities, arena._random_test = fit, test  # type: ignore[assignment]
+    pooled: list[np.ndarray] = []
+    kinds = {"predictive": 0, "log-scale": 0, "none": 0}
+    flagged = 0
+    try:
+        for r in range(studies):
+            gen = np.random.default_rng([zlib.crc32(f"unif-{n_ann}-{votes}-{sd}".encode()), r])
+            n_models = min(20, max(4, n_ann * votes // 15))
+            sim = simulate_arena(
+                n_models=n_models, n_annotators=n_ann, records_per_annotator=votes,
+                discrimination_sd=sd, rng=gen,
+            )  # fmt: skip
+            seen.clear()
+            res = stable_arena(
+                sim.model_a, sim.model_b, sim.annotator, sim.outcome,
+                n_models=n_models, n_annotators=n_ann,
+            )  # fmt: skip
+            flagged += int((np.asarray(res.status) == "flagged").sum())
+            if "last" not in seen:
+                continue
+            p, f = seen["last"]
+            kinds["none" if f is None else ("predictive" if f[2] else "log-scale")] += 1
+            if f is not None and f[2]:
+                pooled.append(p)
+    finally:
+        arena._honest_abilities, arena._random_test = orig_fit, orig_test
+    head = f"{n_ann:>4} x {votes:>3} sd {sd:.1f}: fits {kinds}; "
+    if not pooled:
+        return head + f"no predictive p-values; flagged {flagged} of {n_ann * studies}"
+    allp = np.concatenate(pooled)
+    two = kstest(allp, "uniform").pvalue
+    one = kstest(allp, "uniform", alternative="greater").pvalue
+    return head + (
+        f"{allp.size} p-values, KS p two-sided {two:.3f}, one-sided (too small) {one:.3f}; "
+        f"share < 0.05 {np.mean(allp < 0.05):.3f}, < 0.01 {np.mean(allp < 0.01):.3f}; "
+        f"flagged (any reason) {flagged} of {n_ann * studies}"
+    )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="one study per cell, fewer sizes")
@@ -455,7 +526,16 @@ def main() -> None:
         default=None,
         metavar="X",
         help="median se/theta of the clear annotators at or above which the random test has "
-        "no honest-ability fit (ranking.arena._HONEST_MAX_NOISE, default 0.42)",
+        "no honest-ability fit (ranking.arena._HONEST_MAX_NOISE, default 0.5)",
+    )
+    p.add_argument(
+        "--predictive-max-noise",
+        type=float,
+        default=None,
+        metavar="X",
+        help="typical honest annotator's noise (median se of the clear annotators over "
+        "exp(mu)) below which the random test is the predictive one "
+        "(ranking.arena._PREDICTIVE_MAX_NOISE, default 0.7)",
     )
     p.add_argument(
         "--tie-rates",
@@ -486,6 +566,14 @@ def main() -> None:
         help="with --cells: index of the first study (study r of a cell always has the same "
         "seed, so 0 repeats the grid's studies and continues them)",
     )
+    p.add_argument(
+        "--honest-p",
+        type=int,
+        default=None,
+        metavar="STUDIES",
+        help="honest-only studies (--annotators x --votes x --sds, STUDIES each): are the "
+        "predictive random test's p-values uniform? (KS; no grid)",
+    )
     p.add_argument("--log", help="with --cells: append each study's counts to this JSON-lines file")
     p.add_argument(
         "--summarize",
@@ -510,12 +598,23 @@ def main() -> None:
         import ranking.arena
 
         ranking.arena._HONEST_MAX_NOISE = args.honest_max_noise
+    if args.predictive_max_noise is not None:
+        import ranking.arena
+
+        ranking.arena._PREDICTIVE_MAX_NOISE = args.predictive_max_noise
     if args.old_random:
         import ranking.arena
 
         ranking.arena._RANDOM_PREDICTIVE = False
     if args.summarize:
         summarize(args.summarize)
+        return
+    if args.honest_p:
+        print(f"load average {os.getloadavg()[0]:.2f}")
+        for n_ann in args.annotators:
+            for votes in args.votes or (50, 100):
+                for sd in args.sds:
+                    print(honest_p_values(n_ann, votes, sd, args.honest_p), flush=True)
         return
     if args.count_only:
         import ranking.arena
@@ -539,6 +638,11 @@ def main() -> None:
         f"({cell_reps(3, reps)} with 3 annotators)"
         + (f"; tie test {args.tie_test}" if args.tie_test else "")
         + (f"; honest max noise {args.honest_max_noise}" if args.honest_max_noise else "")
+        + (
+            f"; predictive max noise {args.predictive_max_noise}"
+            if args.predictive_max_noise
+            else ""
+        )
         + (f"; tie rates uniform {args.tie_rates}" if args.tie_rates else "")
         + (f"; gold items: {args.gold:.0%} of each annotator's votes" if args.gold else "")
     )
@@ -613,6 +717,12 @@ def main() -> None:
             rec_s = f"{cau / eli:5.2f}" if eli else "    -"
             line += f" |            {rec_s} {fal / max(hon, 1):5.3f}"
         print(line)
+    for v in votes_grid:
+        tot = np.sum([by_strategy[(name, v)] for name in args.strategies], axis=0)
+        print(
+            f"{v} votes, all strategies: caught {tot[0]} of {tot[1]}, "
+            f"false flags {tot[2]} of {tot[3]}"
+        )
     print()
     print(
         f"worst false-flag rate {worst_ff:.3f} (target <= 0.05); worst recall at >= 50 votes "
