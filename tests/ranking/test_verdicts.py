@@ -341,8 +341,9 @@ def test_random_threshold_is_justified_by_false_and_true_flag_rates():
     """The ``random`` threshold (``_random_threshold``: 70% of the typical ability when
     honest annotators are alike, the 5% quantile of their log-normal spread when they
     differ; estimated only when the clearly honest annotators' median se/theta is below
-    0.5, ``_HONEST_MAX_NOISE``, 0.42 before) is a tuned rule, so it is justified by the two error rates it must meet
-    (issue 10's targets), on seeded simulations of 42 annotators with 100 votes each:
+    0.5, ``_HONEST_MAX_NOISE``, 0.42 before) is a tuned rule, so it is justified by the
+    two error rates it must meet (issue 10's targets), on seeded simulations of 42
+    annotators with 100 votes each:
 
     * honest-only studies, discrimination sd 0, 0.5 and 1.0, 6 studies each (756
       honest verdicts): at most 5% flagged ``random`` (observed: 0);
