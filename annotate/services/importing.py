@@ -32,6 +32,7 @@ from annotate.services.votes_io import (
     parse_vote_file,
     read_vote_table,
     read_votes,
+    uuid_rows,
 )
 from annotate.store import repo
 from annotate.study_settings import StudySettings
@@ -1251,10 +1252,9 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
     has_sup = pc.is_valid(t.supersedes).to_numpy(zero_copy_only=False)
     child = np.flatnonzero(has_sup)
     if child.size:
-        target_arr = pc.index_in(t.supersedes.take(pa.array(child)), value_set=t.uuid)
-        if target_arr.null_count:
+        target = uuid_rows(t, t.supersedes.take(pa.array(child)))
+        if np.any(target < 0):
             raise _SlowPathError  # names a stored vote, or none
-        target = target_arr.to_numpy(zero_copy_only=False).astype(np.int64)
         if (
             np.any(target >= child)
             or np.any(study_code[target] != study_code[child])

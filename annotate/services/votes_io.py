@@ -285,6 +285,10 @@ class VoteTable:
     """``pyarrow.StringArray``, null when empty."""
     selection_probability: Any = None
     """``pyarrow.DoubleArray``, null when empty; None when the file has no such column."""
+    uuid_hashes: Any = None
+    """64-bit hashes of the vote ids (:func:`_uuid_hashes`, as int64) in a ``pandas.Index``
+    whose hash table the reader built when it checked them all distinct; None when two
+    collide. :func:`uuid_rows` looks ids up in it instead of hashing the strings again."""
 
     def __len__(self) -> int:
         return len(self.uuid)
@@ -378,12 +382,29 @@ def _duplicates_possible(chars: Any) -> bool:
     """Whether two UUIDs (an ``(n, 36)`` byte matrix) may be equal: False when 64-bit hashes
     of their 36 bytes all differ (equal values have equal hashes; an exact comparison
     decides when two hashes are equal)."""
+    return len(chars) >= 2 and _repeats(_uuid_hashes(chars))
+
+
+def _repeats(key: Any) -> bool:
+    """Whether a value occurs twice in ``key`` (``numpy`` uint64)."""
+    return not _hash_index(key).is_unique
+
+
+def _hash_index(key: Any) -> Any:
+    """``key`` (``numpy`` uint64) as a ``pandas.Index`` of int64 (its hash table is built by
+    the first ``is_unique`` and reused by ``get_indexer``)."""
     import numpy as np
     import pandas as pd
 
+    return pd.Index(key.view(np.int64))
+
+
+def _uuid_hashes(chars: Any) -> Any:
+    """A 64-bit hash of each row of an ``(n, 36)`` byte matrix (``numpy`` uint64): equal
+    rows, equal hashes."""
+    import numpy as np
+
     n = len(chars)
-    if n < 2:
-        return False
     rows = np.ascontiguousarray(chars)
 
     def word(at: int, dtype: str) -> Any:
@@ -394,7 +415,39 @@ def _duplicates_possible(chars: Any) -> bool:
     for w, k in zip(words, _HASH_MULTIPLIERS, strict=True):
         key ^= w * np.uint64(k)
         key ^= key >> np.uint64(29)
-    return bool(pd.Series(key.view(np.int64)).duplicated().any())
+    return key
+
+
+def uuid_rows(table: VoteTable, values: Any) -> Any:
+    """The row of ``table`` whose vote id is each of ``values`` (a ``pyarrow`` string array
+    without nulls), -1 where none is (``numpy`` int64): what ``pyarrow.compute.index_in``
+    with the vote ids as its value set gives.
+
+    With :attr:`VoteTable.uuid_hashes` (distinct hashes) the ids are matched by their 64-bit
+    hashes in the hash table the reader built, and every match is confirmed byte for
+    byte: a value equal to a vote id has that id's hash, the only row with it, so a hash
+    that matches a row whose bytes differ means no row."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if table.uuid_hashes is not None and len(values):
+        try:
+            wanted = _uuid_chars(values)
+        except _NotFastError:
+            wanted = None
+        if wanted is not None:
+            found = table.uuid_hashes.get_indexer(_uuid_hashes(wanted).view(np.int64))
+            rows = np.asarray(found, dtype=np.int64)
+            hit = np.flatnonzero(rows >= 0)
+            ids = table.uuid
+            offsets = np.frombuffer(ids.buffers()[1], dtype=np.int32)[ids.offset : ids.offset + 2]
+            raw = np.frombuffer(ids.buffers()[2], dtype=np.uint8)[offsets[0] :]
+            stored = raw[: 36 * len(ids)].reshape(len(ids), 36)
+            same = np.all(stored[rows[hit]] == wanted[hit], axis=1)
+            rows[hit[~same]] = -1
+            return rows
+    found = pc.index_in(values, value_set=table.uuid)
+    return pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def read_vote_table(path: Path) -> VoteTable | None:
@@ -465,21 +518,24 @@ def _parse_vote_table(path: Path) -> VoteTable:
     def empty_as_null(col: Any) -> Any:
         return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
 
-    def checked_in_worker() -> tuple[Any, Any, Any]:
+    def checked_in_worker() -> tuple[Any, Any, Any, Any]:
         """Vote ids, supersedes and timestamps: numpy and arrow kernels on whole columns,
         which release the GIL (the worker thread runs them beside the Python work)."""
         uuid = column("vote_id")
-        if _duplicates_possible(_uuid_chars(uuid)) and pc.count_distinct(uuid).as_py() != n:
-            raise _NotFastError
+        hashes = _hash_index(_uuid_hashes(_uuid_chars(uuid)))
+        if not hashes.is_unique:
+            if pc.count_distinct(uuid).as_py() != n:
+                raise _NotFastError
+            hashes = None  # distinct ids whose hashes collide: looked up as strings
         sup = empty_as_null(column("supersedes"))
         check(pc.fill_null(pc.match_substring_regex(sup, _UUID_PATTERN), True))
-        return uuid, sup, _naive_stamps(column("created_at"))
+        return uuid, sup, _naive_stamps(column("created_at")), hashes
 
     # the with-block waits for the worker on every exit (a _NotFastError of either side)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annotate-read-votes") as pool:
         in_worker = pool.submit(checked_in_worker)
         columns = _checked_in_caller(table, column, check, empty_as_null)
-        uuid, sup, created_at = in_worker.result()
+        uuid, sup, created_at, uuid_hashes = in_worker.result()
     study, annotator, item_key, choice, swapped, fp, fast, response_ms, probability = columns
     return VoteTable(
         path=path,
@@ -495,6 +551,7 @@ def _parse_vote_table(path: Path) -> VoteTable:
         supersedes=sup,
         study_fingerprint=fp,
         selection_probability=probability,
+        uuid_hashes=uuid_hashes,
     )
 
 
