@@ -1252,7 +1252,10 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
     has_sup = pc.is_valid(t.supersedes).to_numpy(zero_copy_only=False)
     child = np.flatnonzero(has_sup)
     if child.size:
-        target = uuid_rows(t, t.supersedes.take(pa.array(child)))
+        if t.supersedes_row is not None:
+            target = t.supersedes_row[child]
+        else:
+            target = uuid_rows(t.uuid, None, t.supersedes.take(pa.array(child)))
         if np.any(target < 0):
             raise _SlowPathError  # names a stored vote, or none
         if (

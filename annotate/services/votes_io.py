@@ -285,10 +285,10 @@ class VoteTable:
     """``pyarrow.StringArray``, null when empty."""
     selection_probability: Any = None
     """``pyarrow.DoubleArray``, null when empty; None when the file has no such column."""
-    uuid_hashes: Any = None
-    """64-bit hashes of the vote ids (:func:`_uuid_hashes`, as int64) in a ``pandas.Index``
-    whose hash table the reader built when it checked them all distinct; None when two
-    collide. :func:`uuid_rows` looks ids up in it instead of hashing the strings again."""
+    supersedes_row: Any = None
+    """Row of the vote each row's ``supersedes`` names (``numpy`` int64), -1 where
+    ``supersedes`` is empty or names no vote id of this file (:func:`uuid_rows`, found
+    by the reader beside its checks)."""
 
     def __len__(self) -> int:
         return len(self.uuid)
@@ -418,35 +418,34 @@ def _uuid_hashes(chars: Any) -> Any:
     return key
 
 
-def uuid_rows(table: VoteTable, values: Any) -> Any:
-    """The row of ``table`` whose vote id is each of ``values`` (a ``pyarrow`` string array
-    without nulls), -1 where none is (``numpy`` int64): what ``pyarrow.compute.index_in``
-    with the vote ids as its value set gives.
+def uuid_rows(ids: Any, hashes: Any, values: Any) -> Any:
+    """The row of ``ids`` (vote ids, a ``pyarrow`` string array) holding each of ``values``
+    (a ``pyarrow`` string array without nulls), -1 where none does (``numpy`` int64):
+    what ``pyarrow.compute.index_in(values, value_set=ids)`` gives for distinct ids.
 
-    With :attr:`VoteTable.uuid_hashes` (distinct hashes) the ids are matched by their 64-bit
-    hashes in the hash table the reader built, and every match is confirmed byte for
-    byte: a value equal to a vote id has that id's hash, the only row with it, so a hash
-    that matches a row whose bytes differ means no row."""
+    ``hashes``: :func:`_hash_index` of the ids' :func:`_uuid_hashes`, all distinct (its
+    hash table built), or None. With it, UUID-shaped values are matched by their 64-bit
+    hashes and every match is confirmed byte for byte: a value equal to an id has that
+    id's hash, the only row with it, so a hash that matches a row whose bytes differ
+    means no row. Without it (or for other values) the strings are looked up."""
     import numpy as np
     import pyarrow.compute as pc
 
-    if table.uuid_hashes is not None and len(values):
+    if hashes is not None and len(values):
         try:
             wanted = _uuid_chars(values)
         except _NotFastError:
             wanted = None
         if wanted is not None:
-            found = table.uuid_hashes.get_indexer(_uuid_hashes(wanted).view(np.int64))
-            rows = np.asarray(found, dtype=np.int64)
+            rows = np.asarray(
+                hashes.get_indexer(_uuid_hashes(wanted).view(np.int64)), dtype=np.int64
+            )
             hit = np.flatnonzero(rows >= 0)
-            ids = table.uuid
-            offsets = np.frombuffer(ids.buffers()[1], dtype=np.int32)[ids.offset : ids.offset + 2]
-            raw = np.frombuffer(ids.buffers()[2], dtype=np.uint8)[offsets[0] :]
-            stored = raw[: 36 * len(ids)].reshape(len(ids), 36)
-            same = np.all(stored[rows[hit]] == wanted[hit], axis=1)
+            stored = _uuid_chars(ids.take(rows[hit]))
+            same = np.all(stored == wanted[hit], axis=1)
             rows[hit[~same]] = -1
             return rows
-    found = pc.index_in(values, value_set=table.uuid)
+    found = pc.index_in(values, value_set=ids)
     return pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
@@ -467,6 +466,7 @@ def read_vote_table(path: Path) -> VoteTable | None:
 
 def _parse_vote_table(path: Path) -> VoteTable:
     """The columns of a plain vote CSV, or :class:`_NotFastError`."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import csv as pacsv
@@ -529,13 +529,17 @@ def _parse_vote_table(path: Path) -> VoteTable:
             hashes = None  # distinct ids whose hashes collide: looked up as strings
         sup = empty_as_null(column("supersedes"))
         check(pc.fill_null(pc.match_substring_regex(sup, _UUID_PATTERN), True))
-        return uuid, sup, _naive_stamps(column("created_at")), hashes
+        sup_row = np.full(n, -1, dtype=np.int64)
+        child = np.flatnonzero(pc.is_valid(sup).to_numpy(zero_copy_only=False))
+        if child.size:
+            sup_row[child] = uuid_rows(uuid, hashes, sup.take(pa.array(child)))
+        return uuid, sup, _naive_stamps(column("created_at")), sup_row
 
     # the with-block waits for the worker on every exit (a _NotFastError of either side)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annotate-read-votes") as pool:
         in_worker = pool.submit(checked_in_worker)
         columns = _checked_in_caller(table, column, check, empty_as_null)
-        uuid, sup, created_at, uuid_hashes = in_worker.result()
+        uuid, sup, created_at, supersedes_row = in_worker.result()
     study, annotator, item_key, choice, swapped, fp, fast, response_ms, probability = columns
     return VoteTable(
         path=path,
@@ -551,7 +555,7 @@ def _parse_vote_table(path: Path) -> VoteTable:
         supersedes=sup,
         study_fingerprint=fp,
         selection_probability=probability,
-        uuid_hashes=uuid_hashes,
+        supersedes_row=supersedes_row,
     )
 
 
