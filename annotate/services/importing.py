@@ -1128,14 +1128,19 @@ def _pack_votes(
         elif name == "item_id":
             cell[:] = _digits(plan.item_ids[start:stop], w)
         elif name == "choice":
-            cell[:] = _fixed_chars(table.choice.take(take), w)
+            code = pc.index_in(table.choice.take(take), value_set=_packed_choices())
+            if code.null_count:
+                raise ValueError("a choice that is not one of repo.PACKED_CHOICES")
+            cell[:] = _digits(code.to_numpy(zero_copy_only=False), w)
         elif name in ("swapped", "fast"):
             flag = pc.fill_null(getattr(table, name).take(take), False)
             cell[:, 0] = np.where(flag.to_numpy(zero_copy_only=False), ord("1"), ord("0"))
         elif name == "response_ms":
             ms = table.response_ms.take(take)
             cell[:] = _digits(pc.fill_null(ms, 0).to_numpy(zero_copy_only=False), w)
-            cell[pc.is_null(ms).to_numpy(zero_copy_only=False)] = ord(" ")
+            cell[pc.is_null(ms).to_numpy(zero_copy_only=False)] = np.frombuffer(
+                repo.PACKED_NO_RESPONSE_MS, dtype=np.uint8
+            )
         elif name == "created_at":
             cell[:] = _fixed_chars(pc.fill_null(table.created_at.take(take), now), w)
         elif name == "supersedes":
@@ -1143,6 +1148,13 @@ def _pack_votes(
         else:  # pragma: no cover - the layout and this function change together
             raise AssertionError(f"no packing for {name!r}")
     return repo.PackedVotes(plan.study_id, out.tobytes(), n)
+
+
+def _packed_choices() -> Any:
+    """:data:`repo.PACKED_CHOICES` as a ``pyarrow`` array (the value set of the digits)."""
+    import pyarrow as pa
+
+    return pa.array(repo.PACKED_CHOICES, pa.string())
 
 
 def _fixed_chars(col: Any, width: int) -> Any:
