@@ -518,9 +518,9 @@ def _parse_vote_table(path: Path) -> VoteTable:
     def empty_as_null(col: Any) -> Any:
         return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
 
-    def checked_in_worker() -> tuple[Any, Any, Any, Any]:
-        """Vote ids, supersedes and timestamps: numpy and arrow kernels on whole columns,
-        which release the GIL (the worker thread runs them beside the Python work)."""
+    def ids_in_worker() -> tuple[Any, Any, Any]:
+        """Vote ids and supersedes: numpy and arrow kernels on whole columns, which release
+        the GIL (a worker thread runs them beside the Python work, another the stamps)."""
         uuid = column("vote_id")
         hashes = _hash_index(_uuid_hashes(_uuid_chars(uuid)))
         if not hashes.is_unique:
@@ -533,13 +533,15 @@ def _parse_vote_table(path: Path) -> VoteTable:
         child = np.flatnonzero(pc.is_valid(sup).to_numpy(zero_copy_only=False))
         if child.size:
             sup_row[child] = uuid_rows(uuid, hashes, sup.take(pa.array(child)))
-        return uuid, sup, _naive_stamps(column("created_at")), sup_row
+        return uuid, sup, sup_row
 
-    # the with-block waits for the worker on every exit (a _NotFastError of either side)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annotate-read-votes") as pool:
-        in_worker = pool.submit(checked_in_worker)
+    # the with-block waits for the workers on every exit (a _NotFastError of any side)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="annotate-read-votes") as pool:
+        ids = pool.submit(ids_in_worker)
+        stamps = pool.submit(_naive_stamps, column("created_at"))
         columns = _checked_in_caller(table, column, check, empty_as_null)
-        uuid, sup, created_at, supersedes_row = in_worker.result()
+        uuid, sup, supersedes_row = ids.result()
+        created_at = stamps.result()
     study, annotator, item_key, choice, swapped, fp, fast, response_ms, probability = columns
     return VoteTable(
         path=path,
