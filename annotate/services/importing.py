@@ -991,6 +991,7 @@ def _apply_vote_table(s: Session, table: VoteTable, report: ImportReport) -> Non
         _apply_votes(s, parse_vote_file(table.path), report)
         return
     report.notes.extend(notes)
+    pa.default_memory_pool().release_unused()  # the plan's temporaries (see the reader)
     now = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")
     aids = [
         np.asarray(repo.annotator_ids(s, plan.annotators), dtype=np.int64)[plan.annotator_codes]
@@ -1298,14 +1299,19 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
         if st is None:
             raise _SlowPathError
         sel = pa.array(rows)
+        one = len(names) == 1  # the usual file: the study's rows are the table's (no copies)
+
+        def mine(col: Any, sel: Any = sel, one: bool = one) -> Any:
+            return col if one else col.take(sel)
+
         allowed = [c.value for c in (*choices_for(st.kind), Choice.RETRACT)]
-        if not pc.all(pc.is_in(choice.take(sel), value_set=pa.array(allowed))).as_py():
+        if not pc.all(pc.is_in(mine(choice), value_set=pa.array(allowed))).as_py():
             raise _SlowPathError
         from annotate.services.exporting import study_fingerprint
 
-        fps = t.study_fingerprint.take(sel)
+        fps = mine(t.study_fingerprint)
         stored_fp = study_fingerprint(s, st)
-        if any(fp != stored_fp for fp in pc.unique(fps.drop_null()).to_pylist()):
+        if any(fp not in (None, stored_fp) for fp in pc.unique(fps).to_pylist()):
             raise _SlowPathError
         if fps.null_count:
             notes.append(
@@ -1315,12 +1321,12 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
         if repo.study_has_votes(s, st.id):
             raise _SlowPathError
         items = repo.item_ids(s, st.id)
-        # one study (the usual file): its rows are the table's, their codes the table's
-        keys, key_code = (item_names, item_code) if len(names) == 1 else codes(t.item_key.take(sel))
+        # one study: its rows are the table's, their codes the table's
+        keys, key_code = (item_names, item_code) if one else codes(t.item_key.take(sel))
         if any(k not in items for k in keys):
             raise _SlowPathError
         key_ids = np.array([items[k] for k in keys], dtype=np.int64)
-        anns, a_code = (ann_names, ann_code) if len(names) == 1 else codes(t.annotator.take(sel))
+        anns, a_code = (ann_names, ann_code) if one else codes(t.annotator.take(sel))
         plans.append(_TablePlan(st.id, rows, key_ids[key_code], anns, a_code))
     return plans, notes
 

@@ -387,16 +387,20 @@ def _duplicates_possible(chars: Any) -> bool:
 
 def _repeats(key: Any) -> bool:
     """Whether a value occurs twice in ``key`` (``numpy`` uint64)."""
-    return not _hash_index(key).is_unique
+    return _sorted_hashes(key) is None
 
 
-def _hash_index(key: Any) -> Any:
-    """``key`` (``numpy`` uint64) as a ``pandas.Index`` of int64 (its hash table is built by
-    the first ``is_unique`` and reused by ``get_indexer``)."""
+def _sorted_hashes(key: Any) -> tuple[Any, Any] | None:
+    """``key`` (``numpy`` uint64) sorted, with the positions that sort it (``argsort``), or
+    None when a value occurs twice: the lookup table of :func:`uuid_rows` (two arrays of
+    ``n`` words, less memory than a hash table of ``n`` entries)."""
     import numpy as np
-    import pandas as pd
 
-    return pd.Index(key.view(np.int64))
+    order = np.argsort(key)
+    ordered = key[order]
+    if np.any(ordered[1:] == ordered[:-1]):
+        return None
+    return ordered, order
 
 
 def _uuid_hashes(chars: Any) -> Any:
@@ -423,23 +427,24 @@ def uuid_rows(ids: Any, hashes: Any, values: Any) -> Any:
     (a ``pyarrow`` string array without nulls), -1 where none does (``numpy`` int64):
     what ``pyarrow.compute.index_in(values, value_set=ids)`` gives for distinct ids.
 
-    ``hashes``: :func:`_hash_index` of the ids' :func:`_uuid_hashes`, all distinct (its
-    hash table built), or None. With it, UUID-shaped values are matched by their 64-bit
+    ``hashes``: :func:`_sorted_hashes` of the ids' :func:`_uuid_hashes` (all distinct), or
+    None. With it, UUID-shaped values are matched by their 64-bit
     hashes and every match is confirmed byte for byte: a value equal to an id has that
     id's hash, the only row with it, so a hash that matches a row whose bytes differ
     means no row. Without it (or for other values) the strings are looked up."""
     import numpy as np
     import pyarrow.compute as pc
 
-    if hashes is not None and len(values):
+    if hashes is not None and len(values) and len(hashes[0]):
         try:
             wanted = _uuid_chars(values)
         except _NotFastError:
             wanted = None
         if wanted is not None:
-            rows = np.asarray(
-                hashes.get_indexer(_uuid_hashes(wanted).view(np.int64)), dtype=np.int64
-            )
+            ordered, order = hashes
+            key = _uuid_hashes(wanted)
+            at = np.minimum(np.searchsorted(ordered, key), len(ordered) - 1)
+            rows = np.where(ordered[at] == key, order[at], -1).astype(np.int64)
             hit = np.flatnonzero(rows >= 0)
             stored = _uuid_chars(ids.take(rows[hit]))
             same = np.all(stored == wanted[hit], axis=1)
@@ -458,10 +463,16 @@ def read_vote_table(path: Path) -> VoteTable | None:
     """
     if path.suffix.lower() != ".csv":
         return None
+    import pyarrow as pa
+
     try:
         return _parse_vote_table(path)
     except _NotFastError:
         return None
+    finally:
+        # the raw columns and the checks' temporaries are freed: hand their pages back to
+        # the system now (arrow's allocator keeps them a while, adding to the peak RSS)
+        pa.default_memory_pool().release_unused()
 
 
 def _parse_vote_table(path: Path) -> VoteTable:
@@ -522,8 +533,8 @@ def _parse_vote_table(path: Path) -> VoteTable:
         """Vote ids and supersedes: numpy and arrow kernels on whole columns, which release
         the GIL (a worker thread runs them beside the Python work, another the stamps)."""
         uuid = column("vote_id")
-        hashes = _hash_index(_uuid_hashes(_uuid_chars(uuid)))
-        if not hashes.is_unique:
+        hashes = _sorted_hashes(_uuid_hashes(_uuid_chars(uuid)))
+        if hashes is None:
             if pc.count_distinct(uuid).as_py() != n:
                 raise _NotFastError
             hashes = None  # distinct ids whose hashes collide: looked up as strings

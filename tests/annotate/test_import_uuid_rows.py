@@ -23,9 +23,9 @@ from annotate.services.votes_io import read_vote_table, uuid_rows
 
 
 def _hashes(ids: list[str]) -> Any:
-    index = votes_io._hash_index(votes_io._uuid_hashes(votes_io._uuid_chars(pa.array(ids))))
-    assert index.is_unique
-    return index
+    hashes = votes_io._sorted_hashes(votes_io._uuid_hashes(votes_io._uuid_chars(pa.array(ids))))
+    assert hashes is not None
+    return hashes
 
 
 def _reference(ids: Any, values: Any) -> Any:
