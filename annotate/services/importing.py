@@ -32,6 +32,7 @@ from annotate.services.votes_io import (
     parse_vote_file,
     read_vote_table,
     read_votes,
+    uuid_rows,
 )
 from annotate.store import repo
 from annotate.study_settings import StudySettings
@@ -990,6 +991,7 @@ def _apply_vote_table(s: Session, table: VoteTable, report: ImportReport) -> Non
         _apply_votes(s, parse_vote_file(table.path), report)
         return
     report.notes.extend(notes)
+    pa.default_memory_pool().release_unused()  # the plan's temporaries (see the reader)
     now = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")
     aids = [
         np.asarray(repo.annotator_ids(s, plan.annotators), dtype=np.int64)[plan.annotator_codes]
@@ -1127,14 +1129,19 @@ def _pack_votes(
         elif name == "item_id":
             cell[:] = _digits(plan.item_ids[start:stop], w)
         elif name == "choice":
-            cell[:] = _fixed_chars(table.choice.take(take), w)
+            code = pc.index_in(table.choice.take(take), value_set=_packed_choices())
+            if code.null_count:
+                raise ValueError("a choice that is not one of repo.PACKED_CHOICES")
+            cell[:] = _digits(code.to_numpy(zero_copy_only=False), w)
         elif name in ("swapped", "fast"):
             flag = pc.fill_null(getattr(table, name).take(take), False)
             cell[:, 0] = np.where(flag.to_numpy(zero_copy_only=False), ord("1"), ord("0"))
         elif name == "response_ms":
             ms = table.response_ms.take(take)
             cell[:] = _digits(pc.fill_null(ms, 0).to_numpy(zero_copy_only=False), w)
-            cell[pc.is_null(ms).to_numpy(zero_copy_only=False)] = ord(" ")
+            cell[pc.is_null(ms).to_numpy(zero_copy_only=False)] = np.frombuffer(
+                repo.PACKED_NO_RESPONSE_MS, dtype=np.uint8
+            )
         elif name == "created_at":
             cell[:] = _fixed_chars(pc.fill_null(table.created_at.take(take), now), w)
         elif name == "supersedes":
@@ -1142,6 +1149,13 @@ def _pack_votes(
         else:  # pragma: no cover - the layout and this function change together
             raise AssertionError(f"no packing for {name!r}")
     return repo.PackedVotes(plan.study_id, out.tobytes(), n)
+
+
+def _packed_choices() -> Any:
+    """:data:`repo.PACKED_CHOICES` as a ``pyarrow`` array (the value set of the digits)."""
+    import pyarrow as pa
+
+    return pa.array(repo.PACKED_CHOICES, pa.string())
 
 
 def _fixed_chars(col: Any, width: int) -> Any:
@@ -1251,10 +1265,12 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
     has_sup = pc.is_valid(t.supersedes).to_numpy(zero_copy_only=False)
     child = np.flatnonzero(has_sup)
     if child.size:
-        target_arr = pc.index_in(t.supersedes.take(pa.array(child)), value_set=t.uuid)
-        if target_arr.null_count:
+        if t.supersedes_row is not None:
+            target = t.supersedes_row[child]
+        else:
+            target = uuid_rows(t.uuid, None, t.supersedes.take(pa.array(child)))
+        if np.any(target < 0):
             raise _SlowPathError  # names a stored vote, or none
-        target = target_arr.to_numpy(zero_copy_only=False).astype(np.int64)
         if (
             np.any(target >= child)
             or np.any(study_code[target] != study_code[child])
@@ -1283,14 +1299,19 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
         if st is None:
             raise _SlowPathError
         sel = pa.array(rows)
+        one = len(names) == 1  # the usual file: the study's rows are the table's (no copies)
+
+        def mine(col: Any, sel: Any = sel, one: bool = one) -> Any:
+            return col if one else col.take(sel)
+
         allowed = [c.value for c in (*choices_for(st.kind), Choice.RETRACT)]
-        if not pc.all(pc.is_in(choice.take(sel), value_set=pa.array(allowed))).as_py():
+        if not pc.all(pc.is_in(mine(choice), value_set=pa.array(allowed))).as_py():
             raise _SlowPathError
         from annotate.services.exporting import study_fingerprint
 
-        fps = t.study_fingerprint.take(sel)
+        fps = mine(t.study_fingerprint)
         stored_fp = study_fingerprint(s, st)
-        if any(fp != stored_fp for fp in pc.unique(fps.drop_null()).to_pylist()):
+        if any(fp not in (None, stored_fp) for fp in pc.unique(fps).to_pylist()):
             raise _SlowPathError
         if fps.null_count:
             notes.append(
@@ -1300,12 +1321,12 @@ def _plan_vote_table(s: Session, t: VoteTable) -> tuple[list[_TablePlan], list[s
         if repo.study_has_votes(s, st.id):
             raise _SlowPathError
         items = repo.item_ids(s, st.id)
-        # one study (the usual file): its rows are the table's, their codes the table's
-        keys, key_code = (item_names, item_code) if len(names) == 1 else codes(t.item_key.take(sel))
+        # one study: its rows are the table's, their codes the table's
+        keys, key_code = (item_names, item_code) if one else codes(t.item_key.take(sel))
         if any(k not in items for k in keys):
             raise _SlowPathError
         key_ids = np.array([items[k] for k in keys], dtype=np.int64)
-        anns, a_code = (ann_names, ann_code) if len(names) == 1 else codes(t.annotator.take(sel))
+        anns, a_code = (ann_names, ann_code) if one else codes(t.annotator.take(sel))
         plans.append(_TablePlan(st.id, rows, key_ids[key_code], anns, a_code))
     return plans, notes
 

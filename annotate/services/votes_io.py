@@ -285,6 +285,10 @@ class VoteTable:
     """``pyarrow.StringArray``, null when empty."""
     selection_probability: Any = None
     """``pyarrow.DoubleArray``, null when empty; None when the file has no such column."""
+    supersedes_row: Any = None
+    """Row of the vote each row's ``supersedes`` names (``numpy`` int64), -1 where
+    ``supersedes`` is empty or names no vote id of this file (:func:`uuid_rows`, found
+    by the reader beside its checks)."""
 
     def __len__(self) -> int:
         return len(self.uuid)
@@ -378,12 +382,33 @@ def _duplicates_possible(chars: Any) -> bool:
     """Whether two UUIDs (an ``(n, 36)`` byte matrix) may be equal: False when 64-bit hashes
     of their 36 bytes all differ (equal values have equal hashes; an exact comparison
     decides when two hashes are equal)."""
+    return len(chars) >= 2 and _repeats(_uuid_hashes(chars))
+
+
+def _repeats(key: Any) -> bool:
+    """Whether a value occurs twice in ``key`` (``numpy`` uint64)."""
+    return _sorted_hashes(key) is None
+
+
+def _sorted_hashes(key: Any) -> tuple[Any, Any] | None:
+    """``key`` (``numpy`` uint64) sorted, with the positions that sort it (``argsort``), or
+    None when a value occurs twice: the lookup table of :func:`uuid_rows` (two arrays of
+    ``n`` words, less memory than a hash table of ``n`` entries)."""
     import numpy as np
-    import pandas as pd
+
+    order = np.argsort(key)
+    ordered = key[order]
+    if np.any(ordered[1:] == ordered[:-1]):
+        return None
+    return ordered, order
+
+
+def _uuid_hashes(chars: Any) -> Any:
+    """A 64-bit hash of each row of an ``(n, 36)`` byte matrix (``numpy`` uint64): equal
+    rows, equal hashes."""
+    import numpy as np
 
     n = len(chars)
-    if n < 2:
-        return False
     rows = np.ascontiguousarray(chars)
 
     def word(at: int, dtype: str) -> Any:
@@ -394,7 +419,39 @@ def _duplicates_possible(chars: Any) -> bool:
     for w, k in zip(words, _HASH_MULTIPLIERS, strict=True):
         key ^= w * np.uint64(k)
         key ^= key >> np.uint64(29)
-    return bool(pd.Series(key.view(np.int64)).duplicated().any())
+    return key
+
+
+def uuid_rows(ids: Any, hashes: Any, values: Any) -> Any:
+    """The row of ``ids`` (vote ids, a ``pyarrow`` string array) holding each of ``values``
+    (a ``pyarrow`` string array without nulls), -1 where none does (``numpy`` int64):
+    what ``pyarrow.compute.index_in(values, value_set=ids)`` gives for distinct ids.
+
+    ``hashes``: :func:`_sorted_hashes` of the ids' :func:`_uuid_hashes` (all distinct), or
+    None. With it, UUID-shaped values are matched by their 64-bit
+    hashes and every match is confirmed byte for byte: a value equal to an id has that
+    id's hash, the only row with it, so a hash that matches a row whose bytes differ
+    means no row. Without it (or for other values) the strings are looked up."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if hashes is not None and len(values) and len(hashes[0]):
+        try:
+            wanted = _uuid_chars(values)
+        except _NotFastError:
+            wanted = None
+        if wanted is not None:
+            ordered, order = hashes
+            key = _uuid_hashes(wanted)
+            at = np.minimum(np.searchsorted(ordered, key), len(ordered) - 1)
+            rows = np.where(ordered[at] == key, order[at], -1).astype(np.int64)
+            hit = np.flatnonzero(rows >= 0)
+            stored = _uuid_chars(ids.take(rows[hit]))
+            same = np.all(stored == wanted[hit], axis=1)
+            rows[hit[~same]] = -1
+            return rows
+    found = pc.index_in(values, value_set=ids)
+    return pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def read_vote_table(path: Path) -> VoteTable | None:
@@ -406,14 +463,21 @@ def read_vote_table(path: Path) -> VoteTable | None:
     """
     if path.suffix.lower() != ".csv":
         return None
+    import pyarrow as pa
+
     try:
         return _parse_vote_table(path)
     except _NotFastError:
         return None
+    finally:
+        # the raw columns and the checks' temporaries are freed: hand their pages back to
+        # the system now (arrow's allocator keeps them a while, adding to the peak RSS)
+        pa.default_memory_pool().release_unused()
 
 
 def _parse_vote_table(path: Path) -> VoteTable:
     """The columns of a plain vote CSV, or :class:`_NotFastError`."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import csv as pacsv
@@ -465,21 +529,30 @@ def _parse_vote_table(path: Path) -> VoteTable:
     def empty_as_null(col: Any) -> Any:
         return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
 
-    def checked_in_worker() -> tuple[Any, Any, Any]:
-        """Vote ids, supersedes and timestamps: numpy and arrow kernels on whole columns,
-        which release the GIL (the worker thread runs them beside the Python work)."""
+    def ids_in_worker() -> tuple[Any, Any, Any]:
+        """Vote ids and supersedes: numpy and arrow kernels on whole columns, which release
+        the GIL (a worker thread runs them beside the Python work, another the stamps)."""
         uuid = column("vote_id")
-        if _duplicates_possible(_uuid_chars(uuid)) and pc.count_distinct(uuid).as_py() != n:
-            raise _NotFastError
+        hashes = _sorted_hashes(_uuid_hashes(_uuid_chars(uuid)))
+        if hashes is None:
+            if pc.count_distinct(uuid).as_py() != n:
+                raise _NotFastError
+            hashes = None  # distinct ids whose hashes collide: looked up as strings
         sup = empty_as_null(column("supersedes"))
         check(pc.fill_null(pc.match_substring_regex(sup, _UUID_PATTERN), True))
-        return uuid, sup, _naive_stamps(column("created_at"))
+        sup_row = np.full(n, -1, dtype=np.int64)
+        child = np.flatnonzero(pc.is_valid(sup).to_numpy(zero_copy_only=False))
+        if child.size:
+            sup_row[child] = uuid_rows(uuid, hashes, sup.take(pa.array(child)))
+        return uuid, sup, sup_row
 
-    # the with-block waits for the worker on every exit (a _NotFastError of either side)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="annotate-read-votes") as pool:
-        in_worker = pool.submit(checked_in_worker)
+    # the with-block waits for the workers on every exit (a _NotFastError of any side)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="annotate-read-votes") as pool:
+        ids = pool.submit(ids_in_worker)
+        stamps = pool.submit(_naive_stamps, column("created_at"))
         columns = _checked_in_caller(table, column, check, empty_as_null)
-        uuid, sup, created_at = in_worker.result()
+        uuid, sup, supersedes_row = ids.result()
+        created_at = stamps.result()
     study, annotator, item_key, choice, swapped, fp, fast, response_ms, probability = columns
     return VoteTable(
         path=path,
@@ -495,6 +568,7 @@ def _parse_vote_table(path: Path) -> VoteTable:
         supersedes=sup,
         study_fingerprint=fp,
         selection_probability=probability,
+        supersedes_row=supersedes_row,
     )
 
 

@@ -17,6 +17,7 @@ import sqlite3
 import sys
 import uuid as uuidlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 from sqlalchemy import text, update
 from sqlmodel import Session, col, select
 
-from annotate.choices import LEFT_CHOICES, outcome_sql
+from annotate.choices import LEFT_CHOICES, Choice, outcome_sql
 from annotate.errors import AnnotateError
 from annotate.names import InvalidNameError, normalize_annotator, one_line
 from annotate.store.models import (
@@ -1196,7 +1197,7 @@ PACKED_VOTE_LAYOUT: tuple[tuple[str, int], ...] = (
     ("uuid", 36),
     ("annotator_id", 19),
     ("item_id", 19),
-    ("choice", 8),
+    ("choice", 1),
     ("swapped", 1),
     ("response_ms", 19),
     ("fast", 1),
@@ -1207,10 +1208,21 @@ PACKED_VOTE_LAYOUT: tuple[tuple[str, int], ...] = (
 
 Every field is ASCII: ``uuid`` and ``supersedes`` a UUID (``supersedes`` all spaces for
 none); ``annotator_id``, ``item_id`` and ``response_ms`` decimal digits with leading zeros
-(``response_ms`` all spaces for none); ``choice`` and ``created_at`` (``YYYY-MM-DD
-HH:MM:SS[.ffffff]``) padded on the right with spaces; ``swapped`` and ``fast`` ``0`` or ``1``.
+(``response_ms`` :data:`PACKED_NO_RESPONSE_MS` for none); ``choice`` the digit of its
+position in :data:`PACKED_CHOICES`; ``created_at`` (``YYYY-MM-DD HH:MM:SS[.ffffff]``)
+padded on the right with spaces; ``swapped`` and ``fast`` ``0`` or ``1``.
 """
 PACKED_VOTE_WIDTH = sum(w for _, w in PACKED_VOTE_LAYOUT)
+
+PACKED_CHOICES: tuple[str, ...] = tuple(c.value for c in Choice)
+"""The choices a packed record's ``choice`` digit stands for, in digit order: the SQL
+picks the text with a ``CASE`` (a constant string per row instead of cutting, casting
+and right-trimming a padded field: ~0.15 s less per million rows)."""
+
+PACKED_NO_RESPONSE_MS = b"-" + b"0" * 17 + b"1"
+"""``response_ms`` of a packed record without one: it reads as -1, which ``NULLIF`` makes
+NULL (a stored time is never negative: the reader takes only digits), one integer
+comparison instead of comparing the field's text with spaces (~0.1 s per million)."""
 
 
 @dataclass(frozen=True)
@@ -1260,15 +1272,17 @@ def _packed_insert_sql() -> str:
         # a blob cast to INTEGER is read as text first: the same as through TEXT
         return f"CAST(substr(?1, o + {start[name]}, {w[name]}) AS INTEGER)"
 
-    blank = {n: "'" + " " * w[n] + "'" for n in ("response_ms", "supersedes")}
+    blank = {n: "'" + " " * w[n] + "'" for n in ("supersedes",)}
+    assert len(PACKED_CHOICES) <= 10 ** w["choice"]
+    choice = " ".join(f"WHEN {k} THEN '{c}'" for k, c in enumerate(PACKED_CHOICES))
     values = {
         "uuid": field("uuid"),
         "study_id": "?3",
         "annotator_id": number("annotator_id"),
         "item_id": number("item_id"),
-        "choice": f"rtrim({field('choice')})",
+        "choice": f"CASE {number('choice')} {choice} END",
         "swapped": number("swapped"),
-        "response_ms": f"CAST(NULLIF({field('response_ms')}, {blank['response_ms']}) AS INTEGER)",
+        "response_ms": f"NULLIF({number('response_ms')}, -1)",
         "fast": number("fast"),
         "created_at": f"rtrim({field('created_at')})",
         "supersedes": f"NULLIF({field('supersedes')}, {blank['supersedes']})",
@@ -1303,6 +1317,50 @@ study stay in memory instead of being re-read from the WAL on every random uuid.
 BULK_REINDEX_MIN_ROWS = 50_000
 """Bulk inserts of at least this many rows (and at least the rows stored) rebuild the
 vote table's secondary indexes afterwards instead of maintaining them row by row."""
+
+THREADED_SORT_INDEXES = frozenset({"ux_vote_uuid"})
+"""Vote indexes whose rebuild sorts with SQLite's worker threads (:func:`_threaded_sort`):
+the one on the random 36-character vote ids, whose sort is most of its build. The
+indexes on small integer keys build no faster that way (their sort is cheap next to the
+table scan, which stays on the calling thread), so they keep the in-memory sort."""
+
+SORTER_RUN_KIB = 4096
+"""Size of each sorted run while an index of :data:`THREADED_SORT_INDEXES` is built: SQLite
+sizes its sorter's runs by ``cache_size``, and hands a full run to a worker thread
+(sorted there and written to a temporary file) only when the keys do not fit one run."""
+
+
+@contextmanager
+def _threaded_sort(cur: Any, cache_kib: int) -> Iterator[None]:
+    """``CREATE INDEX`` statements run inside sort with SQLite's worker threads.
+
+    ``PRAGMA threads`` lets SQLite's external sorter sort runs of keys in worker threads
+    while the statement's own thread scans the table, and merge them in threads; it
+    only does so when the keys overflow one run, whose size ``cache_size`` sets. So for
+    the statement the page cache is made :data:`SORTER_RUN_KIB` with ``cache_spill``
+    off: the pages this transaction changed stay in memory (a cache over its size grows
+    rather than spilling dirty pages), clean pages may be dropped and read again. Back
+    to ``cache_kib`` and single-threaded sorting after, on every exit. The runs go to
+    SQLite's temporary files (``temp_store`` unchanged; SQLite uses no worker threads
+    with in-memory temporary storage). The index built is the same; only its build is
+    spread over two cores (1M random UUIDs: ~1.1 s on one thread, ~0.55 s on the
+    calling thread and the same total CPU with two workers).
+    """
+    import os
+
+    workers = 2 if (os.cpu_count() or 1) > 1 else 0
+    if not workers:
+        yield
+        return
+    cur.execute(f"PRAGMA threads = {workers}")
+    cur.execute("PRAGMA cache_spill = OFF")
+    cur.execute(f"PRAGMA cache_size = {-SORTER_RUN_KIB}")
+    try:
+        yield
+    finally:
+        cur.execute(f"PRAGMA cache_size = {-cache_kib}")
+        cur.execute("PRAGMA cache_spill = ON")
+        cur.execute("PRAGMA threads = 0")
 
 
 def bulk_insert_vote_batches(
@@ -1365,8 +1423,13 @@ def bulk_insert_vote_batches(
                 continue
             cur.executemany(_insert_sql(rows), rows)
             n += len(rows)
-        for _, create in indexes:
-            cur.execute(create)
+        for name, create in indexes:
+            with (
+                _threaded_sort(cur, BULK_CACHE_KIB)
+                if name in THREADED_SORT_INDEXES
+                else nullcontext()
+            ):
+                cur.execute(create)
         return n
     finally:
         if offsets:
