@@ -75,7 +75,6 @@ import os
 import time
 import zlib
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy.stats import binom, binomtest
@@ -425,47 +424,27 @@ def honest_p_values(n_ann: int, votes: int, sd: float, studies: int) -> str:
     ``default_rng([crc32("unif-A-V-SD"), r])``."""
     from scipy.stats import kstest
 
-    import ranking.arena as arena
-
-    orig_test, orig_fit = arena._random_test, arena._honest_abilities
-    seen: dict[str, Any] = {}
-
-    def fit(*args: Any) -> Any:
-        seen["fit"] = orig_fit(*args)
-        return seen["fit"]
-
-    def test(*args: Any, **kw: Any) -> Any:
-        seen["fit"] = None
-        t0, p = orig_test(*args, **kw)
-        seen["last"] = (p.copy(), seen["fit"])
-        return t0, p
-
-    arena._honest_abilities, arena._random_test = fit, test  # type: ignore[assignment]
     pooled: list[np.ndarray] = []
     kinds = {"predictive": 0, "log-scale": 0, "none": 0}
     flagged = 0
-    try:
-        for r in range(studies):
-            gen = np.random.default_rng([zlib.crc32(f"unif-{n_ann}-{votes}-{sd}".encode()), r])
-            n_models = min(20, max(4, n_ann * votes // 15))
-            sim = simulate_arena(
-                n_models=n_models, n_annotators=n_ann, records_per_annotator=votes,
-                discrimination_sd=sd, rng=gen,
-            )  # fmt: skip
-            seen.clear()
-            res = stable_arena(
-                sim.model_a, sim.model_b, sim.annotator, sim.outcome,
-                n_models=n_models, n_annotators=n_ann,
-            )  # fmt: skip
-            flagged += int((np.asarray(res.status) == "flagged").sum())
-            if "last" not in seen:
-                continue
-            p, f = seen["last"]
-            kinds["none" if f is None else ("predictive" if f[2] else "log-scale")] += 1
-            if f is not None and f[2]:
-                pooled.append(p)
-    finally:
-        arena._honest_abilities, arena._random_test = orig_fit, orig_test
+    for r in range(studies):
+        gen = np.random.default_rng([zlib.crc32(f"unif-{n_ann}-{votes}-{sd}".encode()), r])
+        n_models = min(20, max(4, n_ann * votes // 15))
+        sim = simulate_arena(
+            n_models=n_models, n_annotators=n_ann, records_per_annotator=votes,
+            discrimination_sd=sd, rng=gen,
+        )  # fmt: skip
+        res = stable_arena(
+            sim.model_a, sim.model_b, sim.annotator, sim.outcome,
+            n_models=n_models, n_annotators=n_ann,
+        )  # fmt: skip
+        flagged += int((np.asarray(res.status) == "flagged").sum())
+        if not res.random_test:
+            continue
+        kinds[{"median": "none"}.get(res.random_test, res.random_test)] += 1
+        if res.random_test == "predictive":
+            p = res.random_p_values
+            pooled.append(p[~np.isnan(p)])
     head = f"{n_ann:>4} x {votes:>3} sd {sd:.1f}: fits {kinds}; "
     if not pooled:
         return head + f"no predictive p-values; flagged {flagged} of {n_ann * studies}"

@@ -298,6 +298,17 @@ class StableArenaResult:
     (positive: its ties sit on pairs farther apart in the ranking than its decisive
     votes; :func:`_tie_gap_z`); NaN where not tested (the test off, its default; pending;
     too few ties or decisive votes; fixed ``epsilon``)."""
+    random_p_values: FloatArray | None = None
+    """The ``random`` test's p-value per annotator before the adjustment across
+    annotators, shape (n_annotators,), from the final fit (:func:`_random_test`; before a
+    Fisher combination with the tie test); NaN for annotators not in that fit. For an
+    honest annotator the predictive p-value is about uniform, which
+    ``bench_flags.py --honest-p`` and ``tests/ranking/test_verdict_random.py`` check."""
+    random_test: str = ""
+    """Which ``random`` test the final fit ran: ``"predictive"`` (honest abilities fitted
+    as log-normal with their noise), ``"log-scale"`` (theta significantly below the 5%
+    quantile of that fit), ``"median"`` (below ``random_fraction`` of the median ability:
+    too few clear annotators or too noisy), or ``""`` (no fit ran the test)."""
 
     def verdict(self, j: int) -> dict[str, Any]:
         """Annotator ``j``'s verdict for JSON: ``status``, ``reasons`` (dicts) and
@@ -1193,8 +1204,10 @@ def _random_test(
     p_adv: FloatArray | None,
     fraction: float,
     clean: BoolArray | None = None,
-) -> tuple[float, FloatArray]:
-    """The ``random`` threshold (:func:`_random_threshold`) and each annotator's p-value.
+) -> tuple[float, FloatArray, str]:
+    """The ``random`` threshold (:func:`_random_threshold`), each annotator's p-value and
+    which test gave it (``StableArenaResult.random_test``: ``"predictive"``,
+    ``"log-scale"`` or ``"median"``).
 
     With the honest abilities' log-normal fit ``(mu, sd)`` (:func:`_honest_abilities`),
     the p-value is predictive: the probability that an honest annotator, its ability
@@ -1219,14 +1232,14 @@ def _random_test(
         pos = th > 0
         t0 = fraction * float(np.median(th[pos])) if pos.any() else 0.0
         out: FloatArray = norm.cdf((th - t0) / safe_se)
-        return t0, out
+        return t0, out, "median"
     mu, sd, predictive = fit
     t0 = math.exp(mu) * min(0.7, math.exp(-1.645 * sd))
     if not predictive:
-        return t0, norm.cdf((th - t0) / safe_se)
+        return t0, norm.cdf((th - t0) / safe_se), "log-scale"
     g = np.exp(mu + sd * _GH_U)
     p: FloatArray = norm.cdf((th[:, None] - g[None, :]) / safe_se[:, None]) @ _GH_W
-    return t0, p
+    return t0, p, "predictive"
 
 
 _LOG_SQRT_2PI = float(np.log(np.sqrt(2 * np.pi)))
@@ -2087,6 +2100,8 @@ def stable_arena(
     theta = np.full(m, np.nan)
     theta_se = np.full(m, np.nan)
     tie_z = np.full(m, np.nan)
+    random_p = np.full(m, np.nan)
+    random_kind = ""
     p_raw = np.full(m, np.nan)
     eps = np.full(m, np.nan)
     fits = 0
@@ -2229,9 +2244,11 @@ def stable_arena(
         else:
             n_agree, n_direction, settled, mix, by_count = 0, 0, True, None, True
         adv = ((p_adv_adj <= alpha) if dynamic else (th <= eps_value)) & comparable & settled
-        t0, p_rnd = _random_test(
+        t0, p_rnd, random_kind = _random_test(
             th, se, p_adv if dynamic else None, random_fraction, ~vote_flagged[ids]
         )
+        random_p = np.full(m, np.nan)  # the final fit's (bench_flags --honest-p pools them)
+        random_p[ids] = p_rnd
         # the tie test (ties on far pairs): needs no honest reference and no direction
         # (it reads |gap| only), so it runs on every judged annotator once comparable
         tie_on = dynamic and comparable and _TIE_TEST != "off"
@@ -2434,6 +2451,8 @@ def stable_arena(
         scale_bias=scale_bias,
         fit_annotators=rate_ids,
         tie_statistics=tie_z,
+        random_p_values=random_p,
+        random_test=random_kind,
     )
 
 
