@@ -388,21 +388,7 @@ class StudyMonitor:
         present = present[order]
         rank = np.zeros(max(n_ann, 1), dtype=np.int64)
         rank[present] = np.arange(present.size)
-        d = {name: col.view for name, col in arrays.dec.items()}
-        return _Votes(
-            names=[names[i] for i in order],
-            n_votes=len(v),
-            item=d["item"],
-            annotator=rank[d["ann"]],
-            a=d["a"],
-            b=d["b"],
-            outcome=d["outcome"],
-            both_bad=d["both_bad"],
-            left_chosen=d["left"],
-            fast=d["fast"],
-            label=d["label"],
-            signal_counts=counts[present],
-        )
+        return arrays.votes([names[i] for i in order], len(v), rank, counts[present])
 
     def snapshot(self) -> MonitorSnapshot:
         """Read the new votes, refit and recompute every signal.
@@ -598,6 +584,31 @@ class _VoteArrays:
         }
         self.dec = {name: _Column(dtypes.get(name, np.int64)) for name in _DECIDED}
         self.signal_counts = np.zeros((0, _SIGNAL_KEYS), dtype=np.int64)
+
+    def votes(
+        self,
+        names: list[str],
+        n_votes: int,
+        rank: npt.NDArray[np.int64],
+        signal_counts: npt.NDArray[np.int64],
+    ) -> _Votes:
+        """The decided votes held, as :class:`_Votes`: annotator ``j`` (the monitor's
+        index) becomes ``rank[j]``, the position of its name in ``names``."""
+        d = {name: col.view for name, col in self.dec.items()}
+        return _Votes(
+            names=names,
+            n_votes=n_votes,
+            item=d["item"],
+            annotator=rank[d["ann"]],
+            a=d["a"],
+            b=d["b"],
+            outcome=d["outcome"],
+            both_bad=d["both_bad"],
+            left_chosen=d["left"],
+            fast=d["fast"],
+            label=d["label"],
+            signal_counts=signal_counts,
+        )
 
     def update(
         self,

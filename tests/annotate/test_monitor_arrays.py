@@ -23,7 +23,6 @@ from annotate.services.monitoring import (
     _removed,
     _signals,
     _VoteArrays,
-    _Votes,
 )
 from ranking.reliability import position_bias, vote_rates
 
@@ -149,21 +148,8 @@ def test_signals_from_counts_equal_the_per_vote_signals(seed: int, n: int) -> No
     lut = np.full(200, -1, dtype=np.int64)
     lut[100 + np.arange(n_ann)] = np.arange(n_ann)
     arrays = _fresh(rows, lut, n_ann)
-    d = {name: col.view for name, col in arrays.dec.items()}
-    votes = _Votes(
-        names=[f"a{j}" for j in range(n_ann)],
-        n_votes=n,
-        item=d["item"],
-        annotator=d["ann"],
-        a=d["a"],
-        b=d["b"],
-        outcome=d["outcome"],
-        both_bad=d["both_bad"],
-        left_chosen=d["left"],
-        fast=d["fast"],
-        label=d["label"],
-        signal_counts=arrays.signal_counts,
-    )
+    names = [f"a{j}" for j in range(n_ann)]
+    votes = arrays.votes(names, n, np.arange(n_ann), arrays.signal_counts)
     sig = _signals(votes, np.zeros(12))
     k, ch = rows[:, 2] - 100, rows[:, 3]
     skipped, both_bad = ch == Outcome.SKIP, ch == Outcome.BOTH_BAD
