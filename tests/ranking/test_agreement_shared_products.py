@@ -6,27 +6,12 @@ The pairwise kappa tables, counted in float32, must equal the float64 count like
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 import ranking._agreement_resampling as ar
 from ranking.agreement import agreement_bootstrap
-
-
-def _bits(x: object) -> object:
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return (type(x).__name__, [_bits(getattr(x, f.name)) for f in dataclasses.fields(x)])
-    if isinstance(x, np.ma.MaskedArray):
-        return ("masked", _bits(np.ma.getdata(x)), _bits(np.ma.getmaskarray(x)))
-    if isinstance(x, np.ndarray):
-        return (str(x.dtype), x.shape, x.tobytes())
-    if isinstance(x, list | tuple):
-        return [_bits(v) for v in x]
-    if isinstance(x, dict):
-        return sorted((k, _bits(v)) for k, v in x.items())
-    return repr(x)
+from tests.ranking.bits import bits
 
 
 @pytest.mark.parametrize("resample", ["annotators", "both", ("units", "annotators", "both")])
@@ -40,7 +25,7 @@ def test_reused_label_products_give_the_fresh_result(
     reused = agreement_bootstrap(data, rng=5, **kwargs)
     monkeypatch.setattr(ar, "_with_abstain_products", lambda Fa, F, w, n: ar._rater_products(Fa, w))
     fresh = agreement_bootstrap(data, rng=5, **kwargs)
-    assert _bits(reused) == _bits(fresh)
+    assert bits(reused) == bits(fresh)
     assert reused.distribution(
         "fleiss_with_abstain", "annotators" if resample != "both" else "both"
     )
@@ -61,4 +46,4 @@ def test_pairwise_tables_in_float32_equal_the_float64_ones(
     fast = pairwise_cohen_matrix(data, weights=weights)  # type: ignore[arg-type]
     monkeypatch.setattr(ap, "_EXACT32_UNITS", 0)
     slow = pairwise_cohen_matrix(data, weights=weights)  # type: ignore[arg-type]
-    assert _bits(fast) == _bits(slow)
+    assert bits(fast) == bits(slow)

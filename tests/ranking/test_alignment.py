@@ -39,6 +39,7 @@ from ranking.errors import (
     ShapeError,
 )
 from ranking.pairwise import am_elo
+from tests.ranking.bits import bits
 
 DATA = Path(__file__).parent / "data"
 CASES = json.loads((DATA / "agreement_alignment_cases.json").read_text())["cases"]
@@ -865,23 +866,8 @@ def test_float32_products_of_counts_equal_the_float64_ones_bit_for_bit(
     fast = alignment_report(difficulty, pairs, pair, annotator, vote, rng=7, **kwargs)
     monkeypatch.setattr(al, "_EXACT32_MAX", 0)
     slow = alignment_report(difficulty, pairs, pair, annotator, vote, rng=7, **kwargs)
-    assert _bits(fast) == _bits(slow)
+    assert bits(fast) == bits(slow)
     assert fast.kappa[0].both_interval is not None
-
-
-def _bits(x: object) -> object:
-    """A comparable form of a result: arrays by dtype, shape, bytes and mask; floats exact."""
-    import dataclasses
-
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return (type(x).__name__, [_bits(getattr(x, f.name)) for f in dataclasses.fields(x)])
-    if isinstance(x, np.ma.MaskedArray):
-        return ("masked", _bits(np.ma.getdata(x)), _bits(np.ma.getmaskarray(x)))
-    if isinstance(x, np.ndarray):
-        return (str(x.dtype), x.shape, x.tobytes())
-    if isinstance(x, list | tuple):
-        return [_bits(v) for v in x]
-    return repr(x)
 
 
 def test_intervals_sorted_in_blocks_equal_one_sort(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,6 @@ turned off)."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -14,19 +13,7 @@ import pytest
 
 import ranking.alignment as al
 from ranking.alignment import alignment_report
-
-
-def _bits(x: object) -> object:
-    """A comparable form of a result: arrays by dtype, shape, bytes and mask; floats exact."""
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return (type(x).__name__, [_bits(getattr(x, f.name)) for f in dataclasses.fields(x)])
-    if isinstance(x, np.ma.MaskedArray):
-        return ("masked", _bits(np.ma.getdata(x)), _bits(np.ma.getmaskarray(x)))
-    if isinstance(x, np.ndarray):
-        return (str(x.dtype), x.shape, x.tobytes())
-    if isinstance(x, list | tuple):
-        return [_bits(v) for v in x]
-    return repr(x)
+from tests.ranking.bits import bits
 
 
 def _study(seed: int) -> tuple[Any, ...]:
@@ -61,5 +48,5 @@ def test_shared_rows_give_the_row_by_row_report(
     shared = alignment_report(difficulty, pairs, pair, annotator, vote, rng=7, **kwargs)
     monkeypatch.setattr(al, "_distinct_rows", lambda p: (p, np.arange(p.shape[0])))
     row_by_row = alignment_report(difficulty, pairs, pair, annotator, vote, rng=7, **kwargs)
-    assert _bits(shared) == _bits(row_by_row)
+    assert bits(shared) == bits(row_by_row)
     assert shared.kappa[0].both_interval is not None
