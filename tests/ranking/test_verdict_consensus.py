@@ -5,27 +5,10 @@ rule inverted the ranking or set the random threshold from flagged annotators.""
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 
 from ranking.arena import _median_disagrees, stable_arena
-from ranking.simulation import perturb_votes, simulate_arena
-
-
-def _bench_study(n_ann: int, votes: int, sd: float, name: str, ratio: float, rep: int, **kw):
-    """A study exactly as benchmarks/bench_flags.py draws it for that cell and repetition."""
-    key = f"{n_ann}-{votes}-{int(sd * 10)}-{name}-{int(ratio * 100)}"
-    gen = np.random.default_rng([zlib.crc32(key.encode()), rep])
-    n_models = min(20, max(4, n_ann * votes // 15))
-    sim = simulate_arena(
-        n_models=n_models, n_annotators=n_ann, records_per_annotator=votes,
-        discrimination_sd=sd, rng=gen,
-    )  # fmt: skip
-    n_pert = min(max(1, round(ratio * n_ann)), (n_ann - 1) // 2)
-    ids = gen.choice(n_ann, size=n_pert, replace=False)
-    pv = perturb_votes(sim, ids, rng=gen, **kw)
-    return sim, pv, n_models
+from tests.ranking.test_verdict_direction import _bench_study
 
 
 def test_median_leaves_out_annotators_flagged_per_vote() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,9 +20,12 @@ from ranking.simulation import PerturbedVotes, SimulatedArena, perturb_votes, si
 
 
 def _bench_study(
-    n_ann: int, votes: int, sd: float, strategy: str, ratio: float, r: int
+    n_ann: int, votes: int, sd: float, name: str, ratio: float, r: int, **kw: Any
 ) -> tuple[SimulatedArena, PerturbedVotes, int]:
-    key = f"{n_ann}-{votes}-{int(sd * 10)}-{strategy}-{int(ratio * 100)}"
+    """Study ``r`` of bench_flags' cell (n_ann, votes, sd, name, ratio), drawn exactly as
+    benchmarks/bench_flags.py draws it; ``kw`` goes to ``perturb_votes`` (``strategy``
+    defaults to ``name``; a cell such as ``left100`` names ``strategy="position"``)."""
+    key = f"{n_ann}-{votes}-{int(sd * 10)}-{name}-{int(ratio * 100)}"
     gen = np.random.default_rng([zlib.crc32(key.encode()), r])
     n_models = min(20, max(4, n_ann * votes // 15))
     sim = simulate_arena(
@@ -33,7 +37,7 @@ def _bench_study(
     )
     n_pert = min(max(1, round(ratio * n_ann)), (n_ann - 1) // 2)
     ids = gen.choice(n_ann, size=n_pert, replace=False)
-    pv = perturb_votes(sim, ids, strategy=strategy, rng=gen)
+    pv = perturb_votes(sim, ids, rng=gen, **({"strategy": name} | kw))
     return sim, pv, n_models
 
 

@@ -16,7 +16,7 @@ from scipy.stats import lognorm, norm
 import ranking.arena as arena
 from ranking.arena import StableArenaResult, _random_test, _truncated_lognormal_fit, stable_arena
 from ranking.simulation import PerturbedVotes, SimulatedArena
-from tests.ranking.test_verdict_consensus import _bench_study
+from tests.ranking.test_verdict_direction import _bench_study
 
 
 def _run(sim: SimulatedArena, pv: PerturbedVotes, n_models: int, n_ann: int) -> StableArenaResult:
