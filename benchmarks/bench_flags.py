@@ -81,7 +81,13 @@ from scipy.stats import binom, binomtest
 
 from ranking.arena import Evidence, stable_arena
 from ranking.quality import GOLD_THRESHOLD, check_evidence, gold_accuracy
-from ranking.simulation import detection_scores, perturb_votes, simulate_arena
+from ranking.simulation import (
+    PerturbedVotes,
+    SimulatedArena,
+    detection_scores,
+    perturb_votes,
+    simulate_arena,
+)
 
 STRATEGIES: dict[str, dict[str, float | str]] = {
     "random": {"strategy": "random"},
@@ -176,6 +182,35 @@ def run_cell(
     return cell
 
 
+def draw_study(
+    n_ann: int,
+    votes: int,
+    sd: float,
+    ratio: float,
+    gen: np.random.Generator,
+    strategy: str,
+    left_share: float = 1.0,
+    annotator_tie_rates: np.ndarray | None = None,
+) -> tuple[SimulatedArena, PerturbedVotes, int]:
+    """One study of a cell, drawn from ``gen``: ``n_ann`` annotators of about ``votes``
+    votes each over ``min(20, max(4, n_ann votes / 15))`` models (discrimination sd
+    ``sd``), a share ``ratio`` of them (at least one, fewer than half) perturbed by
+    ``strategy``. Returns the study, its perturbed votes and the number of models."""
+    n_models = min(20, max(4, n_ann * votes // 15))
+    sim = simulate_arena(
+        n_models=n_models,
+        n_annotators=n_ann,
+        records_per_annotator=votes,
+        discrimination_sd=sd,
+        rng=gen,
+        annotator_tie_rates=annotator_tie_rates,
+    )
+    n_pert = min(max(1, round(ratio * n_ann)), (n_ann - 1) // 2)
+    ids = gen.choice(n_ann, size=n_pert, replace=False) if n_pert else np.array([], int)
+    pv = perturb_votes(sim, ids, strategy=strategy, left_share=left_share, rng=gen)
+    return sim, pv, n_models
+
+
 def run_study(
     n_ann: int,
     votes: int,
@@ -192,29 +227,20 @@ def run_study(
     propensity uniform in that range (from ``default_rng([seed, r, 7])``, not ``gen``)."""
     cell = Cell()
     spec = STRATEGIES[name]
-    gen = np.random.default_rng([seed, r])
-    n_models = min(20, max(4, n_ann * votes // 15))
     rates = (
         None
         if tie_rates is None
         else np.random.default_rng([seed, r, 7]).uniform(tie_rates[0], tie_rates[1], n_ann)
     )
-    sim = simulate_arena(
-        n_models=n_models,
-        n_annotators=n_ann,
-        records_per_annotator=votes,
-        discrimination_sd=sd,
-        rng=gen,
-        annotator_tie_rates=rates,
-    )
-    n_pert = min(max(1, round(ratio * n_ann)), (n_ann - 1) // 2)
-    ids = gen.choice(n_ann, size=n_pert, replace=False) if n_pert else np.array([], int)
-    pv = perturb_votes(
-        sim,
-        ids,
+    sim, pv, n_models = draw_study(
+        n_ann,
+        votes,
+        sd,
+        ratio,
+        np.random.default_rng([seed, r]),
         strategy=str(spec["strategy"]),
         left_share=float(spec.get("left_share", 1.0)),
-        rng=gen,
+        annotator_tie_rates=rates,
     )
     cell.runs += 1
     evidence = (

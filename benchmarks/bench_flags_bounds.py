@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 import zlib
 
@@ -48,7 +49,9 @@ from scipy.stats import norm
 
 from ranking.pairwise import ELO_C
 from ranking.reliability import adjust_p_values
-from ranking.simulation import perturb_votes, simulate_arena
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_flags import draw_study  # the grid's own studies
 
 
 def direction_failure(
@@ -59,18 +62,9 @@ def direction_failure(
     seed = zlib.crc32(key.encode())
     fail = 0.0
     for r in range(reps):
-        gen = np.random.default_rng([seed, r])
-        n_models = min(20, max(4, n_ann * votes // 15))
-        sim = simulate_arena(
-            n_models=n_models,
-            n_annotators=n_ann,
-            records_per_annotator=votes,
-            discrimination_sd=sd,
-            rng=gen,
+        sim, pv, _ = draw_study(
+            n_ann, votes, sd, ratio, np.random.default_rng([seed, r]), strategy=name
         )
-        n_pert = min(max(1, round(ratio * n_ann)), (n_ann - 1) // 2)
-        ids = gen.choice(n_ann, size=n_pert, replace=False)
-        pv = perturb_votes(sim, ids, strategy=name, rng=gen)
         ls = sim.true_ratings
         w, a, b, k = pv.outcome, sim.model_a, sim.model_b, sim.annotator
         agree = np.sign(w - 0.5) * np.sign(ls[a] - ls[b])
@@ -96,6 +90,17 @@ def _perturb(p: np.ndarray, name: str) -> np.ndarray:
     return {"random": rnd, "flip": fl, "mixed": (rnd + eq + fl) / 3}[name]
 
 
+def _gaps(gen: np.random.Generator, reps: int, n: int) -> np.ndarray:
+    """Rating differences of ``reps`` x ``n`` battles between two distinct models of 20 drawn
+    at random, the ratings 120 times the normal quantiles (the oracles' arena)."""
+    n_models = 20
+    r = 120.0 * norm.ppf((np.arange(n_models) + 0.5) / n_models)
+    a = gen.integers(0, n_models, (reps, n))
+    b = (a + gen.integers(1, n_models, (reps, n))) % n_models
+    out: np.ndarray = r[a] - r[b]
+    return out
+
+
 def np_recall(
     n: int, name: str, sd: float, reps: int = 20_000, seed: int = 0
 ) -> tuple[float, float, float]:
@@ -103,11 +108,7 @@ def np_recall(
     of the oracle ability score (true ratings known, ties as half a win), and of that score
     with Benjamini-Hochberg across 42 annotators of whom 10 are perturbed."""
     gen = np.random.default_rng(seed)
-    n_models = 20
-    r = 120.0 * norm.ppf((np.arange(n_models) + 0.5) / n_models)
-    a = gen.integers(0, n_models, (reps, n))
-    b = (a + gen.integers(1, n_models, (reps, n))) % n_models
-    d = r[a] - r[b]
+    d = _gaps(gen, reps, n)
     ph = _probs(np.ones(1), d)
     pp = _perturb(ph, name)
     g = np.exp(sd * gen.standard_normal((reps, 1)))
@@ -145,11 +146,7 @@ def tie_oracle(n: int, name: str, sd: float, reps: int = 4000, seed: int = 1) ->
     from scipy.stats import rankdata
 
     gen = np.random.default_rng(seed)
-    n_models = 20
-    r = 120.0 * norm.ppf((np.arange(n_models) + 0.5) / n_models)
-    a = gen.integers(0, n_models, (reps, n))
-    b = (a + gen.integers(1, n_models, (reps, n))) % n_models
-    d = r[a] - r[b]
+    d = _gaps(gen, reps, n)
     g = np.exp(sd * gen.standard_normal((reps, 1)))
     rate = gen.uniform(0.05, 0.5, (reps, 1))
 
