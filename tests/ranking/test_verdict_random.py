@@ -26,7 +26,9 @@ def _run(sim: SimulatedArena, pv: PerturbedVotes, n_models: int, n_ann: int) -> 
     )  # fmt: skip
 
 
-def test_predictive_p_value_matches_numerical_integration() -> None:
+def test_predictive_p_value_matches_numerical_integration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """``p_j = P(g + se_j e <= theta_j)`` with ``g ~ LN(mu, sd**2)``, ``e ~ N(0, 1)``:
     the 40-point Gauss-Hermite value equals scipy.integrate.quad of
     ``Phi((theta_j - g) / se_j)`` against scipy's log-normal density: to 1e-4 relative
@@ -37,12 +39,8 @@ def test_predictive_p_value_matches_numerical_integration() -> None:
     # the fit is then replaced by (mu, sd) to test the p-value alone
     th = np.array([-0.003, -0.0005, 0.001, 0.0025, 0.004, 0.006, 0.009, 0.012])
     se = np.array([0.0014, 0.0012, 0.0015, 0.0013, 0.0014, 0.0012, 0.0016, 0.0015])
-    orig = arena._honest_abilities
-    arena._honest_abilities = lambda *a: (mu, sd, True)
-    try:
-        t0, p, kind = _random_test(th, se, np.full(th.size, 0.99), 0.1)
-    finally:
-        arena._honest_abilities = orig
+    monkeypatch.setattr(arena, "_honest_abilities", lambda *a: (mu, sd, True))
+    t0, p, kind = _random_test(th, se, np.full(th.size, 0.99), 0.1)
     assert kind == "predictive"
     assert t0 == pytest.approx(0.005 * math.exp(-1.645 * sd))
     dist = lognorm(s=sd, scale=math.exp(mu))
@@ -121,7 +119,7 @@ def test_alike_annotators_fit_stops_at_the_spread_floor(monkeypatch: pytest.Monk
     assert np.max(np.abs(p(mu, sd) - p(mu0, sd0))) < 1e-3
 
 
-def test_honest_p_values_are_uniform() -> None:
+def test_honest_p_values_are_uniform(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the fitted distribution right, an honest annotator's p-value is uniform, so
     Benjamini-Hochberg at 0.05 flags about nobody in an honest-only draw: 2,000 honest
     estimates from LN(log 0.005, 0.5**2) plus noise, p-values checked against the uniform
@@ -135,12 +133,8 @@ def test_honest_p_values_are_uniform() -> None:
     g = np.exp(gen.normal(mu, sd, size=2000))
     se = gen.uniform(0.001, 0.002, size=g.size)
     th = g + gen.normal(size=g.size) * se
-    orig = arena._honest_abilities
-    arena._honest_abilities = lambda *a: (mu, sd, True)
-    try:
-        _, p, _ = _random_test(th, se, np.full(th.size, 0.99), 0.1)
-    finally:
-        arena._honest_abilities = orig
+    monkeypatch.setattr(arena, "_honest_abilities", lambda *a: (mu, sd, True))
+    _, p, _ = _random_test(th, se, np.full(th.size, 0.99), 0.1)
     assert kstest(p, "uniform").pvalue > 0.01
     assert int((adjust_p_values(p, method="bh") <= 0.05).sum()) == 0
 
