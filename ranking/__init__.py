@@ -2,157 +2,308 @@
 
 Arrays in, plain results out. This package never touches files, databases or
 the terminal, and never imports :mod:`annotate`.
+
+The public names below are imported from their submodules on first use (PEP 562): ``import
+ranking`` alone loads no submodule, so a command that needs two of them (the report: the
+agreement, the alignment, am-ELO, the Stable Arena) does not import and, without
+byte-code files, compile the other fifteen. ``from ranking import X`` and ``ranking.X``
+work for every name of ``__all__`` and every submodule, as before.
 """
 
 from __future__ import annotations
 
-from ranking.agreement import (
-    AgreementBootstrapResult,
-    AgreementReplicates,
-    AgreementResult,
-    BootstrapDistribution,
-    PairwiseKappaResult,
-    RaterConsensusResult,
-    agreement_bootstrap,
-    agreement_replicates,
-    cohen_kappa,
-    cohen_kappa_table,
-    fleiss_kappa,
-    fleiss_kappa_complete,
-    krippendorff_alpha,
-    leave_one_out_agreement,
-    pairwise_cohen_matrix,
-    rating_counts,
-)
-from ranking.alignment import (
-    AlignmentReport,
-    ConsensusResult,
-    HumanScaleResult,
-    alignment_report,
-    human_difficulty_scale,
-    predict_harder,
-    vote_consensus,
-)
-from ranking.arena import (
-    ANNOTATOR_STATUSES,
-    FLAG_REASONS,
-    Evidence,
-    FlagReason,
-    StableArenaResult,
-    dynamic_delta,
-    null_ability_threshold,
-    stable_arena,
-)
-from ranking.baselines import accuracy, simple_rank, weighted_accuracy
-from ranking.compare import kendall_tau, rank_displacement, spearman_rho
-from ranking.components import (
-    ComponentFit,
-    DeltaCache,
-    StableArenaComponentsResult,
-    stable_arena_components,
-)
-from ranking.eip import EIPResult, eip
-from ranking.errors import (
-    ConvergenceError,
-    DegenerateDataError,
-    InvalidParameterError,
-    LengthMismatchError,
-    RankingInputError,
-    ShapeError,
-)
-from ranking.graph import component_members, connected_components
-from ranking.irt import (
-    IRTResult,
-    MMLResult,
-    fit_1pl,
-    fit_1pl_mml,
-    fit_2pl,
-    fit_2pl_mml,
-    marginal_log_likelihood,
-)
-from ranking.mirt import MIRTResult, fit_mirt
-from ranking.pairwise import (
-    ELO_C,
-    AmEloResult,
-    EloBootstrapResult,
-    EloResult,
-    MEloResult,
-    RankTestResult,
-    am_elo,
-    am_elo_gradient,
-    am_elo_log_likelihood,
-    elo,
-    elo_bootstrap,
-    m_elo,
-    ranks_from_intervals,
-    ranks_from_pairwise_tests,
-)
-from ranking.rank_metrics import (
-    RankingAgreement,
-    average_overlap,
-    ordering,
-    overlap_at_depth,
-    random_expectation,
-    ranking_agreement,
-    rbo_extrapolated,
-    rbo_weighted,
-    set_precision_at_k,
-)
-from ranking.reasoner_rank import (
-    ConsistencyParts,
-    ReasonerRankResult,
-    RerankResult,
-    SubsetRankingResult,
-    agreement_matrix,
-    batch_consistency,
-    batch_consistency_from_similarity,
-    consensus_answers,
-    consistency_from_similarity,
-    default_k,
-    mca,
-    reasoner_rank,
-    reasoning_consistency,
-    selfrank_ftr,
-    selfrank_gtr,
-    structure_penalty,
-    topk_rerank,
-)
-from ranking.reliability import (
-    AnnotatorSignals,
-    MajorityAgreement,
-    PositionBias,
-    TooFastVotes,
-    VoteRates,
-    adjust_p_values,
-    annotator_signals,
-    majority_agreement,
-    position_bias,
-    too_fast_votes,
-    vote_rates,
-)
-from ranking.robustness import (
-    AlphaSensitivityResult,
-    AnchorSamplingResult,
-    LeaveModelsOutResult,
-    alpha_sensitivity,
-    anchor_sampling,
-    leave_models_out,
-)
-from ranking.simulation import (
-    PERTURBATIONS,
-    VOTE_PERTURBATIONS,
-    PerturbationStudy,
-    PerturbationSummary,
-    PerturbationTrial,
-    PerturbedVotes,
-    SimulatedArena,
-    detection_scores,
-    perturb_outcomes,
-    perturb_votes,
-    perturbation_study,
-    ranking_consistency,
-    simulate_arena,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Two functions share their submodule's name: imported here, as before, so that
+# ``ranking.eip`` and ``ranking.reasoner_rank`` are the functions even after another
+# module imports the submodules (the import system then sets the package attribute to
+# the module only when the attribute is not already bound; both are light).
+from ranking.eip import eip
+from ranking.reasoner_rank import reasoner_rank
+
+if TYPE_CHECKING:
+    from ranking.agreement import (
+        AgreementBootstrapResult,
+        AgreementReplicates,
+        AgreementResult,
+        BootstrapDistribution,
+        PairwiseKappaResult,
+        RaterConsensusResult,
+        agreement_bootstrap,
+        agreement_replicates,
+        cohen_kappa,
+        cohen_kappa_table,
+        fleiss_kappa,
+        fleiss_kappa_complete,
+        krippendorff_alpha,
+        leave_one_out_agreement,
+        pairwise_cohen_matrix,
+        rating_counts,
+    )
+    from ranking.alignment import (
+        AlignmentReport,
+        ConsensusResult,
+        HumanScaleResult,
+        alignment_report,
+        human_difficulty_scale,
+        predict_harder,
+        vote_consensus,
+    )
+    from ranking.arena import (
+        ANNOTATOR_STATUSES,
+        FLAG_REASONS,
+        Evidence,
+        FlagReason,
+        StableArenaResult,
+        dynamic_delta,
+        null_ability_threshold,
+        stable_arena,
+    )
+    from ranking.baselines import accuracy, simple_rank, weighted_accuracy
+    from ranking.compare import kendall_tau, rank_displacement, spearman_rho
+    from ranking.components import (
+        ComponentFit,
+        DeltaCache,
+        StableArenaComponentsResult,
+        stable_arena_components,
+    )
+    from ranking.eip import EIPResult, eip
+    from ranking.errors import (
+        ConvergenceError,
+        DegenerateDataError,
+        InvalidParameterError,
+        LengthMismatchError,
+        RankingInputError,
+        ShapeError,
+    )
+    from ranking.graph import component_members, connected_components
+    from ranking.irt import (
+        IRTResult,
+        MMLResult,
+        fit_1pl,
+        fit_1pl_mml,
+        fit_2pl,
+        fit_2pl_mml,
+        marginal_log_likelihood,
+    )
+    from ranking.mirt import MIRTResult, fit_mirt
+    from ranking.pairwise import (
+        ELO_C,
+        AmEloResult,
+        EloBootstrapResult,
+        EloResult,
+        MEloResult,
+        RankTestResult,
+        am_elo,
+        am_elo_gradient,
+        am_elo_log_likelihood,
+        elo,
+        elo_bootstrap,
+        m_elo,
+        ranks_from_intervals,
+        ranks_from_pairwise_tests,
+    )
+    from ranking.rank_metrics import (
+        RankingAgreement,
+        average_overlap,
+        ordering,
+        overlap_at_depth,
+        random_expectation,
+        ranking_agreement,
+        rbo_extrapolated,
+        rbo_weighted,
+        set_precision_at_k,
+    )
+    from ranking.reasoner_rank import (
+        ConsistencyParts,
+        ReasonerRankResult,
+        RerankResult,
+        SubsetRankingResult,
+        agreement_matrix,
+        batch_consistency,
+        batch_consistency_from_similarity,
+        consensus_answers,
+        consistency_from_similarity,
+        default_k,
+        mca,
+        reasoner_rank,
+        reasoning_consistency,
+        selfrank_ftr,
+        selfrank_gtr,
+        structure_penalty,
+        topk_rerank,
+    )
+    from ranking.reliability import (
+        AnnotatorSignals,
+        MajorityAgreement,
+        PositionBias,
+        TooFastVotes,
+        VoteRates,
+        adjust_p_values,
+        annotator_signals,
+        majority_agreement,
+        position_bias,
+        too_fast_votes,
+        vote_rates,
+    )
+    from ranking.robustness import (
+        AlphaSensitivityResult,
+        AnchorSamplingResult,
+        LeaveModelsOutResult,
+        alpha_sensitivity,
+        anchor_sampling,
+        leave_models_out,
+    )
+    from ranking.simulation import (
+        PERTURBATIONS,
+        VOTE_PERTURBATIONS,
+        PerturbationStudy,
+        PerturbationSummary,
+        PerturbationTrial,
+        PerturbedVotes,
+        SimulatedArena,
+        detection_scores,
+        perturb_outcomes,
+        perturb_votes,
+        perturbation_study,
+        ranking_consistency,
+        simulate_arena,
+    )
+
+_SOURCE: dict[str, str] = {
+    "AgreementBootstrapResult": "agreement",
+    "AgreementReplicates": "agreement",
+    "AgreementResult": "agreement",
+    "BootstrapDistribution": "agreement",
+    "PairwiseKappaResult": "agreement",
+    "RaterConsensusResult": "agreement",
+    "agreement_bootstrap": "agreement",
+    "agreement_replicates": "agreement",
+    "cohen_kappa": "agreement",
+    "cohen_kappa_table": "agreement",
+    "fleiss_kappa": "agreement",
+    "fleiss_kappa_complete": "agreement",
+    "krippendorff_alpha": "agreement",
+    "leave_one_out_agreement": "agreement",
+    "pairwise_cohen_matrix": "agreement",
+    "rating_counts": "agreement",
+    "AlignmentReport": "alignment",
+    "ConsensusResult": "alignment",
+    "HumanScaleResult": "alignment",
+    "alignment_report": "alignment",
+    "human_difficulty_scale": "alignment",
+    "predict_harder": "alignment",
+    "vote_consensus": "alignment",
+    "ANNOTATOR_STATUSES": "arena",
+    "Evidence": "arena",
+    "FLAG_REASONS": "arena",
+    "FlagReason": "arena",
+    "StableArenaResult": "arena",
+    "dynamic_delta": "arena",
+    "null_ability_threshold": "arena",
+    "stable_arena": "arena",
+    "accuracy": "baselines",
+    "simple_rank": "baselines",
+    "weighted_accuracy": "baselines",
+    "kendall_tau": "compare",
+    "rank_displacement": "compare",
+    "spearman_rho": "compare",
+    "ComponentFit": "components",
+    "DeltaCache": "components",
+    "StableArenaComponentsResult": "components",
+    "stable_arena_components": "components",
+    "EIPResult": "eip",
+    "eip": "eip",
+    "ConvergenceError": "errors",
+    "DegenerateDataError": "errors",
+    "InvalidParameterError": "errors",
+    "LengthMismatchError": "errors",
+    "RankingInputError": "errors",
+    "ShapeError": "errors",
+    "component_members": "graph",
+    "connected_components": "graph",
+    "IRTResult": "irt",
+    "MMLResult": "irt",
+    "fit_1pl": "irt",
+    "fit_1pl_mml": "irt",
+    "fit_2pl": "irt",
+    "fit_2pl_mml": "irt",
+    "marginal_log_likelihood": "irt",
+    "MIRTResult": "mirt",
+    "fit_mirt": "mirt",
+    "AmEloResult": "pairwise",
+    "ELO_C": "pairwise",
+    "EloBootstrapResult": "pairwise",
+    "EloResult": "pairwise",
+    "MEloResult": "pairwise",
+    "RankTestResult": "pairwise",
+    "am_elo": "pairwise",
+    "am_elo_gradient": "pairwise",
+    "am_elo_log_likelihood": "pairwise",
+    "elo": "pairwise",
+    "elo_bootstrap": "pairwise",
+    "m_elo": "pairwise",
+    "ranks_from_intervals": "pairwise",
+    "ranks_from_pairwise_tests": "pairwise",
+    "RankingAgreement": "rank_metrics",
+    "average_overlap": "rank_metrics",
+    "ordering": "rank_metrics",
+    "overlap_at_depth": "rank_metrics",
+    "random_expectation": "rank_metrics",
+    "ranking_agreement": "rank_metrics",
+    "rbo_extrapolated": "rank_metrics",
+    "rbo_weighted": "rank_metrics",
+    "set_precision_at_k": "rank_metrics",
+    "ConsistencyParts": "reasoner_rank",
+    "ReasonerRankResult": "reasoner_rank",
+    "RerankResult": "reasoner_rank",
+    "SubsetRankingResult": "reasoner_rank",
+    "agreement_matrix": "reasoner_rank",
+    "batch_consistency": "reasoner_rank",
+    "batch_consistency_from_similarity": "reasoner_rank",
+    "consensus_answers": "reasoner_rank",
+    "consistency_from_similarity": "reasoner_rank",
+    "default_k": "reasoner_rank",
+    "mca": "reasoner_rank",
+    "reasoner_rank": "reasoner_rank",
+    "reasoning_consistency": "reasoner_rank",
+    "selfrank_ftr": "reasoner_rank",
+    "selfrank_gtr": "reasoner_rank",
+    "structure_penalty": "reasoner_rank",
+    "topk_rerank": "reasoner_rank",
+    "AnnotatorSignals": "reliability",
+    "MajorityAgreement": "reliability",
+    "PositionBias": "reliability",
+    "TooFastVotes": "reliability",
+    "VoteRates": "reliability",
+    "adjust_p_values": "reliability",
+    "annotator_signals": "reliability",
+    "majority_agreement": "reliability",
+    "position_bias": "reliability",
+    "too_fast_votes": "reliability",
+    "vote_rates": "reliability",
+    "AlphaSensitivityResult": "robustness",
+    "AnchorSamplingResult": "robustness",
+    "LeaveModelsOutResult": "robustness",
+    "alpha_sensitivity": "robustness",
+    "anchor_sampling": "robustness",
+    "leave_models_out": "robustness",
+    "PERTURBATIONS": "simulation",
+    "PerturbationStudy": "simulation",
+    "PerturbationSummary": "simulation",
+    "PerturbationTrial": "simulation",
+    "PerturbedVotes": "simulation",
+    "SimulatedArena": "simulation",
+    "VOTE_PERTURBATIONS": "simulation",
+    "detection_scores": "simulation",
+    "perturb_outcomes": "simulation",
+    "perturb_votes": "simulation",
+    "perturbation_study": "simulation",
+    "ranking_consistency": "simulation",
+    "simulate_arena": "simulation",
+}
+"""The submodule of :mod:`ranking` that defines each public name."""
 
 __all__ = [
     "ANNOTATOR_STATUSES",
@@ -287,3 +438,25 @@ __all__ = [
     "vote_rates",
     "weighted_accuracy",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name (or a submodule) imported on first use, then kept in the module."""
+    source = _SOURCE.get(name)
+    if source is not None:
+        value = getattr(importlib.import_module(f"ranking.{source}"), name)
+    elif name.isidentifier() and not name.startswith("__"):
+        try:
+            value = importlib.import_module(f"ranking.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"ranking.{name}":
+                raise
+            raise AttributeError(f"module 'ranking' has no attribute {name!r}") from None
+    else:
+        raise AttributeError(f"module 'ranking' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
