@@ -83,8 +83,6 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     """Compute the report, write its files and print its tables."""
     from annotate.services.db import open_store
-    from annotate.services.paths import inside, output_folder
-    from annotate.services.report import human_alignment_report, study_kind, write_report
     from annotate.store.engine import reader_engine
 
     if not 0.0 <= args.near_tie_margin < 1.0:
@@ -93,6 +91,25 @@ def cmd_report(args: argparse.Namespace) -> int:
     engine = reader_engine(store)  # hold the writers' lock while it reads every vote
     if engine is not store:
         store.dispose()
+    prefetch = None
+    if getattr(args, "study", None) is not None:
+        # the votes read in a child process while this one imports the statistics
+        # (annotate.services.monitor_rows; None where that is not done)
+        from annotate.services.monitor_rows import Prefetch
+
+        prefetch = Prefetch.start(engine, args.study)
+    try:
+        return _difficulty_report(args, engine, prefetch)
+    finally:
+        if prefetch is not None:
+            prefetch.close()
+
+
+def _difficulty_report(args: argparse.Namespace, engine: Any, prefetch: Any) -> int:
+    """The report of a difficulty study (an arena study's: :func:`_arena_report`)."""
+    from annotate.services.paths import inside, output_folder
+    from annotate.services.report import human_alignment_report, study_kind, write_report
+
     if study_kind(engine, getattr(args, "study", None)) == "arena":
         return _arena_report(args, engine)
     with progress_bar("computing the report") as progress:
@@ -105,6 +122,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             resample=args.resample,
             near_tie_margin=args.near_tie_margin,
             progress=progress,
+            prefetch=prefetch,
         )
     if args.out:
         folder = output_folder(Path(args.out))

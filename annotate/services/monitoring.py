@@ -42,6 +42,7 @@ from annotate.errors import StudyNotFoundError
 from annotate.names import one_line, sanitize
 from annotate.services import vote_cache
 from annotate.services.arena_analysis import FAST_VOTE_RULE, fit_problem, quality_evidence
+from annotate.services.monitor_rows import Prefetch, first_read, item_positions, read_rows
 from annotate.services.notes import monitor_lines as item_note_lines
 from annotate.store import repo
 from annotate.store.engine import reader_engine as make_reader_engine
@@ -196,7 +197,7 @@ class StudyMonitor:
         If there is no such study.
     """
 
-    def __init__(self, engine: Engine, study: str) -> None:
+    def __init__(self, engine: Engine, study: str, prefetch: Prefetch | None = None) -> None:
         self.engine = engine
         self._lock = threading.Lock()
         with Session(engine) as s:
@@ -238,6 +239,9 @@ class StudyMonitor:
         self._save: npt.NDArray[np.int64] | None = None
         """Rows to write to the cache once the snapshot is out."""
         self._writer = vote_cache.Writer()
+        self._prefetch = prefetch if prefetch is not None and prefetch.study.id == st.id else None
+        """The first read, done ahead in a child process (:class:`monitor_rows.Prefetch`:
+        ``annotate report``), or None."""
 
     @property
     def kind(self) -> str:
@@ -257,9 +261,7 @@ class StudyMonitor:
             entities.setdefault(b, detail if self.study.kind == "difficulty" else "")
         names = sorted(entities)
         ei = {e: j for j, e in enumerate(names)}
-        size = (max(ids) + 1) if ids else 1
-        self._item_pos = np.full(size, -1, dtype=np.int64)
-        self._item_pos[ids] = np.arange(len(ids))
+        self._item_pos = item_positions(ids)
         self._ent_a = np.array([ei[items[i][0]] for i in ids], dtype=np.int64)
         self._ent_b = np.array([ei[items[i][1]] for i in ids], dtype=np.int64)
         self._text_len = np.array([lengths.get(i, 0) for i in ids], dtype=np.float64)
@@ -276,19 +278,10 @@ class StudyMonitor:
 
     def _read_new(self) -> None:
         with Session(self.engine) as s:
-            cached = None
-            if self._cache is not None and not self._cache_tried:
-                self._cache_tried = True  # the first read only, in its transaction
-                cached = self._cache.load(s, self._item_pos)
-            after = self._last if cached is None else int(cached[-1, 0])
-            rows = repo.vote_rows_after(s, self.study.id, after)
-            if not rows and cached is None:
+            new, n_db = self._read_rows(s)
+            if new is None:
                 return
-            flat = itertools.chain.from_iterable(rows)
-            new = np.fromiter(flat, dtype=np.int64, count=8 * len(rows)).reshape(-1, 8)
-            self._unsaved += len(new)
-            if cached is not None:  # one batch, as a read of every row gives
-                new = np.concatenate([cached, new]) if len(new) else cached
+            self._unsaved += n_db
             fresh = [a for a in _distinct(new[:, 2]).tolist() if a not in self._ann_index]
             names = repo.annotator_names(s, fresh)
         for a in fresh:
@@ -332,6 +325,25 @@ class StudyMonitor:
         due = max(vote_cache.MIN_ROWS, held // vote_cache.RESAVE_SHARE)
         if self._cache is not None and self._unsaved >= due:
             self._save = self._rows.view  # rows never change once read: no copy
+
+    def _read_rows(self, s: Session) -> tuple[npt.NDArray[np.int64] | None, int]:
+        """The rows of this read (in ``s``'s transaction) and how many came from the
+        database: on the first, the prefetched rows or the cache file's, then the rows
+        after them (:mod:`annotate.services.monitor_rows`)."""
+        if self._cache_tried:
+            return read_rows(s, self.study.id, self._last)
+        self._cache_tried = True  # the first read only, in its transaction
+        prefetch, self._prefetch = self._prefetch, None
+        got = None if prefetch is None else prefetch.take()
+        if got is None:
+            if self._cache is None:
+                return read_rows(s, self.study.id, self._last)
+            return first_read(s, self.study, self._cache, self._item_pos)
+        rows, n_pre = got
+        if self._cache is not None:
+            self._cache.identify()  # what a load sets, so that the rows can be saved
+        new, n_db = read_rows(s, self.study.id, 0, rows)
+        return new, n_pre + n_db
 
     def _write_cache(self) -> None:
         """Start writing the rows the last read asked to keep (after the snapshot, in a

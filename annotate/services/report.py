@@ -48,7 +48,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +63,7 @@ from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
 from annotate.services.arena_analysis import fit_problem
 from annotate.services.arrays import VoteArrays, arrays_from_codes, response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
+from annotate.services.monitor_rows import Prefetch
 from annotate.services.monitoring import StudyMonitor
 from annotate.services.notes import report_lines
 from annotate.services.quality import study_quality, with_alignment
@@ -98,7 +99,7 @@ from annotate.services.report_view import (
     value_text,
 )
 from annotate.store import repo
-from annotate.views import ReportView
+from annotate.views import MonitorSnapshot, ReportView
 from ranking.agreement import (
     RESAMPLE_SCHEMES,
     AgreementBootstrapResult,
@@ -306,7 +307,14 @@ def _vote_arrays(
     return arrays_from_codes(study.name, study.kind, items, raw, names)
 
 
-def _load(engine: Engine, study: str, monitor: StudyMonitor | None = None) -> _StudyData:
+def _load(
+    engine: Engine,
+    study: str,
+    monitor: StudyMonitor | None = None,
+    votes_read: Callable[[], object] | None = None,
+) -> _StudyData:
+    """The study's data; ``votes_read`` is called once the monitor has read the votes (the
+    report then starts the monitor's refit, which needs nothing else, in a worker)."""
     with Session(engine) as s:
         st = repo.get_study(s, study)
         if st is None:
@@ -321,6 +329,8 @@ def _load(engine: Engine, study: str, monitor: StudyMonitor | None = None) -> _S
         items = repo.item_keys(s, st.id)
     # outside the session: the monitor reads through its own connection
     va = vote_arrays(engine, study) if monitor is None else _vote_arrays(monitor, st, items)
+    if votes_read is not None:
+        votes_read()
     rm = response_matrix(engine, study)
     qkeys = [q[0] for q in contents.questions]
     qsubj = [q[1] for q in contents.questions]
@@ -1197,6 +1207,7 @@ def human_alignment_report(
     parallel: bool = True,
     resample: Resample = "both",
     progress: Callable[[int, int], None] | None = None,
+    prefetch: Prefetch | None = None,
 ) -> HumanAlignmentReport:
     """Build the human-alignment report of a difficulty study.
 
@@ -1235,6 +1246,9 @@ def human_alignment_report(
         Called as ``progress(done, total)`` after each of the seven stages (load,
         estimators, pool estimators, alignment, agreement, human scale, verdicts), possibly
         from a worker thread; the command line draws a progress bar with it.
+    prefetch : Prefetch, optional
+        The study's votes being read ahead in a child process (the command line:
+        :class:`annotate.services.monitor_rows.Prefetch`); the monitor takes them there.
 
     Raises
     ------
@@ -1249,9 +1263,7 @@ def human_alignment_report(
     timings: list[tuple[str, float]] = []
     t0 = time.perf_counter()
     name = study or default_study(engine)
-    monitor = _monitor(engine, name)
-    data = _load(engine, name, monitor)
-    timings.append(("load", time.perf_counter() - t0))
+    monitor = _monitor(engine, name, prefetch)
     ss = np.random.SeedSequence(seed)
     rng_align, rng_agree = (np.random.default_rng(s) for s in ss.spawn(2))
 
@@ -1264,14 +1276,25 @@ def human_alignment_report(
         return out
 
     workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
-    t_compute = time.perf_counter()
     # The stages run side by side (numpy releases the GIL in its loops and BLAS
     # calls): estimators -> alignment here; the verdicts (the monitor's refit, which
-    # needs only the votes it has read), the agreement and the human scale (after the
-    # estimators) in worker threads, each with one BLAS thread.
+    # needs only the votes it has read: started as soon as they are, beside the rest of
+    # the load), the agreement and the human scale (after the estimators) in worker
+    # threads, each with one BLAS thread.
     with blas_threads(threads), ThreadPoolExecutor(max_workers=workers) as pool:
-        verdicts_f = pool.submit(
-            timed, "verdicts", lambda: (monitor or StudyMonitor(engine, name)).snapshot()
+        started: list[Future[MonitorSnapshot]] = []
+
+        def start_verdicts() -> None:
+            if monitor is not None and not started:
+                started.append(pool.submit(timed, "verdicts", monitor.snapshot))
+
+        data = _load(engine, name, monitor, start_verdicts)
+        timings.append(("load", time.perf_counter() - t0))
+        t_compute = time.perf_counter()
+        verdicts_f = (
+            started[0]
+            if started
+            else pool.submit(timed, "verdicts", lambda: StudyMonitor(engine, name).snapshot())
         )
         agreement_f = pool.submit(
             timed,
@@ -1418,11 +1441,11 @@ def human_alignment_report(
     )
 
 
-def _monitor(engine: Engine, study: str) -> StudyMonitor | None:
+def _monitor(engine: Engine, study: str, prefetch: Prefetch | None = None) -> StudyMonitor | None:
     """A monitor of ``study`` whose reading of the votes the report shares (None when
     there is no such study: :func:`_load` then says so)."""
     try:
-        return StudyMonitor(engine, study)
+        return StudyMonitor(engine, study, prefetch)
     except StudyNotFoundError:
         return None
 

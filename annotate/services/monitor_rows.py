@@ -1,0 +1,218 @@
+"""The monitor's reading of vote rows, and that reading done ahead in a child process.
+
+:class:`annotate.services.monitoring.StudyMonitor` reads a study's vote rows
+(:func:`annotate.store.repo.vote_rows_after`) as one ``(n, 8)`` int64 array: on its
+first read the vote cache's rows (:mod:`annotate.services.vote_cache`) then the rows
+after them, on later reads the rows after the last one read (:func:`read_rows`).
+
+At a million votes that first read is the longest serial step of ``annotate report``
+(about 1.6 s of sqlite3 building a million 8-tuples), while the other core idles: the
+rest of the command meanwhile only imports its statistics and reads the study's
+contents. :class:`Prefetch` does that first read in a forked child process (its own
+interpreter, so it runs beside the parent's imports instead of taking turns with them
+for the GIL) and hands the array over a pipe; the monitor then reads the rows written
+since, in its own transaction, exactly as after a cache file. It is used by the command
+line only (a fork from a process without other threads, on Linux, SQLite), and any
+failure of the child leaves the monitor to read the rows itself.
+
+This module imports no statistics (no :mod:`ranking`, no scipy), so that the child can
+start reading at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import struct
+import sys
+import threading
+from collections.abc import Iterable
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from annotate.services import vote_cache
+from annotate.store import repo
+
+COLUMNS = 8
+"""Columns of a vote row (:func:`annotate.store.repo.vote_rows_after`)."""
+
+_HEADER = struct.Struct("<qq")
+"""What the child writes before the rows: the number of rows, and how many of them it
+read from the database (the rest came from the cache file)."""
+
+
+def item_positions(ids: Iterable[int]) -> npt.NDArray[np.int64]:
+    """Item id -> position of the item among the study's items in id order (-1: none)."""
+    order = sorted(ids)
+    pos = np.full((order[-1] + 1) if order else 1, -1, dtype=np.int64)
+    pos[order] = np.arange(len(order))
+    return pos
+
+
+def study_item_ids(session: Session, study: repo.StudyRow) -> list[int]:
+    """The ids of the study's items (pairs of a difficulty study, battles of an arena)."""
+    if study.kind == "difficulty":
+        return list(repo.pair_questions(session, study.id))
+    return list(repo.battle_pairs(session, study.id))
+
+
+def read_rows(
+    session: Session,
+    study_id: int,
+    after: int,
+    cached: npt.NDArray[np.int64] | None = None,
+) -> tuple[npt.NDArray[np.int64] | None, int]:
+    """The rows ``cached`` (rows read earlier: a cache file's, or a :class:`Prefetch`'s)
+    then the study's rows after them (after ``after`` when ``cached`` is None), in
+    ``session``'s transaction; and how many came from the database. ``(None, 0)`` when
+    there is nothing."""
+    if cached is not None:
+        after = int(cached[-1, 0])
+    rows = repo.vote_rows_after(session, study_id, after)
+    if not rows and cached is None:
+        return None, 0
+    flat = itertools.chain.from_iterable(rows)
+    new = np.fromiter(flat, dtype=np.int64, count=COLUMNS * len(rows)).reshape(-1, COLUMNS)
+    n_db = len(new)
+    if cached is not None:  # one batch, as a read of every row gives
+        new = np.concatenate([cached, new]) if len(new) else cached
+    return new, n_db
+
+
+def first_read(
+    session: Session,
+    study: repo.StudyRow,
+    cache: vote_cache.CacheTarget | None,
+    item_pos: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64] | None, int]:
+    """A monitor's first read: the cache file's rows, if it holds valid ones, then the
+    rows after them (:func:`read_rows`)."""
+    cached = None if cache is None else cache.load(session, item_pos)
+    return read_rows(session, study.id, 0, cached)
+
+
+class Prefetch:
+    """A monitor's first read of ``study`` (:func:`first_read`), done in a forked child.
+
+    :meth:`start` forks (or returns None where it should not); :meth:`take` waits for
+    the rows; :meth:`close` lets the child go (a report that ends early).
+    """
+
+    def __init__(self, study: repo.StudyRow, pid: int, fd: int) -> None:
+        self.study = study
+        self._pid: int | None = pid
+        self._fd: int | None = fd
+
+    @classmethod
+    def start(cls, engine: Engine, study_name: str) -> Prefetch | None:
+        """Fork a child that reads the votes of the difficulty study ``study_name``;
+        None (nothing started) off Linux, for a database other than SQLite, with other
+        threads running (a fork copies only this one), or for no such study."""
+        if not sys.platform.startswith("linux") or engine.dialect.name != "sqlite":
+            return None
+        if threading.active_count() > 1 or not hasattr(os, "fork"):
+            return None
+        with Session(engine) as s:
+            st = repo.get_study(s, study_name)
+        if st is None or st.kind != "difficulty":  # the human-alignment report's studies
+            return None
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(r)
+            os.close(w)
+            return None
+        if pid == 0:  # the child: read, write, leave without running the parent's exits
+            code = 1
+            try:
+                os.close(r)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                _child(engine, st, w)
+                code = 0
+            except BaseException:  # any failure: the parent reads the rows itself
+                pass
+            finally:
+                os._exit(code)
+        os.close(w)
+        return cls(st, pid, r)
+
+    def take(self) -> tuple[npt.NDArray[np.int64], int] | None:
+        """The rows the child read and how many came from the database; None when it
+        read none or failed (the caller then reads them itself). Once only."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return None
+        try:
+            with os.fdopen(fd, "rb", buffering=0) as f:
+                head = _read_exactly(f, _HEADER.size)
+                if head is None:
+                    return None
+                n, n_db = _HEADER.unpack(head)
+                if n <= 0 or not 0 <= n_db <= n:
+                    return None
+                rows = np.empty((n, COLUMNS), dtype=np.int64)
+                if not _read_into(f, rows.data.cast("B")):
+                    return None
+                if f.read(1) != b"":  # the child writes exactly this
+                    return None
+        except (OSError, ValueError, MemoryError):
+            return None
+        finally:
+            self._reap()
+        return rows, int(n_db)
+
+    def close(self) -> None:
+        """Let the child go if its rows were not taken (a report that ended early, or
+        an arena study's): it is killed, not waited for."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            if self._pid is not None:
+                with contextlib.suppress(OSError):
+                    os.kill(self._pid, signal.SIGKILL)
+        self._reap()
+
+    def _reap(self) -> None:
+        pid, self._pid = self._pid, None
+        if pid is not None:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+
+
+def _child(engine: Engine, st: repo.StudyRow, fd: int) -> None:
+    engine.dispose(close=False)  # the parent's pooled connections stay the parent's
+    with Session(engine) as s:
+        item_pos = item_positions(study_item_ids(s, st))
+        rows, n_db = first_read(s, st, vote_cache.target(engine, st), item_pos)
+    with os.fdopen(fd, "wb", buffering=0) as f:
+        if rows is None:
+            f.write(_HEADER.pack(0, 0))
+            return
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        f.write(_HEADER.pack(len(rows), n_db))
+        view = rows.data.cast("B")
+        while view:
+            k = f.write(view)
+            view = view[k:]
+
+
+def _read_exactly(f: object, n: int) -> bytes | None:
+    buf = bytearray(n)
+    return bytes(buf) if _read_into(f, memoryview(buf)) else None
+
+
+def _read_into(f: object, view: memoryview) -> bool:
+    got = 0
+    while got < len(view):
+        k = f.readinto(view[got:])  # type: ignore[attr-defined]
+        if not k:
+            return False
+        got += k
+    return True

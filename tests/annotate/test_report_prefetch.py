@@ -1,0 +1,242 @@
+"""``annotate report`` reads a study's votes in a forked child while it imports its
+statistics (issue 13; :class:`annotate.services.monitor_rows.Prefetch`).
+
+The reference of every test is the same monitor without a prefetch, which reads every
+row itself: its rows, its current votes, its snapshot (timings aside) and the report's
+files and printed text must be exactly equal. Votes cast after the child read, a child
+that fails or never answers, and the vote cache on or off must change nothing but time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from sqlalchemy import Engine
+
+import annotate.services.monitor_rows as monitor_rows
+import annotate.services.monitoring as monitoring
+from annotate.services import vote_cache
+from annotate.services.db import open_store
+from annotate.services.importing import import_paths
+from annotate.services.monitor_rows import Prefetch
+from annotate.services.monitoring import StudyMonitor
+from annotate.services.voting import VotingSession
+from annotate.store.engine import reader_engine
+from tests.annotate.test_report import VOTES, cast, make_study
+
+ROOT = Path(__file__).resolve().parents[2]
+STUDY = "hand"
+
+
+def _end_signal_thread() -> None:
+    """The monitor's signal thread, left by a snapshot of this process, ended:
+    :meth:`Prefetch.start` forks only a process without other threads."""
+    while monitoring._POOL:
+        monitoring._POOL.pop().shutdown(wait=True)
+
+
+@pytest.fixture(autouse=True)
+def _single_thread() -> None:
+    _end_signal_thread()
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    store = open_store(tmp_path / "v.db")
+    import_paths(store, [make_study(tmp_path / "studies")])
+    cast(store, STUDY, VOTES)
+    return reader_engine(store)
+
+
+def _started(engine: Engine) -> Prefetch:
+    p = Prefetch.start(engine, STUDY)
+    if p is None:  # pragma: no cover - another thread in this test process
+        pytest.skip("Prefetch.start declined: this process runs other threads")
+    return p
+
+
+def _same_monitor(got: StudyMonitor, ref: StudyMonitor) -> None:
+    """The rows read, the current votes, the names and the cache bookkeeping."""
+    assert np.array_equal(got._rows.view, ref._rows.view)
+    assert np.array_equal(got._current.view, ref._current.view)
+    assert got._unsaved == ref._unsaved
+    assert got._last == ref._last
+
+
+def _compare(engine: Engine, p: Prefetch | None) -> None:
+    """A monitor given ``p`` equals one that reads its rows itself, then the signal
+    thread their snapshots started is ended (:func:`_end_signal_thread`)."""
+    got = StudyMonitor(engine, STUDY, p)
+    votes = got.current_votes()
+    ref = StudyMonitor(engine, STUDY)
+    ref_votes = ref.current_votes()
+    assert np.array_equal(votes[0], ref_votes[0])
+    assert votes[1] == ref_votes[1]
+    _same_monitor(got, ref)
+    snap, ref_snap = got.snapshot(), ref.snapshot()
+    assert dataclasses.replace(snap, timings=ref_snap.timings) == ref_snap
+    got.wait_for_cache()
+    ref.wait_for_cache()
+    _end_signal_thread()
+
+
+@pytest.mark.parametrize("cache", ["off", "on"])
+def test_prefetched_rows_equal_the_monitors_own_read(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, cache: str
+) -> None:
+    """The child's rows are the monitor's first read, cache file or not; the first
+    monitor (cache on) still writes the file, and the second loads it in the child."""
+    monkeypatch.setattr(vote_cache, "MIN_ROWS", 1)
+    if cache == "off":
+        monkeypatch.setenv(vote_cache.ENV, "off")
+    p = _started(engine)
+    rows = p.take()
+    assert rows is not None
+    assert rows[0].shape == (sum(map(len, VOTES.values())), 8)
+    assert rows[1] == len(rows[0])  # every row from the database
+    _compare(engine, _started(engine))
+    if cache == "on":
+        files = list(vote_cache.cache_dir().iterdir())
+        assert len(files) == 1  # written by a monitor that took a prefetch
+        p = _started(engine)
+        got = p.take()
+        assert got is not None
+        assert got[1] == 0
+        _compare(engine, _started(engine))
+
+
+def _wait_for_child(p: Prefetch) -> None:
+    """Until the child has written its rows and exited (a few hundred bytes fit the pipe)."""
+    assert p._pid is not None
+    os.waitpid(p._pid, 0)
+    p._pid = None
+
+
+@pytest.mark.parametrize("cache", ["off", "on"])
+def test_votes_cast_after_the_child_read_are_read_by_the_monitor(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, cache: str
+) -> None:
+    """New votes, a change of mind (superseding a row the child read) and an undo (a
+    retraction), all after the child's read: the monitor reads them after the child's
+    rows, and equals a monitor that read everything itself."""
+    monkeypatch.setattr(vote_cache, "MIN_ROWS", 1)
+    if cache == "off":
+        monkeypatch.setenv(vote_cache.ENV, "off")
+    else:  # a file first, so that the child loads it and reads the rows after it
+        mon = StudyMonitor(engine, STUDY)
+        mon.current_votes()
+        mon.wait_for_cache()
+    VotingSession(engine, STUDY, "B1").vote("left", 4000)
+    p = _started(engine)
+    _wait_for_child(p)
+    cast(engine, STUDY, {"A4": {"p1": "first", "p2": "second", "p5": "skip"}})
+    s = VotingSession(engine, STUDY, "B1")
+    s.vote("right", 4000)
+    s.undo()
+    VotingSession(engine, STUDY, "B2").vote("skip", 4000)
+    _compare(engine, p)
+
+
+def test_a_failed_child_leaves_the_read_to_the_monitor(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child that raises writes nothing: :meth:`Prefetch.take` gives None and the
+    monitor reads every row itself."""
+    monkeypatch.setenv(vote_cache.ENV, "off")
+
+    def broken(*_: Any) -> None:
+        raise RuntimeError("no database")
+
+    monkeypatch.setattr(monitor_rows, "_child", broken)
+    p = _started(engine)
+    assert p.take() is None
+    _compare(engine, _started(engine))
+
+
+def test_an_untaken_child_is_killed_not_waited_for(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """:meth:`Prefetch.close` of a child that never answers (a report that stopped early,
+    an arena study's) returns at once and leaves no process behind."""
+    monkeypatch.setattr(monitor_rows, "_child", lambda *_: time.sleep(60))
+    p = _started(engine)
+    pid = p._pid
+    assert pid is not None
+    t = time.monotonic()
+    p.close()
+    assert time.monotonic() - t < 10
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    assert p.take() is None
+
+
+def test_no_prefetch_where_it_is_not_done(engine: Engine, tmp_path: Path) -> None:
+    """No study of that name, or a thread running beside this one: nothing is forked."""
+    assert Prefetch.start(engine, "no-such-study") is None
+    import threading
+
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert Prefetch.start(engine, STUDY) is None
+    finally:
+        stop.set()
+        t.join()
+
+
+_CLI = (
+    "import sys\n"
+    "import annotate.services.monitor_rows as mr\n"
+    "if sys.argv[1] == 'off':\n"
+    "    mr.Prefetch.start = classmethod(lambda cls, *a: None)\n"
+    "else:\n"
+    "    real = mr.Prefetch.take\n"
+    "    def take(self):\n"
+    "        got = real(self)\n"
+    "        assert got is not None, 'the prefetch was not used'\n"
+    "        return got\n"
+    "    mr.Prefetch.take = take\n"
+    "from annotate.cli import main\n"
+    "raise SystemExit(main(sys.argv[2:]))\n"
+)
+
+
+@pytest.mark.parametrize("cache", ["off", "on"])
+def test_the_report_is_the_same_with_and_without_the_prefetch(
+    engine: Engine, tmp_path: Path, cache: str
+) -> None:
+    """``annotate report --study S`` (text and ``--json``), run as a user runs it: the
+    files and the printed text are byte-identical with the prefetch and without it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if cache == "off":
+        env[vote_cache.ENV] = "off"
+    for mode in ("text", "json"):
+        outs: dict[str, list[tuple[bytes, dict[str, bytes]]]] = {}
+        for prefetch in ("off", "on", "on"):  # the second "on" may load the cache file
+            out = tmp_path / f"out-{mode}-{prefetch}"
+            args = ["--db", str(tmp_path / "v.db"), "report", "--study", STUDY, "--no-plots"]
+            args += ["--boot", "50", "--out", str(out), *(["--json"] if mode == "json" else [])]
+            run = subprocess.run(
+                [sys.executable, "-c", _CLI, prefetch, *args],
+                capture_output=True,
+                env=env,
+                cwd=tmp_path,
+                check=False,
+            )
+            assert run.returncode == 0, run.stderr.decode()
+            files = {f.name: f.read_bytes() for f in sorted(out.iterdir())}
+            outs.setdefault(prefetch, []).append((run.stdout.replace(bytes(out), b"OUT"), files))
+        assert outs["on"][0] == outs["off"][0]
+        assert outs["on"][1] == outs["off"][0]
