@@ -42,6 +42,7 @@ that way than with OpenBLAS's default thread pool.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import math
@@ -315,6 +316,21 @@ def _load(
 ) -> _StudyData:
     """The study's data; ``votes_read`` is called once the monitor has read the votes (the
     report then starts the monitor's refit, which needs nothing else, in a worker)."""
+    static = _load_study(engine, study)
+    return _load_votes(engine, static, monitor, votes_read)
+
+
+@dataclass(frozen=True)
+class _Static:
+    """What :func:`_load` reads besides the votes: the study, its items, and its data with
+    no vote (enough for the estimators, :func:`_columns`)."""
+
+    study: repo.StudyRow
+    items: list[tuple[int, str]]
+    data: _StudyData
+
+
+def _load_study(engine: Engine, study: str) -> _Static:
     with Session(engine) as s:
         st = repo.get_study(s, study)
         if st is None:
@@ -327,22 +343,12 @@ def _load(
             )
         contents = repo.study_contents(s, st.id)
         items = repo.item_keys(s, st.id)
-    # outside the session: the monitor reads through its own connection
-    va = vote_arrays(engine, study) if monitor is None else _vote_arrays(monitor, st, items)
-    if votes_read is not None:
-        votes_read()
     rm = response_matrix(engine, study)
     qkeys = [q[0] for q in contents.questions]
     qsubj = [q[1] for q in contents.questions]
     qi = {k: i for i, k in enumerate(qkeys)}
     pair_keys = [p[0] for p in contents.pairs]
     pairs = np.array([[qi[a], qi[b]] for _, a, b in contents.pairs], dtype=np.int64).reshape(-1, 2)
-    pi = {k: i for i, k in enumerate(pair_keys)}
-    item_to_pair = np.array([pi.get(k, -1) for k in va.item_keys], dtype=np.int64)
-    vp = item_to_pair[va.item] if len(va) else np.zeros(0, np.int64)
-    keep = vp >= 0
-    codes = va.choice.astype(np.int64)
-    keep &= np.isin(codes, (SKIP, FIRST_HARDER, SECOND_HARDER))
     matrix = None
     if rm.models and np.isfinite(rm.scores).any():
         rows = {k: i for i, k in enumerate(rm.questions)}
@@ -360,19 +366,51 @@ def _load(
         pool = meta.get("pool") if isinstance(meta, dict) else None
         if pool not in (None, "") and matrix is not None and model in matrix.models:
             pools.setdefault(str(pool), []).append(model)
-    return _StudyData(
+    none = np.zeros(0, dtype=np.int64)
+    data = _StudyData(
         name=st.name,
         title=st.title,
         question_keys=qkeys,
         subjects=qsubj,
         pair_keys=pair_keys,
         pairs=pairs,
+        vote_pair=none,
+        vote_annotator=none,
+        vote_code=none,
+        annotators=[],
+        matrix=matrix,
+        pools=pools,
+    )
+    return _Static(st, items, data)
+
+
+def _load_votes(
+    engine: Engine,
+    static: _Static,
+    monitor: StudyMonitor | None,
+    votes_read: Callable[[], object] | None = None,
+) -> _StudyData:
+    """``static``'s data with the study's current votes (see :func:`_load`)."""
+    st, data = static.study, static.data
+    # outside a session: the monitor reads through its own connection
+    if monitor is None:
+        va = vote_arrays(engine, st.name)
+    else:
+        va = _vote_arrays(monitor, st, static.items)
+    if votes_read is not None:
+        votes_read()
+    pi = {k: i for i, k in enumerate(data.pair_keys)}
+    item_to_pair = np.array([pi.get(k, -1) for k in va.item_keys], dtype=np.int64)
+    vp = item_to_pair[va.item] if len(va) else np.zeros(0, np.int64)
+    keep = vp >= 0
+    codes = va.choice.astype(np.int64)
+    keep &= np.isin(codes, (SKIP, FIRST_HARDER, SECOND_HARDER))
+    return dataclasses.replace(
+        data,
         vote_pair=vp[keep],
         vote_annotator=va.annotator[keep],
         vote_code=codes[keep],
         annotators=list(va.annotators),
-        matrix=matrix,
-        pools=pools,
     )
 
 
@@ -1288,7 +1326,19 @@ def human_alignment_report(
             if monitor is not None and not started:
                 started.append(pool.submit(timed, "verdicts", monitor.snapshot))
 
-        data = _load(engine, name, monitor, start_verdicts)
+        static = _load_study(engine, name)
+        # while a child process reads the votes (prefetch), the estimators, which need
+        # none, run here instead of waiting; otherwise the refit starts first
+        early = prefetch is not None and monitor is not None
+        if early:
+            quality_f = pool.submit(study_quality, engine, static.study.name)
+            cols, notes = timed(
+                "estimators", lambda: _columns(static.data, methods, difficulty_file)
+            )
+            sub_cols = timed(
+                "pool estimators", lambda: _subgroup_columns(static.data, subgroup_methods)
+            )
+        data = _load_votes(engine, static, monitor, start_verdicts)
         timings.append(("load", time.perf_counter() - t0))
         t_compute = time.perf_counter()
         verdicts_f = (
@@ -1303,10 +1353,11 @@ def human_alignment_report(
                 data, n_boot=n_boot, rng=rng_agree, confidence=confidence, resample=resample
             ),
         )
-        # the quality checks need only the database: beside the alignment, not after it
-        quality_f = pool.submit(study_quality, engine, data.name)
-        cols, notes = timed("estimators", lambda: _columns(data, methods, difficulty_file))
-        sub_cols = timed("pool estimators", lambda: _subgroup_columns(data, subgroup_methods))
+        if not early:
+            # the quality checks need only the database: beside the alignment, not after it
+            quality_f = pool.submit(study_quality, engine, data.name)
+            cols, notes = timed("estimators", lambda: _columns(data, methods, difficulty_file))
+            sub_cols = timed("pool estimators", lambda: _subgroup_columns(data, subgroup_methods))
         scale_f = pool.submit(timed, "human scale", lambda: _human_scale(data, cols, confidence))
         aligned, main = timed(
             "alignment",
