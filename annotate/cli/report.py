@@ -87,22 +87,36 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if not 0.0 <= args.near_tie_margin < 1.0:
         raise AnnotateError(f"--near-tie-margin must be in [0, 1), got {args.near_tie_margin}")
-    store = open_store(db_path(args))  # migrated; the report only reads, and must not
-    engine = reader_engine(store)  # hold the writers' lock while it reads every vote
-    if engine is not store:
-        store.dispose()
-    prefetch = None
-    if getattr(args, "study", None) is not None:
-        # the votes read in a child process while this one imports the statistics
-        # (annotate.services.monitor_rows; None where that is not done)
-        from annotate.services.monitor_rows import Prefetch
-
-        prefetch = Prefetch.start(engine, args.study)
+    target = db_path(args)
+    prefetch = _prefetch(args, target)  # forked before this process opens the database
     try:
+        store = open_store(target)  # migrated; the report only reads, and must not
+        engine = reader_engine(store)  # hold the writers' lock while it reads every vote
+        if engine is not store:
+            store.dispose()
+        if prefetch is not None:
+            prefetch.go()
         return _difficulty_report(args, engine, prefetch)
     finally:
         if prefetch is not None:
             prefetch.close()
+
+
+def _prefetch(args: argparse.Namespace, target: Path | str | None) -> Any:
+    """The votes of the study named by ``--study`` read in a child process while this one
+    imports the statistics (:class:`annotate.services.monitor_rows.Prefetch`), for an
+    existing SQLite file; None otherwise (the monitor then reads them itself)."""
+    study = getattr(args, "study", None)
+    if study is None or isinstance(target, str):  # a database URL: read here
+        return None
+    from annotate.store.quick import default_db_path
+
+    path = target if target is not None else default_db_path()
+    if not path.is_file():  # open_store says why (or creates an empty database)
+        return None
+    from annotate.services.monitor_rows import Prefetch
+
+    return Prefetch.start(path, study)
 
 
 def _difficulty_report(args: argparse.Namespace, engine: Any, prefetch: Any) -> int:

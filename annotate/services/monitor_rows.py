@@ -12,8 +12,9 @@ contents. :class:`Prefetch` does that first read in a forked child process (its 
 interpreter, so it runs beside the parent's imports instead of taking turns with them
 for the GIL) and hands the array over a pipe; the monitor then reads the rows written
 since, in its own transaction, exactly as after a cache file. It is used by the command
-line only (a fork from a process without other threads, on Linux, SQLite), and any
-failure of the child leaves the monitor to read the rows itself.
+line only (a SQLite file, a fork from a process without other threads and without an
+open database connection, on Linux), and any failure of the child leaves the monitor to
+read the rows itself.
 
 This module imports no statistics (no :mod:`ranking`, no scipy), so that the child can
 start reading at once.
@@ -29,10 +30,10 @@ import struct
 import sys
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Engine
 from sqlmodel import Session
 
 from annotate.services import vote_cache
@@ -41,9 +42,9 @@ from annotate.store import repo
 COLUMNS = 8
 """Columns of a vote row (:func:`annotate.store.repo.vote_rows_after`)."""
 
-_HEADER = struct.Struct("<qq")
-"""What the child writes before the rows: the number of rows, and how many of them it
-read from the database (the rest came from the cache file)."""
+_HEADER = struct.Struct("<qqq")
+"""What the child writes before the rows: the number of rows, how many of them it read
+from the database (the rest came from the cache file), and the study's id."""
 
 
 def item_positions(ids: Iterable[int]) -> npt.NDArray[np.int64]:
@@ -97,54 +98,71 @@ def first_read(
 
 
 class Prefetch:
-    """A monitor's first read of ``study`` (:func:`first_read`), done in a forked child.
+    """A monitor's first read of a study (:func:`first_read`), done in a forked child.
 
-    :meth:`start` forks (or returns None where it should not); :meth:`take` waits for
-    the rows; :meth:`close` lets the child go (a report that ends early).
+    SQLite must not be used across a fork: a connection, and the library's record of the
+    locks its process holds on a file, belong to the process that opened them. So the
+    child is forked before this process opens the database (:meth:`start`), waits until
+    it has been opened and migrated (:meth:`go`), and then opens its own reader
+    connection. :meth:`take` waits for the rows; :meth:`close` lets the child go (a
+    report that ends early, a study that is not a difficulty study).
     """
 
-    def __init__(self, study: repo.StudyRow, pid: int, fd: int) -> None:
+    def __init__(self, study: str, pid: int, go_fd: int, rows_fd: int) -> None:
         self.study = study
+        """The study's name (the child checks it exists and is a difficulty study)."""
         self._pid: int | None = pid
-        self._fd: int | None = fd
+        self._go: int | None = go_fd
+        self._fd: int | None = rows_fd
 
     @classmethod
-    def start(cls, engine: Engine, study_name: str) -> Prefetch | None:
-        """Fork a child that reads the votes of the difficulty study ``study_name``;
-        None (nothing started) off Linux, for a database other than SQLite, with other
-        threads running (a fork copies only this one), or for no such study."""
-        if not sys.platform.startswith("linux") or engine.dialect.name != "sqlite":
+    def start(cls, path: Path, study: str) -> Prefetch | None:
+        """Fork a child that will read the votes of ``study`` in the SQLite file
+        ``path``; call before this process opens that database. None (nothing started)
+        off Linux, with other threads running (a fork copies only this one), or when
+        this process has the file open already."""
+        if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
             return None
-        if threading.active_count() > 1 or not hasattr(os, "fork"):
+        if threading.active_count() > 1 or _has_open(path):
             return None
-        with Session(engine) as s:
-            st = repo.get_study(s, study_name)
-        if st is None or st.kind != "difficulty":  # the human-alignment report's studies
-            return None
+        go_r, go_w = os.pipe()
         r, w = os.pipe()
         try:
             pid = os.fork()
         except OSError:
-            os.close(r)
-            os.close(w)
+            for fd in (go_r, go_w, r, w):
+                os.close(fd)
             return None
         if pid == 0:  # the child: read, write, leave without running the parent's exits
             code = 1
             try:
+                os.close(go_w)
                 os.close(r)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                _child(engine, st, w)
-                code = 0
+                if os.read(go_r, 1) == b"1":  # nothing (b""): the parent gave up
+                    _child(path, study, w)
+                    code = 0
             except BaseException:  # any failure: the parent reads the rows itself
                 pass
             finally:
                 os._exit(code)
+        os.close(go_r)
         os.close(w)
-        return cls(st, pid, r)
+        return cls(study, pid, go_w, r)
 
-    def take(self) -> tuple[npt.NDArray[np.int64], int] | None:
-        """The rows the child read and how many came from the database; None when it
-        read none or failed (the caller then reads them itself). Once only."""
+    def go(self) -> None:
+        """The database is open and migrated: the child may read it."""
+        fd, self._go = self._go, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.write(fd, b"1")
+                os.close(fd)
+
+    def take(self, study_id: int) -> tuple[npt.NDArray[np.int64], int] | None:
+        """The rows the child read of the study with id ``study_id`` and how many came
+        from the database; None when it read none, another study or failed (the caller
+        then reads them itself). Once only."""
+        self.go()
         fd, self._fd = self._fd, None
         if fd is None:
             return None
@@ -153,8 +171,8 @@ class Prefetch:
                 head = _read_exactly(f, _HEADER.size)
                 if head is None:
                     return None
-                n, n_db = _HEADER.unpack(head)
-                if n <= 0 or not 0 <= n_db <= n:
+                n, n_db, sid = _HEADER.unpack(head)
+                if n <= 0 or not 0 <= n_db <= n or sid != study_id:
                     return None
                 rows = np.empty((n, COLUMNS), dtype=np.int64)
                 if not _read_into(f, rows.data.cast("B")):
@@ -170,6 +188,10 @@ class Prefetch:
     def close(self) -> None:
         """Let the child go if its rows were not taken (a report that ended early, or
         an arena study's): it is killed, not waited for."""
+        go, self._go = self._go, None
+        if go is not None:
+            with contextlib.suppress(OSError):
+                os.close(go)  # the child, waiting, reads nothing and leaves
         fd, self._fd = self._fd, None
         if fd is not None:
             with contextlib.suppress(OSError):
@@ -186,17 +208,36 @@ class Prefetch:
                 os.waitpid(pid, 0)
 
 
-def _child(engine: Engine, st: repo.StudyRow, fd: int) -> None:
-    engine.dispose(close=False)  # the parent's pooled connections stay the parent's
+def _has_open(path: Path) -> bool:
+    """Whether this process has the database file (or its ``-wal`` / ``-shm``) open, or
+    cannot tell: a connection was opened before the fork (see :class:`Prefetch`)."""
+    try:
+        names = {str(path.resolve()) + end for end in ("", "-wal", "-shm", "-journal")}
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):  # gone meanwhile (the listing's own fd)
+                if os.readlink(f"/proc/self/fd/{fd}") in names:
+                    return True
+    except OSError:
+        return True
+    return False
+
+
+def _child(path: Path, study: str, fd: int) -> None:
+    from annotate.store.engine import make_engine
+
+    engine = make_engine(path, immediate=False)  # a reader, as store.engine.reader_engine
     with Session(engine) as s:
-        item_pos = item_positions(study_item_ids(s, st))
-        rows, n_db = first_read(s, st, vote_cache.target(engine, st), item_pos)
+        st = repo.get_study(s, study)
+        rows, n_db = None, 0
+        if st is not None and st.kind == "difficulty":  # the human-alignment report's
+            item_pos = item_positions(study_item_ids(s, st))
+            rows, n_db = first_read(s, st, vote_cache.target(engine, st), item_pos)
     with os.fdopen(fd, "wb", buffering=0) as f:
-        if rows is None:
-            f.write(_HEADER.pack(0, 0))
+        if rows is None or st is None:
+            f.write(_HEADER.pack(0, 0, 0))
             return
         rows = np.ascontiguousarray(rows, dtype=np.int64)
-        f.write(_HEADER.pack(len(rows), n_db))
+        f.write(_HEADER.pack(len(rows), n_db, st.id))
         view = rows.data.cast("B")
         while view:
             k = f.write(view)

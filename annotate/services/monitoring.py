@@ -239,7 +239,7 @@ class StudyMonitor:
         self._save: npt.NDArray[np.int64] | None = None
         """Rows to write to the cache once the snapshot is out."""
         self._writer = vote_cache.Writer()
-        self._prefetch = prefetch if prefetch is not None and prefetch.study.id == st.id else None
+        self._prefetch = prefetch if prefetch is not None and prefetch.study == st.name else None
         """The first read, done ahead in a child process (:class:`monitor_rows.Prefetch`:
         ``annotate report``), or None."""
 
@@ -334,7 +334,7 @@ class StudyMonitor:
             return read_rows(s, self.study.id, self._last)
         self._cache_tried = True  # the first read only, in its transaction
         prefetch, self._prefetch = self._prefetch, None
-        got = None if prefetch is None else prefetch.take()
+        got = None if prefetch is None else prefetch.take(self.study.id)
         if got is None:
             if self._cache is None:
                 return read_rows(s, self.study.id, self._last)

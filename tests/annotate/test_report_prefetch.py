@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 from sqlalchemy import Engine
+from sqlmodel import Session
 
 import annotate.services.monitor_rows as monitor_rows
 import annotate.services.monitoring as monitoring
@@ -30,6 +31,7 @@ from annotate.services.importing import import_paths
 from annotate.services.monitor_rows import Prefetch
 from annotate.services.monitoring import StudyMonitor
 from annotate.services.voting import VotingSession
+from annotate.store import repo
 from annotate.store.engine import reader_engine
 from tests.annotate.test_report import VOTES, cast, make_study
 
@@ -49,18 +51,27 @@ def _single_thread() -> None:
     _end_signal_thread()
 
 
+_ENGINES: list[Engine] = []
+
+
 @pytest.fixture
 def engine(tmp_path: Path) -> Engine:
     store = open_store(tmp_path / "v.db")
     import_paths(store, [make_study(tmp_path / "studies")])
     cast(store, STUDY, VOTES)
-    return reader_engine(store)
+    reader = reader_engine(store)
+    _ENGINES[:] = [store, reader]
+    return reader
 
 
 def _started(engine: Engine) -> Prefetch:
-    p = Prefetch.start(engine, STUDY)
-    if p is None:  # pragma: no cover - another thread in this test process
-        pytest.skip("Prefetch.start declined: this process runs other threads")
+    """A prefetch forked, as the command line does, while this process has no connection
+    to the database open (the engines reconnect on their next use), then told to go."""
+    for e in _ENGINES:
+        e.dispose()
+    p = Prefetch.start(Path(str(engine.url.database)), STUDY)
+    assert p is not None, "declined: another thread, or the database open in this process"
+    p.go()
     return p
 
 
@@ -99,7 +110,7 @@ def test_prefetched_rows_equal_the_monitors_own_read(
     if cache == "off":
         monkeypatch.setenv(vote_cache.ENV, "off")
     p = _started(engine)
-    rows = p.take()
+    rows = p.take(_study_id(engine))
     assert rows is not None
     assert rows[0].shape == (sum(map(len, VOTES.values())), 8)
     assert rows[1] == len(rows[0])  # every row from the database
@@ -108,10 +119,24 @@ def test_prefetched_rows_equal_the_monitors_own_read(
         files = list(vote_cache.cache_dir().iterdir())
         assert len(files) == 1  # written by a monitor that took a prefetch
         p = _started(engine)
-        got = p.take()
+        got = p.take(_study_id(engine))
         assert got is not None
         assert got[1] == 0
         _compare(engine, _started(engine))
+
+
+def _session(engine: Engine, who: str) -> VotingSession:
+    """A voting session whose reader engine :func:`_started` closes too."""
+    s = VotingSession(engine, STUDY, who)
+    _ENGINES.append(s._reader)
+    return s
+
+
+def _study_id(engine: Engine) -> int:
+    with Session(engine) as s:
+        st = repo.get_study(s, STUDY)
+        assert st is not None
+        return st.id
 
 
 def _wait_for_child(p: Prefetch) -> None:
@@ -135,14 +160,14 @@ def test_votes_cast_after_the_child_read_are_read_by_the_monitor(
         mon = StudyMonitor(engine, STUDY)
         mon.current_votes()
         mon.wait_for_cache()
-    VotingSession(engine, STUDY, "B1").vote("left", 4000)
+    _session(engine, "B1").vote("left", 4000)
     p = _started(engine)
     _wait_for_child(p)
     cast(engine, STUDY, {"A4": {"p1": "first", "p2": "second", "p5": "skip"}})
-    s = VotingSession(engine, STUDY, "B1")
+    s = _session(engine, "B1")
     s.vote("right", 4000)
     s.undo()
-    VotingSession(engine, STUDY, "B2").vote("skip", 4000)
+    _session(engine, "B2").vote("skip", 4000)
     _compare(engine, p)
 
 
@@ -158,7 +183,7 @@ def test_a_failed_child_leaves_the_read_to_the_monitor(
 
     monkeypatch.setattr(monitor_rows, "_child", broken)
     p = _started(engine)
-    assert p.take() is None
+    assert p.take(_study_id(engine)) is None
     _compare(engine, _started(engine))
 
 
@@ -178,22 +203,44 @@ def test_an_untaken_child_is_killed_not_waited_for(
         os.waitpid(pid, os.WNOHANG)  # reaped
     with pytest.raises(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
-    assert p.take() is None
+    assert p.take(_study_id(engine)) is None
 
 
-def test_no_prefetch_where_it_is_not_done(engine: Engine, tmp_path: Path) -> None:
-    """No study of that name, or a thread running beside this one: nothing is forked."""
-    assert Prefetch.start(engine, "no-such-study") is None
+def test_another_study_or_none_is_not_taken(engine: Engine) -> None:
+    """The child checks the name: no such study, or rows of another id, are not taken."""
+    for e in _ENGINES:
+        e.dispose()
+    p = Prefetch.start(Path(str(engine.url.database)), "no-such-study")
+    assert p is not None
+    p.go()
+    assert p.take(_study_id(engine)) is None
+    p = _started(engine)
+    assert p.take(_study_id(engine) + 1) is None
+
+
+def test_no_prefetch_where_it_is_not_done(engine: Engine) -> None:
+    """A thread running beside this one, or the database open in this process: a fork
+    would copy the one without the other, or SQLite's record of its locks on the file;
+    nothing is forked."""
     import threading
 
+    path = Path(str(engine.url.database))
+    for e in _ENGINES:
+        e.dispose()
     stop = threading.Event()
     t = threading.Thread(target=stop.wait)
     t.start()
     try:
-        assert Prefetch.start(engine, STUDY) is None
+        assert Prefetch.start(path, STUDY) is None
     finally:
         stop.set()
         t.join()
+    with engine.connect():
+        assert Prefetch.start(path, STUDY) is None
+    engine.dispose()
+    p = Prefetch.start(path, STUDY)
+    assert p is not None  # closed again: forked
+    p.close()
 
 
 _CLI = (
@@ -203,8 +250,8 @@ _CLI = (
     "    mr.Prefetch.start = classmethod(lambda cls, *a: None)\n"
     "else:\n"
     "    real = mr.Prefetch.take\n"
-    "    def take(self):\n"
-    "        got = real(self)\n"
+    "    def take(self, study_id):\n"
+    "        got = real(self, study_id)\n"
     "        assert got is not None, 'the prefetch was not used'\n"
     "        return got\n"
     "    mr.Prefetch.take = take\n"
