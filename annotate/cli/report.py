@@ -126,9 +126,9 @@ def _difficulty_report(args: argparse.Namespace, engine: Any, prefetch: Any) -> 
 
     if study_kind(engine, getattr(args, "study", None)) == "arena":
         return _arena_report(args, engine)
-    if prefetch is not None:
-        # needed later anyway (the verdicts' tests, the rank correlations), and now
-        # imported while the child reads the votes instead of in the busy computation
+    if prefetch is not None and prefetch.pending():
+        # needed later anyway (the verdicts' tests, the rank correlations): imported
+        # while the child reads the votes instead of in the busy computation
         import scipy.stats  # noqa: F401
     with progress_bar("computing the report") as progress:
         rep = human_alignment_report(

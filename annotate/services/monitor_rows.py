@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import select
 import signal
 import struct
 import sys
@@ -157,6 +158,17 @@ class Prefetch:
             with contextlib.suppress(OSError):
                 os.write(fd, b"1")
                 os.close(fd)
+
+    def pending(self) -> bool:
+        """Whether the child is still reading (nothing written yet): the parent may do
+        meanwhile what it would otherwise do later."""
+        if self._fd is None:
+            return False
+        try:
+            ready, _, _ = select.select([self._fd], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return not ready
 
     def take(self, study_id: int) -> tuple[npt.NDArray[np.int64], int] | None:
         """The rows the child read of the study with id ``study_id`` and how many came

@@ -1329,7 +1329,7 @@ def human_alignment_report(
         static = _load_study(engine, name)
         # while a child process reads the votes (prefetch), the estimators, which need
         # none, run here instead of waiting; otherwise the refit starts first
-        early = prefetch is not None and monitor is not None
+        early = prefetch is not None and monitor is not None and prefetch.pending()
         if early:
             quality_f = pool.submit(study_quality, engine, static.study.name)
             cols, notes = timed(
