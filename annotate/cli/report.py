@@ -82,14 +82,16 @@ def add_parser(subparsers: Any, parents: Parents) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Compute the report, write its files and print its tables."""
-    from annotate.services.db import open_store
-    from annotate.store.engine import reader_engine
-
     if not 0.0 <= args.near_tie_margin < 1.0:
         raise AnnotateError(f"--near-tie-margin must be in [0, 1), got {args.near_tie_margin}")
     target = db_path(args)
-    prefetch = _prefetch(args, target)  # forked before this process opens the database
+    # forked before this process opens the database, and before its imports (the child
+    # imports what it needs beside them)
+    prefetch = _prefetch(args, target)
     try:
+        from annotate.services.db import open_store
+        from annotate.store.engine import reader_engine
+
         store = open_store(target)  # migrated; the report only reads, and must not
         engine = reader_engine(store)  # hold the writers' lock while it reads every vote
         if engine is not store:
@@ -104,7 +106,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def _prefetch(args: argparse.Namespace, target: Path | str | None) -> Any:
     """The votes of the study named by ``--study`` read in a child process while this one
-    imports the statistics (:class:`annotate.services.monitor_rows.Prefetch`), for an
+    imports the statistics (:class:`annotate.services.report_prefetch.Prefetch`), for an
     existing SQLite file; None otherwise (the monitor then reads them itself)."""
     study = getattr(args, "study", None)
     if study is None or isinstance(target, str):  # a database URL: read here
@@ -114,7 +116,7 @@ def _prefetch(args: argparse.Namespace, target: Path | str | None) -> Any:
     path = target if target is not None else default_db_path()
     if not path.is_file():  # open_store says why (or creates an empty database)
         return None
-    from annotate.services.monitor_rows import Prefetch
+    from annotate.services.report_prefetch import Prefetch
 
     return Prefetch.start(path, study)
 

@@ -1,20 +1,11 @@
-"""The monitor's reading of vote rows, and that reading done ahead in a child process.
+"""The monitor's reading of vote rows.
 
 :class:`annotate.services.monitoring.StudyMonitor` reads a study's vote rows
 (:func:`annotate.store.repo.vote_rows_after`) as one ``(n, 8)`` int64 array: on its
 first read the vote cache's rows (:mod:`annotate.services.vote_cache`) then the rows
 after them, on later reads the rows after the last one read (:func:`read_rows`).
-
-At a million votes that first read is the longest serial step of ``annotate report``
-(about 1.6 s of sqlite3 building a million 8-tuples), while the other core idles: the
-rest of the command meanwhile only imports its statistics and reads the study's
-contents. :class:`Prefetch` does that first read in a forked child process (its own
-interpreter, so it runs beside the parent's imports instead of taking turns with them
-for the GIL) and hands the array over a pipe; the monitor then reads the rows written
-since, in its own transaction, exactly as after a cache file. It is used by the command
-line only (a SQLite file, a fork from a process without other threads and without an
-open database connection, on Linux), and any failure of the child leaves the monitor to
-read the rows itself.
+``annotate report`` does the first read ahead in a child process
+(:mod:`annotate.services.report_prefetch`, :func:`child_read`).
 
 This module imports no statistics (no :mod:`ranking`, no scipy), so that the child can
 start reading at once.
@@ -22,14 +13,7 @@ start reading at once.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import os
-import select
-import signal
-import struct
-import sys
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -42,10 +26,6 @@ from annotate.store import repo
 
 COLUMNS = 8
 """Columns of a vote row (:func:`annotate.store.repo.vote_rows_after`)."""
-
-_HEADER = struct.Struct("<qqq")
-"""What the child writes before the rows: the number of rows, how many of them it read
-from the database (the rest came from the cache file), and the study's id."""
 
 
 def item_positions(ids: Iterable[int]) -> npt.NDArray[np.int64]:
@@ -98,174 +78,18 @@ def first_read(
     return read_rows(session, study.id, 0, cached)
 
 
-class Prefetch:
-    """A monitor's first read of a study (:func:`first_read`), done in a forked child.
-
-    SQLite must not be used across a fork: a connection, and the library's record of the
-    locks its process holds on a file, belong to the process that opened them. So the
-    child is forked before this process opens the database (:meth:`start`), waits until
-    it has been opened and migrated (:meth:`go`), and then opens its own reader
-    connection. :meth:`take` waits for the rows; :meth:`close` lets the child go (a
-    report that ends early, a study that is not a difficulty study).
-    """
-
-    def __init__(self, study: str, pid: int, go_fd: int, rows_fd: int) -> None:
-        self.study = study
-        """The study's name (the child checks it exists and is a difficulty study)."""
-        self._pid: int | None = pid
-        self._go: int | None = go_fd
-        self._fd: int | None = rows_fd
-
-    @classmethod
-    def start(cls, path: Path, study: str) -> Prefetch | None:
-        """Fork a child that will read the votes of ``study`` in the SQLite file
-        ``path``; call before this process opens that database. None (nothing started)
-        off Linux, with other threads running (a fork copies only this one), or when
-        this process has the file open already."""
-        if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
-            return None
-        if threading.active_count() > 1 or _has_open(path):
-            return None
-        go_r, go_w = os.pipe()
-        r, w = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            for fd in (go_r, go_w, r, w):
-                os.close(fd)
-            return None
-        if pid == 0:  # the child: read, write, leave without running the parent's exits
-            code = 1
-            try:
-                os.close(go_w)
-                os.close(r)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                if os.read(go_r, 1) == b"1":  # nothing (b""): the parent gave up
-                    _child(path, study, w)
-                    code = 0
-            except BaseException:  # any failure: the parent reads the rows itself
-                pass
-            finally:
-                os._exit(code)
-        os.close(go_r)
-        os.close(w)
-        return cls(study, pid, go_w, r)
-
-    def go(self) -> None:
-        """The database is open and migrated: the child may read it."""
-        fd, self._go = self._go, None
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                os.write(fd, b"1")
-                os.close(fd)
-
-    def pending(self) -> bool:
-        """Whether the child is still reading (nothing written yet): the parent may do
-        meanwhile what it would otherwise do later."""
-        if self._fd is None:
-            return False
-        try:
-            ready, _, _ = select.select([self._fd], [], [], 0)
-        except (OSError, ValueError):
-            return False
-        return not ready
-
-    def take(self, study_id: int) -> tuple[npt.NDArray[np.int64], int] | None:
-        """The rows the child read of the study with id ``study_id`` and how many came
-        from the database; None when it read none, another study or failed (the caller
-        then reads them itself). Once only."""
-        self.go()
-        fd, self._fd = self._fd, None
-        if fd is None:
-            return None
-        try:
-            with os.fdopen(fd, "rb", buffering=0) as f:
-                head = _read_exactly(f, _HEADER.size)
-                if head is None:
-                    return None
-                n, n_db, sid = _HEADER.unpack(head)
-                if n <= 0 or not 0 <= n_db <= n or sid != study_id:
-                    return None
-                rows = np.empty((n, COLUMNS), dtype=np.int64)
-                if not _read_into(f, rows.data.cast("B")):
-                    return None
-                if f.read(1) != b"":  # the child writes exactly this
-                    return None
-        except (OSError, ValueError, MemoryError):
-            return None
-        finally:
-            self._reap()
-        return rows, int(n_db)
-
-    def close(self) -> None:
-        """Let the child go if its rows were not taken (a report that ended early, or
-        an arena study's): it is killed, not waited for."""
-        go, self._go = self._go, None
-        if go is not None:
-            with contextlib.suppress(OSError):
-                os.close(go)  # the child, waiting, reads nothing and leaves
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-            if self._pid is not None:
-                with contextlib.suppress(OSError):
-                    os.kill(self._pid, signal.SIGKILL)
-        self._reap()
-
-    def _reap(self) -> None:
-        pid, self._pid = self._pid, None
-        if pid is not None:
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(pid, 0)
-
-
-def _has_open(path: Path) -> bool:
-    """Whether this process has the database file (or its ``-wal`` / ``-shm``) open, or
-    cannot tell: a connection was opened before the fork (see :class:`Prefetch`)."""
-    try:
-        names = {str(path.resolve()) + end for end in ("", "-wal", "-shm", "-journal")}
-        for fd in os.listdir("/proc/self/fd"):
-            with contextlib.suppress(OSError):  # gone meanwhile (the listing's own fd)
-                if os.readlink(f"/proc/self/fd/{fd}") in names:
-                    return True
-    except OSError:
-        return True
-    return False
-
-
-def _child(path: Path, study: str, fd: int) -> None:
+def child_read(path: Path, study: str) -> tuple[npt.NDArray[np.int64] | None, int, int]:
+    """The read of :class:`annotate.services.report_prefetch.Prefetch`'s child: through a
+    reader connection of its own to the SQLite file ``path``, the first read of the
+    difficulty study ``study`` (:func:`first_read`); the rows (None: no such study, not
+    a difficulty study, no vote), how many came from the database, and the study's id."""
     from annotate.store.engine import make_engine
 
     engine = make_engine(path, immediate=False)  # a reader, as store.engine.reader_engine
     with Session(engine) as s:
         st = repo.get_study(s, study)
-        rows, n_db = None, 0
-        if st is not None and st.kind == "difficulty":  # the human-alignment report's
-            item_pos = item_positions(study_item_ids(s, st))
-            rows, n_db = first_read(s, st, vote_cache.target(engine, st), item_pos)
-    with os.fdopen(fd, "wb", buffering=0) as f:
-        if rows is None or st is None:
-            f.write(_HEADER.pack(0, 0, 0))
-            return
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
-        f.write(_HEADER.pack(len(rows), n_db, st.id))
-        view = rows.data.cast("B")
-        while view:
-            k = f.write(view)
-            view = view[k:]
-
-
-def _read_exactly(f: object, n: int) -> bytes | None:
-    buf = bytearray(n)
-    return bytes(buf) if _read_into(f, memoryview(buf)) else None
-
-
-def _read_into(f: object, view: memoryview) -> bool:
-    got = 0
-    while got < len(view):
-        k = f.readinto(view[got:])  # type: ignore[attr-defined]
-        if not k:
-            return False
-        got += k
-    return True
+        if st is None or st.kind != "difficulty":  # the human-alignment report's studies
+            return None, 0, 0
+        item_pos = item_positions(study_item_ids(s, st))
+        rows, n_db = first_read(s, st, vote_cache.target(engine, st), item_pos)
+    return rows, n_db, st.id

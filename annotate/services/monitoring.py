@@ -42,8 +42,9 @@ from annotate.errors import StudyNotFoundError
 from annotate.names import one_line, sanitize
 from annotate.services import vote_cache
 from annotate.services.arena_analysis import FAST_VOTE_RULE, fit_problem, quality_evidence
-from annotate.services.monitor_rows import Prefetch, first_read, item_positions, read_rows
+from annotate.services.monitor_rows import first_read, item_positions, read_rows
 from annotate.services.notes import monitor_lines as item_note_lines
+from annotate.services.report_prefetch import Prefetch
 from annotate.store import repo
 from annotate.store.engine import reader_engine as make_reader_engine
 from annotate.views import (
@@ -240,7 +241,7 @@ class StudyMonitor:
         """Rows to write to the cache once the snapshot is out."""
         self._writer = vote_cache.Writer()
         self._prefetch = prefetch if prefetch is not None and prefetch.study == st.name else None
-        """The first read, done ahead in a child process (:class:`monitor_rows.Prefetch`:
+        """The first read, done ahead in a child process (:class:`report_prefetch.Prefetch`:
         ``annotate report``), or None."""
 
     @property

@@ -64,7 +64,6 @@ from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
 from annotate.services.arena_analysis import fit_problem
 from annotate.services.arrays import VoteArrays, arrays_from_codes, response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
-from annotate.services.monitor_rows import Prefetch
 from annotate.services.monitoring import StudyMonitor
 from annotate.services.notes import report_lines
 from annotate.services.quality import study_quality, with_alignment
@@ -91,6 +90,7 @@ from annotate.services.report_model import (
     ScaleGroup,
     Subgroup,
 )
+from annotate.services.report_prefetch import Prefetch
 from annotate.services.report_view import (
     EXACT_P_MAX_N,
     build_view,
@@ -1286,7 +1286,7 @@ def human_alignment_report(
         from a worker thread; the command line draws a progress bar with it.
     prefetch : Prefetch, optional
         The study's votes being read ahead in a child process (the command line:
-        :class:`annotate.services.monitor_rows.Prefetch`); the monitor takes them there.
+        :class:`annotate.services.report_prefetch.Prefetch`); the monitor takes them there.
 
     Raises
     ------

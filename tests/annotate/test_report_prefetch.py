@@ -1,5 +1,5 @@
 """``annotate report`` reads a study's votes in a forked child while it imports its
-statistics (issue 13; :class:`annotate.services.monitor_rows.Prefetch`).
+statistics (issue 13; :class:`annotate.services.report_prefetch.Prefetch`).
 
 The reference of every test is the same monitor without a prefetch, which reads every
 row itself: its rows, its current votes, its snapshot (timings aside) and the report's
@@ -23,13 +23,13 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-import annotate.services.monitor_rows as monitor_rows
 import annotate.services.monitoring as monitoring
+import annotate.services.report_prefetch as report_prefetch
 from annotate.services import vote_cache
 from annotate.services.db import open_store
 from annotate.services.importing import import_paths
-from annotate.services.monitor_rows import Prefetch
 from annotate.services.monitoring import StudyMonitor
+from annotate.services.report_prefetch import Prefetch
 from annotate.services.voting import VotingSession
 from annotate.store import repo
 from annotate.store.engine import reader_engine
@@ -182,7 +182,7 @@ def test_a_failed_child_leaves_the_read_to_the_monitor(
     def broken(*_: Any) -> None:
         raise RuntimeError("no database")
 
-    monkeypatch.setattr(monitor_rows, "_child", broken)
+    monkeypatch.setattr(report_prefetch, "_child", broken)
     p = _started(engine)
     assert p.take(_study_id(engine)) is None
     _compare(engine, _started(engine))
@@ -193,7 +193,7 @@ def test_an_untaken_child_is_killed_not_waited_for(
 ) -> None:
     """:meth:`Prefetch.close` of a child that never answers (a report that stopped early,
     an arena study's) returns at once and leaves no process behind."""
-    monkeypatch.setattr(monitor_rows, "_child", lambda *_: time.sleep(60))
+    monkeypatch.setattr(report_prefetch, "_child", lambda *_: time.sleep(60))
     p = _started(engine)
     pid = p._pid
     assert pid is not None
@@ -247,7 +247,7 @@ def test_no_prefetch_where_it_is_not_done(engine: Engine) -> None:
 
 _CLI = (
     "import sys\n"
-    "import annotate.services.monitor_rows as mr\n"
+    "import annotate.services.report_prefetch as mr\n"
     "if sys.argv[1] == 'off':\n"
     "    mr.Prefetch.start = classmethod(lambda cls, *a: None)\n"
     "else:\n"
