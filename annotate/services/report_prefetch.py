@@ -16,8 +16,10 @@ line only (a SQLite file, a fork from a process without other threads and withou
 open database connection, on Linux), and any failure of the child leaves the monitor to
 read the rows itself.
 
-This module imports nothing heavy (not even numpy or the store, which the child imports
-itself, beside the parent's own imports), so that the child starts first.
+The command line forks after importing the store and :mod:`annotate.services.monitor_rows`
+(which the child then has, without importing them again) and before the statistics
+(:mod:`ranking`, scipy), which the parent imports while the child reads. This module
+imports nothing heavy itself.
 """
 
 from __future__ import annotations
