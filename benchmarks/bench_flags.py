@@ -49,6 +49,11 @@ of the clear annotators, no fit, and the test compares with a tenth of the media
 0.42 before rec50). ``--predictive-max-noise X`` moves the gate of the predictive test
 (``ranking.arena._PREDICTIVE_MAX_NOISE``, 0.5 before rec50).
 
+``--se-at-ability`` makes the predictive ``random`` test read each annotator's standard
+error at the honest ability it is compared with (``ranking.arena._SE_AT_ABILITY = True``,
+off by default: it raises recall where honest annotators are alike, but its honest p-values
+are too small at 50 votes where they differ; benchmarks/results/bench_flags.txt, "rec").
+
 ``--count-only`` settles the direction of the ranking by the significance count alone
 (``ranking.arena._MIXTURE_DIRECTION = False``, the rule before the mixture of the
 annotators' scores) and ``--no-settle`` by the median annotator (the rule before that), on
@@ -543,6 +548,12 @@ def main() -> None:
         "(ranking.arena._PREDICTIVE_MAX_NOISE, default 0.7)",
     )
     p.add_argument(
+        "--se-at-ability",
+        action="store_true",
+        help="the predictive random test reads each annotator's standard error at the honest "
+        "ability it is compared with (ranking.arena._SE_AT_ABILITY = True; off by default)",
+    )
+    p.add_argument(
         "--tie-rates",
         type=float,
         nargs=2,
@@ -607,6 +618,10 @@ def main() -> None:
         import ranking.arena
 
         ranking.arena._PREDICTIVE_MAX_NOISE = args.predictive_max_noise
+    if args.se_at_ability:
+        import ranking.arena
+
+        ranking.arena._SE_AT_ABILITY = True
     if args.old_random:
         import ranking.arena
 

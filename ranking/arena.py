@@ -1025,7 +1025,11 @@ def _random_threshold(
 
 
 def _honest_abilities(
-    th: FloatArray, se: FloatArray, p_adv: FloatArray | None, clean: BoolArray | None
+    th: FloatArray,
+    se: FloatArray,
+    p_adv: FloatArray | None,
+    clean: BoolArray | None,
+    se_at: _SeAt | None = None,
 ) -> tuple[float, float, bool] | None:
     """Centre and spread ``(mu, sd)`` of the honest annotators' log-abilities, and whether
     the predictive test applies; None without a fit.
@@ -1055,6 +1059,13 @@ def _honest_abilities(
         mu, sd = _truncated_lognormal_fit(th[clear], se[clear], 1.645 * se[clear])
         # the noise of a typical honest annotator (the clear ones are the luckier ones)
         if float(np.median(se[clear])) / math.exp(mu) < _PREDICTIVE_MAX_NOISE:
+            if se_at is not None:
+                # the gate as before (measured with the fit above); the p-values from the
+                # fit with the errors at the honest abilities (:class:`_SeAt`). With that
+                # fit in the gate too, studies that the log-scale test served better went
+                # predictive (bench_flags 200 x 50, sd 0.5, 10% random: 0.53 -> 0.29)
+                sub = se_at.subset(clear)
+                mu, sd = _truncated_lognormal_fit_at(th[clear], sub, 1.645 * sub.at_zero())
             return mu, sd, True
     # the clear ones are those with theta / se > 1.645: a sample of the honest
     # log-abilities truncated below at log(1.645 se), each with its own noise
@@ -1193,6 +1204,167 @@ def _lognormal_nll(y: FloatArray, s: FloatArray, lo: FloatArray) -> Callable[[Fl
 _SQRT_2PI = np.sqrt(2 * np.pi)
 """scipy.stats' ``_norm_pdf_C``."""
 
+_SE_AT_ABILITY = False
+"""True: the predictive ``random`` test reads each annotator's standard error at the ability
+it is compared with (:class:`_SeAt`), not at its own estimate (bench_flags
+``--se-at-ability``). Off by default: built and measured (benchmarks/results/bench_flags.txt,
+section "rec", 2026-11-24), it raises recall where the honest annotators are alike (42 x 50
+votes, sd 0, 10% random: 0.50 -> 0.61 over 50 studies; 200 x 50, 25% mixed: 0.74 -> 0.88)
+but the honest annotators' predictive p-values lose their validity at 50 votes when they
+differ (share below 0.05 in honest-only studies, bench_flags --honest-p 40: 42 x 50 sd 1.0
+3.7% -> 8.7%, 20 x 50 sd 0.5 7.5% -> 11.9%): the centre is no longer biased low, and the
+spread fitted from 10-40 clear annotators is too small for the lower tail. A rule whose
+p-values are not valid may not enter Benjamini-Hochberg, so the default stays the error at
+the estimate."""
+
+_SD_INFLATE = 1.645 / math.sqrt(2.0)
+"""With :class:`_SeAt`, the predictive p-values read the honest spread at its one-sided 95%
+upper bound, ``sd (1 + _SD_INFLATE / sqrt(n_clear))`` (the normal-theory bound of a
+standard deviation from ``n_clear`` values, ``z / sqrt(2 n)``): a plug-in spread from 20-40
+clear annotators is too small about half the time, and an honest annotator in the lower
+tail then looks random. Measured (bench_flags --honest-p 40, 42 x 50, discrimination sd
+1.0): 7.4% of honest p-values below 0.05 without it, 5.6% with it (2.0 instead of
+1.163: 4.5%); where honest annotators are alike (sd 0) the fitted spread is near 0 and
+the bound with it."""
+
+_SE_GRID = np.exp(np.linspace(math.log(1e-3), math.log(1e3), 121))
+"""Discriminations ``n_fit * theta`` on which :class:`_SeAt` tabulates the information."""
+
+_SE_BINS = 64
+"""Quantile bins of ``|x|`` (the fitted log-strength gaps) for :class:`_SeAt`."""
+
+
+@dataclass(frozen=True)
+class _SeAt:
+    """Each judged annotator's ability standard error as a function of its ability.
+
+    An annotator's information about its ability ``theta`` is
+    ``I(theta) = sum_t (M x_t)**2 s'(M theta x_t)`` (``x_t`` the fitted log-strength gap of
+    its vote ``t``, ``M`` the fitted annotators, ``s'`` the logistic density: the Bernoulli
+    likelihood of am-ELO, ties as half a win). It falls as ``|theta|`` grows (votes of a
+    sharp annotator are nearly certain), so the standard error reported at an annotator's
+    estimate is larger for a lucky high estimate and smaller for one near 0: read at the
+    estimate, the clear annotators' errors rise with their estimates (correlation 0.5-0.98
+    at 42 x 50 votes) and the honest centre fitted from them came out 25-40% low (bench_flags
+    42 x 50, sd 0: ``exp(mu)`` 0.017-0.021 against a median honest estimate of 0.026-0.030),
+    so random voters' predictive p-values were about ten times too large. Here the reported
+    ``se`` is carried to another ability by the information ratio:
+    ``se(g) = se * sqrt(I(|theta_hat|) / I(g))`` (the ratio keeps the priors' and the
+    ratings' share of the reported error), ``I`` tabulated on ``_SE_GRID`` over ``_SE_BINS``
+    quantile bins of ``|x|`` and interpolated linearly in ``log I`` against ``log``
+    discrimination."""
+
+    log_info: FloatArray  # (annotators, grid)
+    log_se_hat: FloatArray  # log se + 0.5 log I(|theta_hat|), per annotator
+    n_fit: int
+    theta_hat: FloatArray  # the estimates
+
+    @staticmethod
+    def of(
+        ls: FloatArray, a: IntArray, b: IntArray, k: IntArray, ids: IntArray,
+        th: FloatArray, se: FloatArray, m: int, n_fit: int,
+    ) -> _SeAt:  # fmt: skip
+        """The profile of annotators ``ids`` (estimates ``th``, errors ``se``) from their
+        votes ``a, b, k`` (``m`` annotator slots) under log-strengths ``ls``."""
+        x = np.abs(ls[a] - ls[b])
+        edges: FloatArray = (
+            np.quantile(x, np.linspace(0.0, 1.0, _SE_BINS + 1)[1:-1]) if x.size else np.zeros(0)
+        )
+        bins = np.searchsorted(edges, x)
+        key = k * _SE_BINS + bins
+        cnt = np.bincount(key, minlength=m * _SE_BINS).reshape(m, _SE_BINS)[ids]
+        tot = np.bincount(bins, weights=x, minlength=_SE_BINS)
+        centre = tot / np.maximum(np.bincount(bins, minlength=_SE_BINS), 1)
+        z = _SE_GRID[:, None] * centre[None, :]  # (grid, bins)
+        dens = np.exp(-np.abs(z)) / (1.0 + np.exp(-np.abs(z))) ** 2
+        info = cnt.astype(np.float64) @ ((centre**2)[None, :] * dens).T  # (ids, grid)
+        log_info = np.log(np.maximum(info, 1e-300))
+        prof = _SeAt(log_info, np.zeros(ids.size), n_fit, th)
+        lse = np.log(np.maximum(se, 1e-300)) + 0.5 * prof._log_i(np.abs(th)[:, None])[:, 0]
+        return _SeAt(log_info, lse, n_fit, th)
+
+    def _log_i(self, theta: FloatArray) -> FloatArray:
+        """``log I`` of every annotator at abilities ``theta`` (shape (annotators, nodes) or
+        broadcastable), linear in ``log`` discrimination, held at the grid's ends."""
+        lg = np.log(_SE_GRID)
+        t = np.log(np.clip(np.abs(theta) * self.n_fit, _SE_GRID[0], _SE_GRID[-1]))
+        pos = (t - lg[0]) / (lg[1] - lg[0])
+        i0 = np.clip(np.floor(pos).astype(np.int64), 0, lg.size - 2)
+        f = pos - i0
+        rows = np.arange(self.log_info.shape[0])[:, None]
+        i0b = np.broadcast_to(i0, np.broadcast_shapes(i0.shape, (self.log_info.shape[0], 1)))
+        fb = np.broadcast_to(f, i0b.shape)
+        out: FloatArray = (1.0 - fb) * self.log_info[rows, i0b] + fb * self.log_info[rows, i0b + 1]
+        return out
+
+    def at(self, g: FloatArray) -> FloatArray:
+        """Standard errors at abilities ``g`` (1-D), shape (annotators, g.size)."""
+        out: FloatArray = np.exp(self.log_se_hat[:, None] - 0.5 * self._log_i(g[None, :]))
+        return out
+
+    def signed_root(self, g: FloatArray) -> FloatArray:
+        """The error that makes ``(theta_hat - g) / error`` the signed root of the
+        likelihood ratio of the estimate against ability ``g`` when the information runs
+        linearly between them: ``1 / sqrt((2 I(g) + I(theta_hat)) / 3)``, in units of the
+        reported error (``log L(theta_hat) - log L(g) = (theta_hat - g)**2 (2 I(g) +
+        I(theta_hat)) / 6``). Between the error at ``g`` and at the estimate: for a random
+        voter, whose estimate is near 0 where the information is highest, the Wald error at
+        ``g`` understates its evidence and the one at the estimate overstates it."""
+        inv_g = 1.0 / np.maximum(self.at(g), 1e-300) ** 2
+        s_hat = np.exp(self.log_se_hat - 0.5 * self._log_i(self.theta_hat[:, None])[:, 0])
+        inv_hat = 1.0 / np.maximum(s_hat, 1e-300) ** 2
+        out: FloatArray = 1.0 / np.sqrt((2.0 * inv_g + inv_hat[:, None]) / 3.0)
+        return out
+
+    def at_zero(self) -> FloatArray:
+        """Standard errors at ability 0, shape (annotators,)."""
+        return self.at(np.zeros(1))[:, 0]
+
+    def subset(self, keep: BoolArray) -> _SeAt:
+        return _SeAt(self.log_info[keep], self.log_se_hat[keep], self.n_fit, self.theta_hat[keep])
+
+
+def _truncated_lognormal_fit_at(
+    y: FloatArray, se_at: _SeAt, lower: FloatArray
+) -> tuple[float, float]:
+    """:func:`_truncated_lognormal_fit` with each annotator's error read at the ability of
+    each quadrature node (``se_at.at(g)``) instead of at its estimate; ``lower`` fixed per
+    annotator (the clear annotators are those whose score test at 0 passes: ``1.645`` times
+    the error at 0). The same bounds, caps and start; above ``_LOGNORMAL_SUBSAMPLE``
+    annotators, an evenly spaced subsample of the sorted values."""
+    from scipy.optimize import Bounds, minimize
+    from scipy.special import ndtr
+
+    y = np.asarray(y, dtype=np.float64)
+    lo = np.asarray(lower, dtype=np.float64)
+    if y.size > _LOGNORMAL_SUBSAMPLE:
+        pick = np.argsort(y, kind="stable")[
+            np.linspace(0, y.size - 1, _LOGNORMAL_SUBSAMPLE).round().astype(np.int64)
+        ]
+        keep = np.zeros(y.size, dtype=bool)
+        keep[pick] = True
+        y, lo, se_at = y[keep], lo[keep], se_at.subset(keep)
+    med = float(np.median(np.log(y)))
+    # the errors at the estimates themselves (the reported ones), for the start's spread
+    s_hat = np.exp(se_at.log_se_hat - 0.5 * se_at._log_i(y[:, None])[:, 0])
+    start = _lognormal_start(y, s_hat, lo)
+
+    def nll(par: FloatArray) -> float:
+        g = np.exp(float(par[0]) + math.exp(float(par[1])) * _GH_U)
+        s = np.maximum(se_at.signed_root(g), 1e-300)  # (annotators, nodes)
+        z = (y[:, None] - g[None, :]) / s
+        dens = (np.exp(-(z**2) / 2.0) / _SQRT_2PI / s) @ _GH_W
+        keep = ndtr((g[None, :] - lo[:, None]) / s) @ _GH_W
+        return float(-np.sum(np.log(np.maximum(dens, 1e-300)) - np.log(np.maximum(keep, 1e-300))))
+
+    bounds = Bounds([-np.inf, math.log(_LOGNORMAL_MIN_SIGMA)], [np.inf, np.inf])
+    res = minimize(
+        nll, start, method="Nelder-Mead", bounds=bounds, options={"xatol": 1e-6, "fatol": 1e-9}
+    )
+    mu, log_sigma = (res.x if res.success and np.all(np.isfinite(res.x)) else start).tolist()
+    return min(mu, med), min(math.exp(log_sigma), 3.0)
+
+
 _RANDOM_PREDICTIVE = True
 """``random`` p-values from the honest annotators' ability distribution (predictive);
 False: the earlier test of ``theta`` against the threshold alone (bench_flags A/B)."""
@@ -1204,6 +1376,7 @@ def _random_test(
     p_adv: FloatArray | None,
     fraction: float,
     clean: BoolArray | None = None,
+    se_at: _SeAt | None = None,
 ) -> tuple[float, FloatArray, str]:
     """The ``random`` threshold (:func:`_random_threshold`), each annotator's p-value and
     which test gave it (``StableArenaResult.random_test``: ``"predictive"``,
@@ -1226,7 +1399,7 @@ def _random_test(
     """
     from scipy.stats import norm
 
-    fit = _honest_abilities(th, se, p_adv, clean)
+    fit = _honest_abilities(th, se, p_adv, clean, se_at)
     safe_se = np.maximum(se, 1e-300)
     if fit is None:
         pos = th > 0
@@ -1237,8 +1410,13 @@ def _random_test(
     t0 = math.exp(mu) * min(0.7, math.exp(-1.645 * sd))
     if not predictive:
         return t0, norm.cdf((th - t0) / safe_se), "log-scale"
+    if se_at is not None and _SD_INFLATE:
+        clear = (th > 0) & (p_adv > 0.95) if p_adv is not None else th > 0
+        n_clear = int((clear & (True if clean is None else clean)).sum())
+        sd = sd * (1.0 + _SD_INFLATE / math.sqrt(max(n_clear, 1)))
     g = np.exp(mu + sd * _GH_U)
-    p: FloatArray = norm.cdf((th[:, None] - g[None, :]) / safe_se[:, None]) @ _GH_W
+    s_g = safe_se[:, None] if se_at is None else np.maximum(se_at.signed_root(g), 1e-300)
+    p: FloatArray = norm.cdf((th[:, None] - g[None, :]) / s_g) @ _GH_W
     return t0, p, "predictive"
 
 
@@ -2244,8 +2422,13 @@ def stable_arena(
         else:
             n_agree, n_direction, settled, mix, by_count = 0, 0, True, None, True
         adv = ((p_adv_adj <= alpha) if dynamic else (th <= eps_value)) & comparable & settled
+        se_at = (
+            _SeAt.of(ls, a, b, k, ids, th, se, m, rate_ids.size)
+            if dynamic and _SE_AT_ABILITY and ids.size
+            else None
+        )
         t0, p_rnd, random_kind = _random_test(
-            th, se, p_adv if dynamic else None, random_fraction, ~vote_flagged[ids]
+            th, se, p_adv if dynamic else None, random_fraction, ~vote_flagged[ids], se_at
         )
         random_p = np.full(m, np.nan)  # the final fit's (bench_flags --honest-p pools them)
         random_p[ids] = p_rnd
