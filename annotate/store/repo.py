@@ -46,6 +46,7 @@ from annotate.store.models import (
     Vote,
     utc_now,
 )
+from annotate.store.quick import LIST_STUDIES_SQL
 from annotate.store.rows import ItemLoad as ItemLoad
 from annotate.store.rows import StudyRow as StudyRow
 from annotate.study_settings import SettingError, StudySettings
@@ -160,18 +161,7 @@ def study_names(session: Session) -> list[str]:
 
 def list_studies(session: Session) -> list[StudyListing]:
     """Every study with its item, current-vote and annotator counts."""
-    rows = session.execute(
-        text(
-            """
-            SELECT s.name, s.kind, s.title,
-                   (SELECT count(*) FROM item i WHERE i.study_id = s.id),
-                   (SELECT count(*) FROM current_vote v WHERE v.study_id = s.id),
-                   (SELECT count(DISTINCT v.annotator_id) FROM current_vote v
-                     WHERE v.study_id = s.id)
-            FROM study s ORDER BY s.name
-            """
-        )
-    ).all()
+    rows = session.execute(text(LIST_STUDIES_SQL)).all()
     return [StudyListing(*r) for r in rows]
 
 

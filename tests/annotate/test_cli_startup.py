@@ -164,6 +164,71 @@ def test_quick_listing_equals_the_full_store(tmp_path: Path, capsys) -> None:
     assert json.loads(capsys.readouterr().out) == full
 
 
+_TWO_PASS_LISTING = """
+    SELECT s.name, s.kind, s.title,
+           (SELECT count(*) FROM item i WHERE i.study_id = s.id),
+           (SELECT count(*) FROM current_vote v WHERE v.study_id = s.id),
+           (SELECT count(DISTINCT v.annotator_id) FROM current_vote v WHERE v.study_id = s.id)
+    FROM study s ORDER BY s.name
+"""
+"""The listing's SQL before it read the current votes once (one subquery per count): the
+reference the one-pass query must equal."""
+
+
+def test_listing_counts_only_current_votes(tmp_path: Path) -> None:
+    """Changes of mind, undos and an annotator whose only vote was undone: the listing
+    (both paths) counts each annotator's current votes once, as the ``current_vote`` view
+    holds them and as the query with one subquery per count did; a study without a vote
+    shows 0 and 0."""
+    import sqlite3
+    from dataclasses import astuple
+
+    from annotate.services.catalog import studies
+    from annotate.services.db import open_store
+    from annotate.services.voting import VotingSession
+    from annotate.store.quick import list_studies
+
+    db = tmp_path / "v.db"
+    engine = open_store(db, seed_demo=True)
+    ann = VotingSession(engine, "demo-difficulty", "ann")
+    for _ in range(4):
+        ann.vote("left", response_ms=4000)
+    assert ann.undo()  # 3 current
+    first = ann.history()[-1]
+    assert ann.revise(first.item_id, "right") is not None  # a change of mind: still 3
+    bob = VotingSession(engine, "demo-difficulty", "bob")
+    bob.vote("right", response_ms=4000)
+    assert bob.undo()  # bob has no current vote
+    cy = VotingSession(engine, "demo-arena", "cy")
+    cy.vote("a", response_ms=4000)
+    full = {r.as_dict()["name"]: r.as_dict() for r in studies(engine)}
+    assert (full["demo-difficulty"]["votes"], full["demo-difficulty"]["annotators"]) == (3, 1)
+    assert (full["demo-arena"]["votes"], full["demo-arena"]["annotators"]) == (1, 1)
+    engine.dispose()
+    con = sqlite3.connect(db)
+    try:
+        reference = con.execute(_TWO_PASS_LISTING).fetchall()
+        view = con.execute(
+            "SELECT s.name, count(v.id), count(DISTINCT v.annotator_id) FROM study s "
+            "LEFT JOIN current_vote v ON v.study_id = s.id GROUP BY s.name ORDER BY s.name"
+        ).fetchall()
+        rows = con.execute("SELECT count(*) FROM vote").fetchone()[0]
+        con.execute(
+            "INSERT INTO study (name, kind, title, description, fingerprint, "
+            "settings_json, created_at) SELECT 'empty', kind, title, description, "
+            "'x', settings_json, created_at FROM study LIMIT 1"
+        )
+        con.commit()
+        empty = con.execute(_TWO_PASS_LISTING).fetchall()
+    finally:
+        con.close()
+    assert rows == 9  # 4 + undo, change of mind; bob's vote and undo; cy's vote
+    quick = list_studies(db)
+    assert quick is not None
+    assert [astuple(r) for r in quick] == empty  # the new study: 0 and 0
+    assert [(r[0], r[4], r[5]) for r in reference] == view
+
+
 def test_quick_listing_leaves_every_unusual_database_to_the_store(tmp_path: Path, capsys) -> None:
     """Missing, not SQLite, newer schema: the quick path says None and the store decides."""
     from annotate.services.db import open_store

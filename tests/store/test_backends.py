@@ -10,6 +10,7 @@ by ``backend`` run on both; the others compare the two.
 from __future__ import annotations
 
 import filecmp
+import json
 import uuid as uuidlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -475,6 +476,14 @@ def test_cli_db_url(pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[s
     listed = capsys.readouterr().out
     assert '"tiny-arena"' in listed
     assert '"tiny"' in listed
+    by_name = {r["name"]: r for r in json.loads(listed)}
+    # both annotators voted on every item; nobody voted in tiny-arena (the one-pass count
+    # of current votes on PostgreSQL)
+    assert (by_name["tiny"]["annotators"], by_name["tiny"]["votes"]) == (
+        2,
+        2 * by_name["tiny"]["items"],
+    )
+    assert (by_name["tiny-arena"]["annotators"], by_name["tiny-arena"]["votes"]) == (0, 0)
 
 
 def test_cli_bad_url_is_one_line(capsys: pytest.CaptureFixture[str], pg_url: str) -> None:
