@@ -1185,20 +1185,63 @@ def _lognormal_start(y: FloatArray, s: FloatArray, lo: FloatArray) -> FloatArray
 
 
 def _lognormal_nll(y: FloatArray, s: FloatArray, lo: FloatArray) -> Callable[[FloatArray], float]:
-    """The negative log-likelihood of :func:`_truncated_lognormal_fit` in ``(mu, log sigma)``."""
+    """The negative log-likelihood of :func:`_truncated_lognormal_fit` in ``(mu, log sigma)``.
+
+    The numbers of the plain expression ``-sum(log(E[phi(z)] / s) - log(E[Phi(x)]))``
+    (``z = (y - g) / s``, ``x = (g - lo) / s``, ``phi`` and ``Phi`` by scipy's own
+    formulas, ``_norm_pdf`` and ``ndtr``), bit for bit, so that Nelder-Mead takes the same
+    path: the (annotators x 40) work arrays are reused in place, ``exp`` is skipped where
+    its argument is below ``_EXP_ZERO`` (where it is exactly 0) and ``ndtr`` where its
+    argument is at least ``_NDTR_ONE`` (where it is exactly 1), about half of the points
+    of a typical fit (``ndtr`` is most of the cost). ``tests/ranking/test_arena_lognormal.py``
+    checks both cut-offs and the values against the plain expression.
+    """
     from scipy.special import ndtr
 
+    y = np.asarray(y, dtype=np.float64)
+    s = np.asarray(s, dtype=np.float64)
+    lo = np.asarray(lo, dtype=np.float64)
+    y_col, s_col, lo_col = y[:, None], s[:, None], lo[:, None]
+    shape = (y.size, _GH_U.size)
+    z, x = np.empty(shape), np.empty(shape)
+    mask = np.empty(shape, dtype=bool)
+
     def nll(par: FloatArray) -> float:
-        # norm.pdf and norm.cdf by scipy's own formulas (_norm_pdf, _norm_cdf = ndtr), bit
-        # for bit, without the distribution object's argument handling: this runs a few
-        # hundred times over (annotators x 40) points.
         g = np.exp(float(par[0]) + math.exp(float(par[1])) * _GH_U)
-        z = (y[:, None] - g[None, :]) / s[:, None]
-        dens = np.exp(-(z**2) / 2.0) / _SQRT_2PI @ _GH_W / s
-        keep = ndtr((g[None, :] - lo[:, None]) / s[:, None]) @ _GH_W
+        # exp(-(z**2) / 2) / sqrt(2 pi), with z = (y - g) / s: -(q) / 2 and q * -0.5 are
+        # the same number (a power of two), exp only where it is not 0
+        np.subtract(y_col, g, out=z)
+        np.divide(z, s_col, out=z)
+        np.square(z, out=z)
+        np.multiply(z, -0.5, out=z)
+        np.less(z, _EXP_ZERO, out=mask)  # (NaN: False, so exp keeps it NaN)
+        np.copyto(z, 0.0, where=mask)
+        np.logical_not(mask, out=mask)
+        np.exp(z, out=z, where=mask)
+        np.divide(z, _SQRT_2PI, out=z)
+        dens = z @ _GH_W
+        dens /= s
+        # ndtr((g - lo) / s), only below _NDTR_ONE (a gather: scipy's ufuncs must not be
+        # given where=, which corrupts memory in scipy 1.17)
+        np.subtract(g, lo_col, out=x)
+        np.divide(x, s_col, out=x)
+        np.greater_equal(x, _NDTR_ONE, out=mask)  # (NaN: False, so ndtr keeps it NaN)
+        np.copyto(x, 1.0, where=mask)
+        np.logical_not(mask, out=mask)
+        x[mask] = ndtr(x[mask])
+        keep = x @ _GH_W
         return float(-np.sum(np.log(np.maximum(dens, 1e-300)) - np.log(np.maximum(keep, 1e-300))))
 
     return nll
+
+
+_EXP_ZERO = -746.0
+"""Arguments below which ``np.exp`` is exactly 0 (the last nonzero is about -745.13, half
+the smallest subnormal)."""
+
+_NDTR_ONE = 8.5
+"""Arguments from which ``scipy.special.ndtr`` is exactly 1 (from about 8.2924: the upper
+tail, below 1e-17 at 8.5, is less than half an ulp of 1)."""
 
 
 _SQRT_2PI = np.sqrt(2 * np.pi)
