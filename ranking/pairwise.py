@@ -721,7 +721,9 @@ _DENSE_KEYS = 1 << 22
 """Key spaces up to this size (or 4 keys per battle) are counted in a dense table."""
 
 
-def _factorize(key: IntArray, space: int) -> tuple[IntArray, IntArray]:
+def _factorize(
+    key: IntArray, space: int, dense_limit: int | None = None
+) -> tuple[IntArray, IntArray]:
     """``np.unique(key, return_inverse=True)`` for keys in ``[0, space)``, in linear time.
 
     A key space of at most ``max(_DENSE_KEYS, 4 * key.size)`` is counted in a dense
@@ -736,6 +738,9 @@ def _factorize(key: IntArray, space: int) -> tuple[IntArray, IntArray]:
         Non-negative integer keys, each below ``space``.
     space : int
         An upper bound on the keys.
+    dense_limit : int, optional
+        The largest key space counted in a dense table (default ``max(_DENSE_KEYS, 4 *
+        key.size)``).
 
     Returns
     -------
@@ -746,7 +751,7 @@ def _factorize(key: IntArray, space: int) -> tuple[IntArray, IntArray]:
     """
     if key.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    if space <= max(_DENSE_KEYS, 4 * key.size):
+    if space <= (max(_DENSE_KEYS, 4 * key.size) if dense_limit is None else dense_limit):
         counts = np.bincount(key, minlength=space)
         uniq = np.flatnonzero(counts)
         lookup = np.empty(space, dtype=np.int64)
@@ -1511,6 +1516,7 @@ class _Triples:
     wm: FloatArray  # wins - cnt: the weight of eta in the log-likelihood (see _am_eval)
     by_annotator: bool = False  # triples sorted by annotator, each annotator has one
     ann_starts: IntArray | None = None  # where by_annotator: each annotator's first triple
+    pair_order: tuple[IntArray, IntArray] | None = None  # see _pair_order and _pair_sums
 
     @property
     def lo(self) -> IntArray:
@@ -1761,13 +1767,33 @@ def _aggregate_triples(
     battles = _battle_triples(lo, hi, k, wl, n, m)
     if battles is not None:
         return battles
-    key = (lo * n + hi) * m + k
-    uniq, inv = _factorize(key, n * n * m)
-    wins = _bincount(inv, wl, uniq.size)
-    cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
-    pkey = uniq // m
-    ann = uniq - pkey * m  # uniq % m: a multiply is cheaper than a second division
-    upair, pinv = _factorize(pkey, n * n)
+    if n * n <= lo.size:
+        # the pairs first (a dense table of n * n, no larger than the votes), then the
+        # (pair index, annotator) keys in n_pairs * m: the same sorted triples as the keys
+        # (pair, annotator) below (the pair index ascends with the pair), counted in a
+        # dense table where it is at most 4 per vote (a difficulty study's few pairs per
+        # subject: 200 x 1,000 cells for 194,000 votes, 12 ms instead of 28 ms), else
+        # radix sorted on fewer bits than n * n * m
+        pk = lo * n
+        pk += hi
+        upair, pair_of_vote = _factorize(pk, n * n)
+        del pk
+        key = pair_of_vote * m
+        key += k
+        del pair_of_vote
+        uniq, inv = _factorize(key, upair.size * m, dense_limit=4 * lo.size)
+        wins = _bincount(inv, wl, uniq.size)
+        cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
+        pinv = uniq // m
+        ann = uniq - pinv * m
+    else:
+        key = (lo * n + hi) * m + k
+        uniq, inv = _factorize(key, n * n * m)
+        wins = _bincount(inv, wl, uniq.size)
+        cnt = np.bincount(inv, minlength=uniq.size).astype(np.float64)
+        pkey = uniq // m
+        ann = uniq - pkey * m  # uniq % m: a multiply is cheaper than a second division
+        upair, pinv = _factorize(pkey, n * n)
     pair_lo = (upair // n).astype(np.int64)
     pair_hi = (upair % n).astype(np.int64)
     lo_t = np.take(pair_lo, pinv)  # pkey // n and pkey % n, from the few pairs
@@ -1776,17 +1802,65 @@ def _aggregate_triples(
     lo_ann += ann
     hi_ann = hi_t * m
     hi_ann += ann
+    pair = pinv.astype(np.int64)
     return _Triples(
         ann=ann,
         lo_ann=lo_ann,
         hi_ann=hi_ann,
-        pair=pinv.astype(np.int64),
+        pair=pair,
         pair_lo=pair_lo,
         pair_hi=pair_hi,
         wins=wins,
         cnt=cnt,
         wm=wins - cnt,
+        pair_order=_pair_order(pair, pair_lo.size),  # ascending: the sorted keys' pairs
     )
+
+
+_PAIR_ORDER_MIN = 1 << 14
+"""From this many triples, sums over the pairs go through :func:`_pair_order`."""
+
+
+def _pair_order(pair: IntArray, n_pairs: int) -> tuple[IntArray, IntArray] | None:
+    """For triples sorted by pair (``pair`` ascending, each pair's triples contiguous):
+    the order ``perm`` by rank within the pair, then by pair, and ``pair[perm]``; None for
+    fewer than ``_PAIR_ORDER_MIN`` triples or pairs of very unequal sizes.
+
+    A weighted ``bincount`` over an ascending ``pair`` adds each pair's values into one
+    bin one after another, each addition waiting for the one before (store to load, about
+    4 ns a value: 0.84 ms for 194,000 triples of 200 pairs). Over ``pair[perm]``,
+    consecutive values go to different bins while every bin still receives its own values
+    in the same order, from 0.0: the same sums bit for bit (:func:`_pair_sums`), in less
+    than half the time with the gather (0.39 ms there). ``perm`` is read off a
+    (rank x pair) grid; where the largest pair has more than twice the mean number of
+    triples that grid would be large, and the plain ``bincount`` is used."""
+    size = pair.size
+    if size < _PAIR_ORDER_MIN or n_pairs == 0:
+        return None
+    bounds = np.searchsorted(pair, np.arange(n_pairs + 1, dtype=np.int64))
+    per_pair = np.diff(bounds)
+    top = int(per_pair.max())
+    if top * n_pairs > 2 * size:
+        return None
+    rank = np.arange(top, dtype=np.int64)[:, None]
+    present = rank < per_pair[None, :]
+    perm = (bounds[None, :-1] + rank)[present]
+    grid_pair = np.broadcast_to(np.arange(n_pairs, dtype=np.int64), present.shape)
+    return perm, grid_pair[present]
+
+
+def _pair_sums(tr: _Triples, x: FloatArray, pool: _Pool | None = None) -> FloatArray:
+    """``bincount(tr.pair, x)``: the sum of ``x`` over each pair's triples, the same numbers
+    through ``tr.pair_order`` where there is one (``pool``: the gather's work array)."""
+    n_pairs = tr.pair_lo.size
+    if tr.pair_order is None:
+        return _bincount(tr.pair, x, n_pairs)
+    perm, pair_of = tr.pair_order
+    buf = None if pool is None else pool.get()
+    out = _bincount(pair_of, _take(x, perm, buf), n_pairs)
+    if pool is not None:
+        pool.put(buf)
+    return out
 
 
 def _triple_diff(tr: _Triples, s: FloatArray, out: FloatArray | None = None) -> FloatArray:
@@ -1874,7 +1948,7 @@ def _am_grad(tr: _Triples, n: int, m: int, pt: _Point) -> tuple[FloatArray, Floa
     (one pass over the triples, then the few pairs onto their two models)."""
     r = pt.r
     akr = np.multiply(pt.ak, r, out=pt.pool.get())
-    gp = _bincount(tr.pair, akr, tr.pair_lo.size)
+    gp = _pair_sums(tr, akr, pt.pool)
     gs = _bincount(tr.pair_lo, gp, n) - _bincount(tr.pair_hi, gp, n)
     np.multiply(pt.d, r, out=akr)
     ga = _per_annotator(tr, akr, m)
@@ -1939,7 +2013,7 @@ class _FisherSystem:
         d, ak, v = pt.d, pt.ak, pt.v
         work = np.multiply(ak, ak, out=pt.pool.get())
         work *= v
-        hp = _bincount(tr.pair, work, tr.pair_lo.size)
+        hp = _pair_sums(tr, work, pt.pool)
         jss = _laplacian_dense(tr.pair_lo, tr.pair_hi, hp, n)
         np.multiply(d, d, out=work)
         work *= v
@@ -2539,6 +2613,7 @@ class _AmCells:
             wins=wins,
             cnt=cnt,
             wm=wins - cnt,
+            pair_order=_pair_order(pinv, self.pair_lo.size),  # ascending: pair-major cells
         )
 
     def checks(self, s: FloatArray, penalised: bool) -> None:
