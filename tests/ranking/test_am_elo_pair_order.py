@@ -124,3 +124,24 @@ def test_am_elo_unchanged_without_the_pair_order(monkeypatch, prior):
         plain = am_elo(*args, **kw)
     assert fast.iterations == plain.iterations
     assert _fit_fields(fast) == _fit_fields(plain)
+
+
+def test_cell_fit_unchanged_without_the_pair_order(monkeypatch):
+    """The vote-cell fit of stable_arena (``_am_elo_cells``, triples in pair-major order)
+    with the interleaved pair sums equals the one with plain bincounts, and both the
+    per-vote fit, bit for bit (100,243 votes of 20 models by 200 annotators: 35,141 triples)."""
+    from ranking.arena import _VoteCells
+    from ranking.pairwise import _am_elo_cells, _AmCells
+
+    sim = simulate_arena(n_models=20, n_annotators=200, records_per_annotator=500, rng=9)
+    a, b, k, w = sim.model_a, sim.model_b, sim.annotator, sim.outcome
+    cells = _VoteCells.of(a, b, w, k, 20, 200)
+    assert cells is not None
+    assert _AmCells(cells.counts).triples().pair_order is not None
+    opts = {"ability_prior_sd": 2.0, "rating_prior_sd": 1000.0, "information": "observed"}
+    fast = _am_elo_cells(cells.counts, **opts)
+    with monkeypatch.context() as mp:
+        mp.setattr(pw, "_pair_order", lambda pair, n_pairs: None)
+        plain = _am_elo_cells(cells.counts, **opts)
+    assert _fit_fields(fast) == _fit_fields(plain)
+    assert _fit_fields(am_elo(a, b, k, w, **opts)) == _fit_fields(fast)
