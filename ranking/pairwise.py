@@ -1819,12 +1819,16 @@ def _aggregate_triples(
 
 _PAIR_ORDER_MIN = 1 << 14
 """From this many triples, sums over the pairs go through :func:`_pair_order`."""
+_PAIR_ORDER_MAX = 1 << 22
+"""Up to this many triples (the order's two index arrays: 64 MiB at most, and its grid as
+much again while it is built); beyond, the plain ``bincount``."""
 
 
 def _pair_order(pair: IntArray, n_pairs: int) -> tuple[IntArray, IntArray] | None:
     """For triples sorted by pair (``pair`` ascending, each pair's triples contiguous):
     the order ``perm`` by rank within the pair, then by pair, and ``pair[perm]``; None for
-    fewer than ``_PAIR_ORDER_MIN`` triples or pairs of very unequal sizes.
+    fewer than ``_PAIR_ORDER_MIN`` or more than ``_PAIR_ORDER_MAX`` triples, or pairs of
+    very unequal sizes.
 
     A weighted ``bincount`` over an ascending ``pair`` adds each pair's values into one
     bin one after another, each addition waiting for the one before (store to load, about
@@ -1835,7 +1839,7 @@ def _pair_order(pair: IntArray, n_pairs: int) -> tuple[IntArray, IntArray] | Non
     (rank x pair) grid; where the largest pair has more than twice the mean number of
     triples that grid would be large, and the plain ``bincount`` is used."""
     size = pair.size
-    if size < _PAIR_ORDER_MIN or n_pairs == 0:
+    if not _PAIR_ORDER_MIN <= size <= _PAIR_ORDER_MAX or n_pairs == 0:
         return None
     bounds = np.searchsorted(pair, np.arange(n_pairs + 1, dtype=np.int64))
     per_pair = np.diff(bounds)

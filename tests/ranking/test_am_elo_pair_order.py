@@ -12,6 +12,7 @@ import pytest
 
 import ranking.pairwise as pw
 from ranking.pairwise import (
+    _PAIR_ORDER_MAX,
     _PAIR_ORDER_MIN,
     _aggregate_triples,
     _pair_order,
@@ -52,8 +53,9 @@ def test_pair_sums_equal_bincount_bit_for_bit(sizes):
     assert fast.tobytes() == plain.tobytes()
 
 
-def test_pair_order_skipped_when_small_or_skewed():
+def test_pair_order_skipped_when_small_large_or_skewed():
     assert _pair_order(np.zeros(_PAIR_ORDER_MIN - 1, dtype=np.int64), 1) is None
+    assert _pair_order(np.zeros(_PAIR_ORDER_MAX + 1, dtype=np.int64), 1) is None
     skewed = np.repeat(np.arange(3, dtype=np.int64), [100_000, 10, 10])
     assert _pair_order(skewed, 3) is None
 
