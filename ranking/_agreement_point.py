@@ -157,13 +157,14 @@ class PairwiseKappaResult:
                 method="mean_pairwise_cohen_kappa",
                 n_raters=n_raters,
             )
-        used = np.unique(np.concatenate([iu[0][ok], iu[1][ok]]))
+        # raters in a defined pair, counted (not np.unique's sort of every pair)
+        used = np.bincount(np.concatenate([iu[0][ok], iu[1][ok]]), minlength=n_raters)
         return AgreementResult(
             value=float(_data_of(vals)[ok].mean()),
             reason=None,
             method="mean_pairwise_cohen_kappa",
             n_units=int(ok.sum()),
-            n_raters=int(used.size),
+            n_raters=int(np.count_nonzero(used)),
             observed_disagreement=None,
             expected_disagreement=None,
         )
@@ -234,10 +235,15 @@ def _as_codes_1d(x: Any, name: str) -> FloatArray:
 
 
 def _resolve_labels(observed: FloatArray, labels: npt.ArrayLike | None) -> FloatArray:
-    """Category codes in weight order; check every observed code is among them."""
-    present = np.unique(observed[~np.isnan(observed)])
+    """Category codes in weight order; check every observed code is among them.
+
+    With ``labels`` given, the check first counts the observed values equal to each
+    label (one pass per label): when they account for every non-NaN value, no code is
+    outside the labels, which is all the sorted distinct codes (:func:`numpy.unique`, a
+    sort of every rating) would show; otherwise they are made for the message.
+    """
     if labels is None:
-        return present
+        return np.unique(observed[~np.isnan(observed)])
     lab = np.asarray(labels)
     if lab.dtype.kind not in "biuf":
         raise InvalidParameterError(f"labels must be numeric codes, got dtype {lab.dtype}")
@@ -246,6 +252,11 @@ def _resolve_labels(observed: FloatArray, labels: npt.ArrayLike | None) -> Float
         raise InvalidParameterError(f"labels must be a non-empty list of finite codes, got {lab!r}")
     if np.unique(lab).size != lab.size:
         raise InvalidParameterError(f"labels must not repeat a code, got {lab.tolist()}")
+    # distinct labels: each value equals at most one of them, and NaN none
+    matched = sum(np.count_nonzero(observed == c) for c in lab.tolist())
+    if matched == observed.size - np.count_nonzero(np.isnan(observed)):
+        return lab
+    present = np.unique(observed[~np.isnan(observed)])
     missing = np.setdiff1d(present, lab)
     if missing.size:
         raise InvalidParameterError(

@@ -453,6 +453,8 @@ def _replicates_over_raters(
     else:
         missing = d.missing_products(drawn)  # drawn raters missing the unit
     complete = (missing == 0) & (drawn.sum(axis=1) >= 2)[:, None]
+    if not complete.any():  # no replicate has a complete unit: kappa undefined in each
+        return alpha, np.full(W.shape[0], np.nan)
     cw = uw * complete  # (B, U): weight of each complete unit
     cnt = np.asarray(cw).sum(axis=1, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -774,7 +776,11 @@ def agreement_bootstrap(
     dist: dict[str, BootstrapDistribution | None] = {}
     if n_boot > 0 and n_raters > 0 and n_units > 0:
         F = _indicators(judged, lab)
-        Fa = None if abstain is None else _indicators(data, lab_all)
+        Fa = None
+        if abstain is not None:  # the labels' indicators are F's (abstentions are NaN there)
+            Fa = np.empty((lab_all.size, *data.shape))
+            Fa[0] = np.equal(data, float(abstain))
+            Fa[1:] = F
         design = _RaterDesign(F)  # the 0/1 matrices of the rater draws' products, once
         units_ok = int((~np.isnan(data)).any(axis=0).sum()) >= 2
         raters_ok = n_raters >= 2

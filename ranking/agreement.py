@@ -53,6 +53,7 @@ from ranking._agreement_resampling import (
     fleiss_kappa_complete,
 )
 from ranking._agreement_resampling import _check_resample as _check_resample
+from ranking._agreement_resampling import _ZeroOne as _ZeroOne
 
 __all__ = [
     "RESAMPLE_SCHEMES",

@@ -77,6 +77,7 @@ from ranking.agreement import (
     _check_resample,
     _kappa_from_tables,
     _masked,
+    _ZeroOne,
     cohen_kappa_table,
 )
 from ranking.errors import DegenerateDataError, InvalidParameterError, ShapeError
@@ -367,6 +368,7 @@ class _Votes:
         self.judged_per_pair = self.n_first + self.n_second  # (P,) int64
         self.judged_per_annotator = np.bincount(annotator[judged], minlength=n_annotators)
         self._cache: dict[tuple[str, str], npt.NDArray[Any]] = {}
+        self._products: dict[str, _ZeroOne] = {}
 
     @property
     def exact32(self) -> bool:
@@ -375,14 +377,11 @@ class _Votes:
 
     def matrix(self, name: str, dtype: type[np.floating[Any]] = np.float64) -> npt.NDArray[Any]:
         """``judged`` or ``diff`` (A, P), or their C-contiguous transposes ``judged_t``,
-        ``diff_t`` (P, A), in ``dtype``; made once. ``judged_diff`` is ``judged`` and
-        ``diff`` side by side (A, 2P), one operand for both products."""
+        ``diff_t`` (P, A), in ``dtype``; made once."""
         key = (name, np.dtype(dtype).str)
         out = self._cache.get(key)
         if out is None:
-            if name == "judged_diff":
-                out = np.hstack([self.matrix("judged", dtype), self.matrix("diff", dtype)])
-            elif name.endswith("_t"):
+            if name.endswith("_t"):
                 out = np.ascontiguousarray(self.matrix(name[:-2], dtype).T)
             else:
                 table = {"judged": (0, 1, 1), "diff": (0, 1, -1)}[name]  # by code 0, 1, 2
@@ -394,6 +393,20 @@ class _Votes:
         """The matrix ``name`` in float32 when its products with counts are exact there
         (:attr:`exact32`), else in float64."""
         return self.matrix(name, np.float32 if self.exact32 else np.float64)
+
+    def judged_products(self, w: FloatArray, *, by_pair: bool = False) -> FloatArray:
+        """``w @ judged`` (b, P) for annotator counts ``w`` (b, A), or with ``by_pair``
+        ``w @ judged_t`` (b, A) for pair counts (b, P): counts of judged votes, exact in
+        float32 (:class:`ranking.agreement._ZeroOne`: a sparse product with the cells
+        without a judged vote when nearly every annotator judged nearly every pair)."""
+        name = "judged_t" if by_pair else "judged"
+        if not self.exact32:
+            return _count_matmul(w, self.matrix(name))
+        z = self._products.get(name)
+        if z is None:
+            judged = self.code > 0
+            z = self._products[name] = _ZeroOne(judged.T if by_pair else judged)
+        return z(w).astype(np.float64)
 
 
 def _count_matmul(w: FloatArray, m: FloatArray | npt.NDArray[np.float32]) -> FloatArray:
@@ -475,7 +488,7 @@ def _check_vote_rows(
     if v.ndim != 1:
         raise ShapeError(f"vote must be 1-D, got {v.ndim} dimension(s)")
     check_same_length(pair=p, annotator=a, vote=v)
-    if v.size and not np.isin(v, (SKIP, FIRST_HARDER, SECOND_HARDER)).all():
+    if v.size and not _valid_codes(v):
         bad = v[~np.isin(v, (SKIP, FIRST_HARDER, SECOND_HARDER))][0]
         raise InvalidParameterError(
             f"vote holds code {bad!r}; expected 0 (skip), 1 (first harder) or 2 (second harder)"
@@ -501,6 +514,14 @@ def _check_vote_rows(
             "pass only each annotator's current vote per pair"
         )
     return p, a, v, n_p, n_a, key
+
+
+def _valid_codes(v: npt.NDArray[Any]) -> bool:
+    """Whether every vote is 0, 1 or 2 (for integer votes by their range: two passes
+    instead of :func:`numpy.isin`'s sort at a million votes)."""
+    if v.dtype.kind in "iu":
+        return bool(v.min() >= SKIP and v.max() <= SECOND_HARDER)
+    return bool(np.isin(v, (SKIP, FIRST_HARDER, SECOND_HARDER)).all())
 
 
 def _check_options(
@@ -610,9 +631,9 @@ def _consensus_batch(
     if wa is None:
         tot = votes.judged_per_pair.astype(np.float64)[None, :]
         dif = (votes.n_first - votes.n_second).astype(np.float64)[None, :]
-    else:  # one product for both: the judged and the signed counts side by side
-        td = _count_matmul(wa, votes.counts("judged_diff"))
-        tot, dif = td[:, : votes.n_pairs], td[:, votes.n_pairs :]
+    else:
+        tot = votes.judged_products(wa)
+        dif = _count_matmul(wa, votes.counts("diff"))
     has = tot > 0
     decisive = np.broadcast_to(has & (np.abs(dif) > (margin + 1e-12) * tot), shape)
     near = np.broadcast_to(has, shape) & ~decisive
@@ -650,7 +671,7 @@ def _consensus_batch(
 def _near_tie_weights(votes: _Votes, dec_w: FloatArray, first_majority: BoolArray) -> FloatArray:
     """(b, A): each annotator's weight ``max(0, logit p_a)`` in each replicate, from the
     pair weights ``dec_w`` (b, P) of the decisive pairs and their majorities (b, P)."""
-    judged = _count_matmul(dec_w, votes.counts("judged_t"))
+    judged = votes.judged_products(dec_w, by_pair=True)
     signed = _count_matmul(dec_w * np.where(first_majority, 1.0, -1.0), votes.counts("diff_t"))
     agree = 0.5 * (judged + signed)
     p = (agree + 1.0) / (judged + 2.0)
@@ -770,22 +791,28 @@ class _AgreementPlan:
     sum to multiples of 1/2 below 2**23 in any order, and the base plus the difference,
     both such numbers whose sum is one too, is exact in float32; so each row equals its
     direct product bit for bit. A row that differs from every earlier row on more than
-    ``_DELTA_SHARE`` of the pairs is multiplied whole.
+    ``_DELTA_SHARE`` of the pairs, or on more pairs than it credits, is multiplied on its
+    own, over the pairs where it gives some credit (the others add exact zeros).
     """
 
     def __init__(self, agree: npt.NDArray[np.float32], distinct: IntArray) -> None:
         n_u, n_a, n_p = agree.shape
         self.n_a = n_a
+        # (base row or -1, the pairs multiplied or None for all, the (pairs, A) operand)
         self.steps: list[tuple[int, IntArray | None, npt.NDArray[np.float32]]] = []
         for u in range(n_u):
-            base, cols = -1, None
+            # a row's own product needs only the pairs where it gives some credit (none
+            # on a tied prediction with tie_credit 0)
+            credited = np.flatnonzero(agree[u].any(axis=0))
+            base, cols = -1, None if credited.size == n_p else credited
             if u:
                 differ = (distinct[:u] != distinct[u]).sum(axis=1)
                 v = int(np.argmin(differ))
-                if differ[v] <= _DELTA_SHARE * n_p:
+                if differ[v] <= _DELTA_SHARE * n_p and differ[v] < credited.size:
                     base, cols = v, np.flatnonzero(distinct[v] != distinct[u])
-            if cols is None:
-                m = np.ascontiguousarray(agree[u].T)  # (P, A)
+            if base < 0:
+                own = agree[u] if cols is None else agree[u][:, cols]
+                m = np.ascontiguousarray(own.T)  # (P or pairs credited, A)
             else:
                 m = np.ascontiguousarray((agree[u][:, cols] - agree[base][:, cols]).T)
             self.steps.append((base, cols, m))
@@ -796,10 +823,8 @@ class _AgreementPlan:
         w32 = wp.astype(np.float32)
         out = np.empty((len(self.steps), wp.shape[0], self.n_a), dtype=np.float32)
         for u, (base, cols, m) in enumerate(self.steps):
-            if cols is None:
-                np.matmul(w32, m, out=out[u])
-            else:
-                np.matmul(w32[:, cols], m, out=out[u])
+            np.matmul(w32 if cols is None else w32[:, cols], m, out=out[u])
+            if base >= 0:
                 out[u] += out[base]
         return out.transpose(1, 0, 2)
 
@@ -1123,7 +1148,6 @@ def alignment_report(
     bp_mean = np.full((bp_ind.shape[0], n_e), np.nan)
     bp_share = np.full((bp_ind.shape[0], n_e), np.nan)
     bp_kap = np.full((bp_ind.shape[0], n_e), np.nan)
-    judged_pa = votes.matrix("judged", np.float32 if exact else np.float64).T  # (P, A)
     plan: _AgreementPlan | None = None
     agree_pa: npt.NDArray[np.floating[Any]] | None = None
     if (do_pairs or do_both) and exact:
@@ -1145,7 +1169,7 @@ def alignment_report(
             b = min(_CHUNK, n_boot - start)
             wp = _boot_counts(gen, b, n_p)
             num = agreement_counts(wp)
-            den = _count_matmul(wp, judged_pa)  # (b, A)
+            den = votes.judged_products(wp, by_pair=True)  # (b, A)
             ok = den > 0
             vals = bp_ind[start : start + b]  # (b, E_distinct, A), C-contiguous
             # the exact counts divided in float64, as num / den in float64 would
@@ -1189,7 +1213,7 @@ def alignment_report(
             wp = _boot_counts(gen, b, n_p)
             wa = _boot_counts(gen, b, n_a)
             num = agreement_counts(wp)
-            den = _count_matmul(wp, judged_pa)  # (b, A): judged votes on the drawn pairs
+            den = votes.judged_products(wp, by_pair=True)  # (b, A): judged votes on drawn pairs
             ok = (den > 0) & (wa > 0)
             vals = np.empty((b, n_u, n_a))
             np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
