@@ -9,7 +9,7 @@ Fleiss' kappa on the completely rated units. The point statistics are in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,7 @@ from ranking._agreement_point import (
     _as_ratings,
     _masked,
     _resolve_labels,
+    _ZeroOne,
     fleiss_kappa,
     krippendorff_alpha,
     rating_counts,
@@ -208,60 +209,6 @@ def fleiss_kappa_complete(
     raters = ~np.isnan(data).all(axis=1)
     counts, _ = rating_counts(data[raters][:, complete], labels=lab)
     return fleiss_kappa(counts)
-
-
-_SPARSE_SHARE = 0.05
-"""Largest share of ones (or of zeros) of a 0/1 matrix whose products with counts
-:class:`_ZeroOne` makes with a sparse matrix of those ones (or zeros) instead of a dense
-float32 product (about four times faster at 3%, break-even near 12% on this machine)."""
-
-
-class _ZeroOne:
-    """Products ``w @ M`` of a 0/1 matrix ``M`` (n, k) with non-negative integer counts
-    ``w`` (b, n), in float32, each exact (so whichever way it is made, the same bits).
-
-    The counts times 0/1 sum to integers at most the row sums of ``w``, which the callers
-    keep below 2**24: every product and partial sum is exact in float32 in any order, as
-    in a float32 matrix product (:func:`_rater_products`). So ``M`` with few ones is
-    multiplied as a sparse matrix of its ones, ``M`` with few zeros as the row sums of
-    ``w`` minus the product with a sparse matrix of its zeros (a study where nearly every
-    annotator rates nearly every pair), and any other ``M`` as a dense float32 product.
-    The result is a C-contiguous float32 array, as a dense product gives it.
-    """
-
-    def __init__(self, m: npt.ArrayLike) -> None:
-        ones = np.asarray(m, dtype=bool)
-        self.shape = ones.shape
-        share = float(ones.mean()) if ones.size else 0.0
-        self.dense: npt.NDArray[np.float32] | None = None
-        self.sparse: Any = None
-        self.complement = share > 1.0 - _SPARSE_SHARE
-        if share <= _SPARSE_SHARE or self.complement:
-            from scipy import sparse
-
-            nz = ~ones if self.complement else ones
-            self.sparse = sparse.csr_matrix(nz, dtype=np.float32) if nz.any() else None
-        else:
-            self.dense = ones.astype(np.float32)
-
-    @property
-    def cheap(self) -> bool:
-        """Whether a product costs a sparse product (or none) rather than a dense one."""
-        return self.dense is None
-
-    def __call__(self, w: npt.ArrayLike) -> npt.NDArray[np.float32]:
-        w32 = np.asarray(w, dtype=np.float32)
-        if self.dense is not None:
-            out: npt.NDArray[np.float32] = w32 @ self.dense
-            return out
-        if self.sparse is None:  # all zeros, or all ones with the complement
-            part = np.zeros((w32.shape[0], self.shape[1]), dtype=np.float32)
-        else:
-            part = np.ascontiguousarray(w32 @ self.sparse, dtype=np.float32)
-        if self.complement:
-            total = w32.sum(axis=1, dtype=np.float32)[:, None]
-            return np.ascontiguousarray(total - part)
-        return part
 
 
 class _RaterDesign:

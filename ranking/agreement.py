@@ -42,6 +42,7 @@ from ranking._agreement_point import MaskedFloatArray as MaskedFloatArray
 from ranking._agreement_point import Weights as Weights
 from ranking._agreement_point import _kappa_from_tables as _kappa_from_tables
 from ranking._agreement_point import _masked as _masked
+from ranking._agreement_point import _ZeroOne as _ZeroOne
 from ranking._agreement_resampling import (
     RESAMPLE_SCHEMES,
     AgreementBootstrapResult,
@@ -53,7 +54,6 @@ from ranking._agreement_resampling import (
     fleiss_kappa_complete,
 )
 from ranking._agreement_resampling import _check_resample as _check_resample
-from ranking._agreement_resampling import _ZeroOne as _ZeroOne
 
 __all__ = [
     "RESAMPLE_SCHEMES",
