@@ -754,19 +754,25 @@ def leave_one_out_agreement(
     w, _ = _weight_matrix(weights, lab.size)
     # One (R, U) plane per category rather than an (R, U, K) array: the sums over the
     # categories are then elementwise operations on contiguous planes. Every value is a
-    # small integer count, so the tables are the same whatever the order of the sums.
-    oh = [np.equal(data, code).astype(np.float64) for code in lab.tolist()]  # K x (R, U)
-    others = [x.sum(axis=0)[None, :] - x for x in oh]  # K x (R, U)
-    top = np.maximum.reduce([np.zeros_like(data), *others])  # no category: nothing usable
+    # small integer count, so the tables are the same whatever the order of the sums:
+    # made with integers and booleans, each cell counts the units where the rater gave k,
+    # the others' unique plurality is j, and the unit is usable.
+    oh = [np.equal(data, code) for code in lab.tolist()]  # K x (R, U), bool
+    count = np.int32 if n_raters < 2**31 else np.int64
+    others = [x.sum(axis=0, dtype=count)[None, :] - x for x in oh]  # K x (R, U)
+    top = np.zeros(data.shape, dtype=count)  # no category: nothing usable
+    for o in others:
+        np.maximum(top, o, out=top)
     is_top = [o == top for o in others]
-    n_top = np.add.reduce([t.astype(np.int64) for t in is_top])
-    usable = (top > 0) & (n_top == 1) & (np.add.reduce(oh) > 0)
-    cons = [np.where(usable, t.astype(np.float64), 0.0) for t in is_top]
-    mine = [x * usable for x in oh]
+    n_top = np.zeros(data.shape, dtype=count)
+    for t in is_top:
+        n_top += t
+    usable = (top > 0) & (n_top == 1) & np.logical_or.reduce(oh)
     tables = np.empty((n_raters, lab.size, lab.size))
-    for k, mk in enumerate(mine):
-        for j, cj in enumerate(cons):
-            tables[:, k, j] = np.einsum("ru,ru->r", mk, cj)
+    for k, x in enumerate(oh):
+        mk = x & usable
+        for j, t in enumerate(is_top):
+            tables[:, k, j] = np.count_nonzero(mk & t, axis=1)
     value, _, _, n, defined = _kappa_from_tables(tables, w)
     n_units = np.rint(n).astype(np.int64)
     agree = np.einsum("rkk->r", tables)
