@@ -409,17 +409,23 @@ def _pairwise_kappa2(
     n = t00 + t01
     n += t10
     n += t11
-    safe_n = np.where(n > 0, n, 1.0)
-    p00, p01, p10, p11 = (t / safe_n for t in (t00, t01, t10, t11))
+    # the same operations as p = t / safe_n, d_o = p01 + p10, r0c1 = (p00 + p01) *
+    # (p01 + p11), r1c0 = (p10 + p11) * (p00 + p10), d_e = r0c1 + r1c0 and
+    # where(defined, 1 - d_o / d_e, 0), each into a buffer no longer needed (fewer
+    # (R, R) temporaries at 1,000 raters)
+    buf = np.where(n > 0, n, 1.0)  # safe_n
+    p00, p01, p10, p11 = (np.divide(t, buf, out=t) for t in (t00, t01, t10, t11))
     d_o = p01 + p10
     r0c1 = p00 + p01
-    r0c1 *= p01 + p11
-    r1c0 = p10 + p11
-    r1c0 *= p00 + p10
-    d_e = r0c1 + r1c0
+    r0c1 *= np.add(p01, p11, out=buf)
+    r1c0 = np.add(p10, p11, out=p11)
+    r1c0 *= np.add(p00, p10, out=buf)
+    d_e = np.add(r0c1, r1c0, out=r0c1)
     defined = (n > 0) & (d_e > _EPS)
+    np.copyto(d_e, 1.0, where=~defined)
     with np.errstate(invalid="ignore", divide="ignore"):
-        value = np.where(defined, 1.0 - d_o / np.where(defined, d_e, 1.0), 0.0)
+        value = np.subtract(1.0, np.divide(d_o, d_e, out=d_o), out=d_o)
+    np.copyto(value, 0.0, where=~defined)
     return value, n, defined
 
 

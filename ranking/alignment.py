@@ -361,12 +361,13 @@ class _Votes:
         code = np.zeros(n_annotators * max(n_pairs, 1), dtype=np.int8)
         code[key] = vote  # key = annotator * max(n_pairs, 1) + pair: one 1-D put
         self.code: npt.NDArray[np.int8] = code.reshape(n_annotators, max(n_pairs, 1))[:, :n_pairs]
-        judged = vote != SKIP
-        self.n_first = np.bincount(pair[vote == FIRST_HARDER], minlength=n_pairs)
-        self.n_second = np.bincount(pair[vote == SECOND_HARDER], minlength=n_pairs)
-        self.n_skip = np.bincount(pair[~judged], minlength=n_pairs)
+        # votes per pair and code, and per annotator and code: one count each (codes 0-2)
+        by_pair = np.bincount(pair * 3 + vote, minlength=3 * n_pairs).reshape(n_pairs, 3)
+        by_annotator = np.bincount(annotator * 3 + vote, minlength=3 * n_annotators)
+        self.n_skip, self.n_first, self.n_second = (by_pair[:, c].copy() for c in range(3))
         self.judged_per_pair = self.n_first + self.n_second  # (P,) int64
-        self.judged_per_annotator = np.bincount(annotator[judged], minlength=n_annotators)
+        by_annotator = by_annotator.reshape(n_annotators, 3)
+        self.judged_per_annotator = by_annotator[:, FIRST_HARDER] + by_annotator[:, SECOND_HARDER]
         self._cache: dict[tuple[str, str], npt.NDArray[Any]] = {}
         self._products: dict[str, _ZeroOne] = {}
 
