@@ -21,6 +21,7 @@ from ranking._agreement_point import (
     _as_ratings,
     _masked,
     _resolve_labels,
+    _sums_exact32,
     _ZeroOne,
     fleiss_kappa,
     krippendorff_alpha,
@@ -257,7 +258,7 @@ class _RaterDesign:
             ok = n_k >= 2 and self._rated.cheap and bool(dense)
             self._derived = max(dense, key=lambda k: int(np.count_nonzero(self.F[k]))) if ok else -1
         d = self._derived
-        if d < 0:
+        if d < 0 or not _sums_exact32(np.asarray(w, dtype=np.float32)):
             return [self.label(k)(w) for k in range(n_k)]
         out: list[npt.NDArray[np.float32] | None] = [
             None if k == d else self.label(k)(w) for k in range(n_k)
@@ -436,8 +437,8 @@ def _with_abstain_products(
     counts (exact integers), without a product."""
     if not np.array_equal(Fa[1:], F):  # pragma: no cover - the same indicators by design
         return _rater_products(Fa, rater_weights)
-    if (Fa.sum(axis=0) > 0).all():
-        W = rater_weights.astype(np.float32)
+    W = rater_weights.astype(np.float32)
+    if _sums_exact32(W) and (Fa.sum(axis=0) > 0).all():
         abstained = np.repeat(W.sum(axis=1, dtype=np.float32)[:, None], Fa.shape[2], axis=1)
         for x in label_products:
             abstained -= x

@@ -197,3 +197,20 @@ def test_leave_one_out_tables_by_counting_are_the_float_tables() -> None:
     value, _, _, n, defined = ap._kappa_from_tables(tables, 1.0 - np.eye(3))
     assert res.n_units.tolist() == np.rint(n).astype(int).tolist()
     assert np.ma.getdata(res.kappa).tobytes() == np.where(defined, value, 0.0).tobytes()
+
+
+def test_huge_draw_counts_keep_the_dense_products(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rater weights whose rows sum to 2**24 or more (no bootstrap draws them; a caller of
+    agreement_replicates may) make float32 sums inexact: then no sparse form and no
+    subtraction is used, and the replicates are those of the dense products as before."""
+    from ranking.agreement import agreement_replicates
+
+    rng = np.random.default_rng(13)
+    data = rng.choice([1.0, 2.0], size=(20, 50))
+    data[rng.random(data.shape) < 0.02] = np.nan  # nearly complete: sparse forms apply
+    weights = rng.poisson(1.0, size=(30, 20)).astype(np.float64)
+    weights[:, 0] = 2.0**24 + 3.0  # every row sums past 2**24
+    assert not ap._sums_exact32(weights.astype(np.float32))
+    fast = agreement_replicates(data, rater_weights=weights)
+    monkeypatch.setattr(ap, "_SPARSE_SHARE", -1.0)
+    assert bits(fast) == bits(agreement_replicates(data, rater_weights=weights))
