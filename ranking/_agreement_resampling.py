@@ -9,7 +9,7 @@ Fleiss' kappa on the completely rated units. The point statistics are in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -381,21 +381,33 @@ def _replicates_over_raters(
     pairs_u = m * m - s2
     pairable = pairs_u > 0
     agree = sumsq - s2
+    # share = where(pairable, agree / where(pairable, pairs_u, 1), 0), in float32 as
+    # before, computed in place
+    np.copyto(pairs_u, 1.0, where=~pairable)
     with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(pairable, agree / np.where(pairable, pairs_u, 1.0), 0.0)
+        share = np.divide(agree, pairs_u, out=agree)
+    np.copyto(share, 0.0, where=~pairable)
     uw: FloatArray | float = 1.0 if unit_weights is None else unit_weights
+
+    def weighted(x: npt.NDArray[np.float32]) -> npt.NDArray[np.floating[Any]]:
+        """``uw * x`` (``x`` itself for unit weights all 1: 1 * x is x)."""
+        return x if unit_weights is None else unit_weights * x
+
     if need_alpha:
-        N = (uw * np.where(pairable, m, 0.0)).sum(axis=1, dtype=np.float64)
+        # N and nc are sums of integer counts, exact in float64 in any order
+        N = weighted(np.where(pairable, m, 0.0)).sum(axis=1, dtype=np.float64)
         o = (uw * share * m).sum(axis=1, dtype=np.float64)
         nc = np.stack(
-            [(uw * np.where(pairable, x, 0.0)).sum(axis=1, dtype=np.float64) for x in n], axis=1
+            [weighted(np.where(pairable, x, 0.0)).sum(axis=1, dtype=np.float64) for x in n],
+            axis=1,
         )
         alpha = _alpha_from_sums(N, o, nc)
     else:
         alpha = np.full(W.shape[0], np.nan)
     has_any = d.has_any  # (A,)
     drawn = ((W > 0) & has_any[None, :]).astype(np.float32)
-    m_b = (W * has_any[None, :]).sum(axis=1, dtype=np.float64)  # ratings per complete unit
+    # ratings per complete unit (exact integer sums)
+    m_b = (W if has_any.all() else W * has_any[None, :]).sum(axis=1, dtype=np.float64)
     if everyone:  # no rater misses a unit
         missing = np.zeros((W.shape[0], n_units), dtype=np.float32)
     else:
@@ -403,6 +415,17 @@ def _replicates_over_raters(
     complete = (missing == 0) & (drawn.sum(axis=1) >= 2)[:, None]
     if not complete.any():  # no replicate has a complete unit: kappa undefined in each
         return alpha, np.full(W.shape[0], np.nan)
+    if unit_weights is None and complete.all():
+        # every weight of cw = 1 * complete is 1: cw * share is share in float64, and the
+        # sums of the counts are exact integers whichever way they are made
+        cnt = np.full(W.shape[0], float(n_units))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p_bar = share.astype(np.float64).sum(axis=1) / cnt
+            p_j = (
+                np.stack([x.sum(axis=1, dtype=np.float64) for x in n], axis=1)
+                / (cnt * m_b)[:, None]
+            )
+        return alpha, _fleiss_from(p_bar, p_j, cnt > 0)
     cw = uw * complete  # (B, U): weight of each complete unit
     cnt = np.asarray(cw).sum(axis=1, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):

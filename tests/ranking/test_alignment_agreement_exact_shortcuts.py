@@ -214,3 +214,20 @@ def test_huge_draw_counts_keep_the_dense_products(monkeypatch: pytest.MonkeyPatc
     fast = agreement_replicates(data, rater_weights=weights)
     monkeypatch.setattr(ap, "_SPARSE_SHARE", -1.0)
     assert bits(fast) == bits(agreement_replicates(data, rater_weights=weights))
+
+
+def test_fleiss_over_raters_when_every_unit_is_complete() -> None:
+    """Every rater rated every unit (abstentions as a category): with unit weights all 1
+    Fleiss' kappa per rater replicate takes a shortcut (the unit weights are ones); it must
+    equal the general path's, given those ones explicitly."""
+    import ranking._agreement_resampling as ar
+
+    rng = np.random.default_rng(17)
+    data = rng.choice([0.0, 1.0, 2.0], size=(15, 40), p=[0.1, 0.5, 0.4])
+    Fa = ar._indicators(data, np.array([0.0, 1.0, 2.0]))
+    w = ar._boot_counts(np.random.default_rng(2), 300, 15)
+    _, fast = ar._replicates_over_raters(Fa, w, need_alpha=False)
+    ones = np.ones((300, 40))
+    _, general = ar._replicates_over_raters(Fa, w, need_alpha=False, unit_weights=ones)
+    assert np.isfinite(fast).sum() > 250
+    assert fast.tobytes() == general.tobytes()
