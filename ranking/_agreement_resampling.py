@@ -426,7 +426,7 @@ def _replicates_over_raters(
                 / (cnt * m_b)[:, None]
             )
         return alpha, _fleiss_from(p_bar, p_j, cnt > 0)
-    cw = uw * complete  # (B, U): weight of each complete unit
+    cw = uw * complete if not complete.all() else uw  # (B, U): weight of each complete unit
     cnt = np.asarray(cw).sum(axis=1, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_bar = (cw * share).sum(axis=1, dtype=np.float64) / cnt

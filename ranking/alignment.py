@@ -370,6 +370,7 @@ class _Votes:
         self.judged_per_annotator = by_annotator[:, FIRST_HARDER] + by_annotator[:, SECOND_HARDER]
         self._cache: dict[tuple[str, str], npt.NDArray[Any]] = {}
         self._products: dict[str, _ZeroOne] = {}
+        self._point: dict[float, tuple[FloatArray, FloatArray, FloatArray, FloatArray]] = {}
 
     @property
     def exact32(self) -> bool:
@@ -394,6 +395,23 @@ class _Votes:
         """The matrix ``name`` in float32 when its products with counts are exact there
         (:attr:`exact32`), else in float64."""
         return self.matrix(name, np.float32 if self.exact32 else np.float64)
+
+    def point_counts(self, margin: float) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """With every vote counted once: the decisive pairs (0/1) and their signed
+        majorities (+1 first, -1 second, 0 not decisive), each (P,) in float32, and each
+        annotator's judged and signed votes on them (A,) in float64, as
+        :func:`_near_tie_weights` counts them; made once per margin."""
+        out = self._point.get(margin)
+        if out is None:
+            tot = self.judged_per_pair.astype(np.float64)
+            dif = (self.n_first - self.n_second).astype(np.float64)
+            dec = (tot > 0) & (np.abs(dif) > (margin + 1e-12) * tot)
+            s0 = np.where(dec, np.where(dif > 0, 1.0, -1.0), 0.0)
+            judged = _count_matmul(dec[None].astype(np.float64), self.counts("judged_t"))[0]
+            signed = _count_matmul(s0[None], self.counts("diff_t"))[0]
+            out = (dec.astype(np.float32), s0.astype(np.float32), judged, signed)
+            self._point[margin] = out
+        return out
 
     def judged_products(self, w: FloatArray, *, by_pair: bool = False) -> FloatArray:
         """``w @ judged`` (b, P) for annotator counts ``w`` (b, A), or with ``by_pair``
@@ -653,8 +671,11 @@ def _consensus_batch(
         rows = np.flatnonzero(near.any(axis=1))  # replicates with a near-tie
         if rows.size:
             dec_r = decisive[rows]
-            dec_w = dec_r.astype(np.float64) if wp is None else wp[rows] * dec_r
-            w_r = _near_tie_weights(votes, dec_w, first_majority[rows])
+            if wp is None and votes.exact32:  # annotators resampled, pairs not
+                w_r = _near_tie_weights_unweighted(votes, margin, dec_r, first_majority[rows])
+            else:
+                dec_w = dec_r.astype(np.float64) if wp is None else wp[rows] * dec_r
+                w_r = _near_tie_weights(votes, dec_w, first_majority[rows])
             weights[rows] = w_r
             near_r = near[rows]
             cols = np.flatnonzero(near_r.any(axis=0))  # their near-tie pairs
@@ -674,10 +695,33 @@ def _near_tie_weights(votes: _Votes, dec_w: FloatArray, first_majority: BoolArra
     pair weights ``dec_w`` (b, P) of the decisive pairs and their majorities (b, P)."""
     judged = votes.judged_products(dec_w, by_pair=True)
     signed = _count_matmul(dec_w * np.where(first_majority, 1.0, -1.0), votes.counts("diff_t"))
+    return _weights_from_counts(judged, signed)
+
+
+def _weights_from_counts(judged: FloatArray, signed: FloatArray) -> FloatArray:
+    """``max(0, logit p)`` with ``p = (agree + 1) / (judged + 2)``, ``agree`` the judged
+    votes on decisive pairs that match the majority (``(judged + signed) / 2``)."""
     agree = 0.5 * (judged + signed)
     p = (agree + 1.0) / (judged + 2.0)
     out: FloatArray = np.maximum(0.0, np.log(p) - np.log1p(-p))
     return out
+
+
+def _near_tie_weights_unweighted(
+    votes: _Votes, margin: float, decisive: BoolArray, first_majority: BoolArray
+) -> FloatArray:
+    """:func:`_near_tie_weights` with pair weights ``decisive`` (b, P) as 0/1 (the pairs
+    are not resampled), from the point estimate's counts: a replicate's decisive pairs
+    and majorities differ from the point estimate's on a few pairs only (those with a
+    small margin), so its judged and signed counts are the point estimate's plus a
+    sparse product over those pairs. Counts of votes: exact integers either way."""
+    dec0, s0, judged0, signed0 = votes.point_counts(margin)
+    s_r = np.where(decisive, np.where(first_majority, 1.0, -1.0), 0.0)
+    d_dec = sparse.csr_matrix(decisive.astype(np.float32) - dec0)
+    d_s = sparse.csr_matrix((s_r - s0).astype(np.float32))
+    judged = judged0 + np.asarray(d_dec @ votes.matrix("judged_t", np.float32), np.float64)
+    signed = signed0 + np.asarray(d_s @ votes.matrix("diff_t", np.float32), np.float64)
+    return _weights_from_counts(judged, signed)
 
 
 def vote_consensus(
