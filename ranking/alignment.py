@@ -972,7 +972,7 @@ def _interval_block(
 
     Each column is sorted as a contiguous row of the transposed block (numpy sorts a
     strided column by copying it to such a row first, so the sorted values are the
-    same, two to three times faster at 1,000 replicates). A column whose percentile
+    same, about twice as fast at 1,000 replicates). A column whose percentile
     takes a zero is sorted in place as before, so that the sign of a zero can never
     depend on the layout.
     """
