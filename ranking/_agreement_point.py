@@ -157,13 +157,14 @@ class PairwiseKappaResult:
                 method="mean_pairwise_cohen_kappa",
                 n_raters=n_raters,
             )
-        used = np.unique(np.concatenate([iu[0][ok], iu[1][ok]]))
+        # raters in a defined pair, counted (not np.unique's sort of every pair)
+        used = np.bincount(np.concatenate([iu[0][ok], iu[1][ok]]), minlength=n_raters)
         return AgreementResult(
             value=float(_data_of(vals)[ok].mean()),
             reason=None,
             method="mean_pairwise_cohen_kappa",
             n_units=int(ok.sum()),
-            n_raters=int(used.size),
+            n_raters=int(np.count_nonzero(used)),
             observed_disagreement=None,
             expected_disagreement=None,
         )
@@ -234,10 +235,15 @@ def _as_codes_1d(x: Any, name: str) -> FloatArray:
 
 
 def _resolve_labels(observed: FloatArray, labels: npt.ArrayLike | None) -> FloatArray:
-    """Category codes in weight order; check every observed code is among them."""
-    present = np.unique(observed[~np.isnan(observed)])
+    """Category codes in weight order; check every observed code is among them.
+
+    With ``labels`` given, the check first counts the observed values equal to each
+    label (one pass per label): when they account for every non-NaN value, no code is
+    outside the labels, which is all the sorted distinct codes (:func:`numpy.unique`, a
+    sort of every rating) would show; otherwise they are made for the message.
+    """
     if labels is None:
-        return present
+        return np.unique(observed[~np.isnan(observed)])
     lab = np.asarray(labels)
     if lab.dtype.kind not in "biuf":
         raise InvalidParameterError(f"labels must be numeric codes, got dtype {lab.dtype}")
@@ -246,6 +252,11 @@ def _resolve_labels(observed: FloatArray, labels: npt.ArrayLike | None) -> Float
         raise InvalidParameterError(f"labels must be a non-empty list of finite codes, got {lab!r}")
     if np.unique(lab).size != lab.size:
         raise InvalidParameterError(f"labels must not repeat a code, got {lab.tolist()}")
+    # distinct labels: each value equals at most one of them, and NaN none
+    matched = sum(np.count_nonzero(observed == c) for c in lab.tolist())
+    if matched == observed.size - np.count_nonzero(np.isnan(observed)):
+        return lab
+    present = np.unique(observed[~np.isnan(observed)])
     missing = np.setdiff1d(present, lab)
     if missing.size:
         raise InvalidParameterError(
@@ -306,6 +317,77 @@ def _kappa_from_tables(
     return value, d_o, d_e, n, defined
 
 
+_SPARSE_SHARE = 0.05
+"""Largest share of ones (or of zeros) of a 0/1 matrix whose products with counts
+:class:`_ZeroOne` makes with a sparse matrix of those ones (or zeros) instead of a dense
+float32 product (about four times faster at 3%, break-even near 12% on this machine)."""
+
+
+_EXACT32_SUM = 2**24
+"""Row sums of counts below which every partial sum of their products with a 0/1 matrix
+is an integer that float32 holds exactly."""
+
+
+def _sums_exact32(w: npt.NDArray[np.float32]) -> bool:
+    """Whether every row of the integer counts ``w`` has an absolute sum below 2**24."""
+    if w.size == 0:
+        return True
+    return float(np.abs(w).sum(axis=1, dtype=np.float64).max()) < _EXACT32_SUM
+
+
+class _ZeroOne:
+    """Products ``w @ M`` of a 0/1 matrix ``M`` (n, k) with integer counts ``w`` (b, n),
+    in float32, each exact (so whichever way it is made, the same bits).
+
+    The counts times 0/1 sum to integers at most the row sums of ``w``: below 2**24 every
+    product and partial sum is exact in float32 in any order, as in a float32 matrix
+    product (:func:`_rater_products`). So ``M`` with few ones is multiplied as a sparse
+    matrix of its ones, ``M`` with few zeros as the row sums of ``w`` minus the product
+    with a sparse matrix of its zeros (a study where nearly every annotator rates nearly
+    every pair), and any other ``M`` as a dense float32 product. Counts whose row sums
+    reach 2**24 (never the bootstrap's) get the dense float32 product, as before. The
+    result is a C-contiguous float32 array, as a dense product gives it.
+    """
+
+    def __init__(self, m: npt.ArrayLike) -> None:
+        ones = np.asarray(m, dtype=bool)
+        self.ones = ones
+        self.shape = ones.shape
+        share = float(ones.mean()) if ones.size else 0.0
+        self.dense: npt.NDArray[np.float32] | None = None
+        self.sparse: Any = None
+        self.complement = share > 1.0 - _SPARSE_SHARE
+        if share <= _SPARSE_SHARE or self.complement:
+            from scipy import sparse
+
+            nz = ~ones if self.complement else ones
+            self.sparse = sparse.csr_matrix(nz, dtype=np.float32) if nz.any() else None
+        else:
+            self.dense = ones.astype(np.float32)
+
+    @property
+    def cheap(self) -> bool:
+        """Whether a product costs a sparse product (or none) rather than a dense one."""
+        return self.dense is None
+
+    def __call__(self, w: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        w32 = np.asarray(w, dtype=np.float32)
+        if self.dense is not None:
+            out: npt.NDArray[np.float32] = w32 @ self.dense
+            return out
+        if not _sums_exact32(w32):  # pragma: no cover - counts of 16 million draws
+            big: npt.NDArray[np.float32] = w32 @ self.ones.astype(np.float32)
+            return big
+        if self.sparse is None:  # all zeros, or all ones with the complement
+            part = np.zeros((w32.shape[0], self.shape[1]), dtype=np.float32)
+        else:
+            part = np.ascontiguousarray(w32 @ self.sparse, dtype=np.float32)
+        if self.complement:
+            total = w32.sum(axis=1, dtype=np.float32)[:, None]
+            return np.ascontiguousarray(total - part)
+        return part
+
+
 _W2 = 1.0 - np.eye(2)
 """The disagreement weights of two categories (unweighted, linear and quadratic alike)."""
 
@@ -326,24 +408,41 @@ def _pairwise_kappa2(
     add exact zeros), and a sum of two numbers does not depend on their order.
     """
     x0, x1 = (np.equal(data, code).astype(np.float32) for code in labels.tolist())
-    t00 = (x0 @ x0.T).astype(np.float64)
-    t01 = (x0 @ x1.T).astype(np.float64)
-    t11 = (x1 @ x1.T).astype(np.float64)
+    rated = _ZeroOne(((x0 + x1) > 0).T)  # (U, R): who rated each unit
+    if rated.cheap:
+        # nearly every rater rated nearly every unit: a rater's row times the rated cells
+        # is a sparse product (t00 + t01 and t10 + t11), so one dense product is enough
+        t00_32 = x0 @ x0.T
+        t01_32 = rated(x0)
+        t01_32 -= t00_32
+        t11_32 = rated(x1)
+        t11_32 -= t01_32.T
+        t00, t01, t11 = (t.astype(np.float64) for t in (t00_32, t01_32, t11_32))
+    else:
+        t00 = (x0 @ x0.T).astype(np.float64)
+        t01 = (x0 @ x1.T).astype(np.float64)
+        t11 = (x1 @ x1.T).astype(np.float64)
     t10 = np.ascontiguousarray(t01.T)
     n = t00 + t01
     n += t10
     n += t11
-    safe_n = np.where(n > 0, n, 1.0)
-    p00, p01, p10, p11 = (t / safe_n for t in (t00, t01, t10, t11))
+    # the same operations as p = t / safe_n, d_o = p01 + p10, r0c1 = (p00 + p01) *
+    # (p01 + p11), r1c0 = (p10 + p11) * (p00 + p10), d_e = r0c1 + r1c0 and
+    # where(defined, 1 - d_o / d_e, 0), each into a buffer no longer needed (fewer
+    # (R, R) temporaries at 1,000 raters)
+    buf = np.where(n > 0, n, 1.0)  # safe_n
+    p00, p01, p10, p11 = (np.divide(t, buf, out=t) for t in (t00, t01, t10, t11))
     d_o = p01 + p10
     r0c1 = p00 + p01
-    r0c1 *= p01 + p11
-    r1c0 = p10 + p11
-    r1c0 *= p00 + p10
-    d_e = r0c1 + r1c0
+    r0c1 *= np.add(p01, p11, out=buf)
+    r1c0 = np.add(p10, p11, out=p11)
+    r1c0 *= np.add(p00, p10, out=buf)
+    d_e = np.add(r0c1, r1c0, out=r0c1)
     defined = (n > 0) & (d_e > _EPS)
+    np.copyto(d_e, 1.0, where=~defined)
     with np.errstate(invalid="ignore", divide="ignore"):
-        value = np.where(defined, 1.0 - d_o / np.where(defined, d_e, 1.0), 0.0)
+        value = np.subtract(1.0, np.divide(d_o, d_e, out=d_o), out=d_o)
+    np.copyto(value, 0.0, where=~defined)
     return value, n, defined
 
 
@@ -678,19 +777,25 @@ def leave_one_out_agreement(
     w, _ = _weight_matrix(weights, lab.size)
     # One (R, U) plane per category rather than an (R, U, K) array: the sums over the
     # categories are then elementwise operations on contiguous planes. Every value is a
-    # small integer count, so the tables are the same whatever the order of the sums.
-    oh = [np.equal(data, code).astype(np.float64) for code in lab.tolist()]  # K x (R, U)
-    others = [x.sum(axis=0)[None, :] - x for x in oh]  # K x (R, U)
-    top = np.maximum.reduce([np.zeros_like(data), *others])  # no category: nothing usable
+    # small integer count, so the tables are the same whatever the order of the sums:
+    # made with integers and booleans, each cell counts the units where the rater gave k,
+    # the others' unique plurality is j, and the unit is usable.
+    oh = [np.equal(data, code) for code in lab.tolist()]  # K x (R, U), bool
+    count = np.int32 if n_raters < 2**31 else np.int64
+    others = [x.sum(axis=0, dtype=count)[None, :] - x for x in oh]  # K x (R, U)
+    top = np.zeros(data.shape, dtype=count)  # no category: nothing usable
+    for o in others:
+        np.maximum(top, o, out=top)
     is_top = [o == top for o in others]
-    n_top = np.add.reduce([t.astype(np.int64) for t in is_top])
-    usable = (top > 0) & (n_top == 1) & (np.add.reduce(oh) > 0)
-    cons = [np.where(usable, t.astype(np.float64), 0.0) for t in is_top]
-    mine = [x * usable for x in oh]
+    n_top = np.zeros(data.shape, dtype=count)
+    for t in is_top:
+        n_top += t
+    usable = (top > 0) & (n_top == 1) & np.logical_or.reduce(oh)
     tables = np.empty((n_raters, lab.size, lab.size))
-    for k, mk in enumerate(mine):
-        for j, cj in enumerate(cons):
-            tables[:, k, j] = np.einsum("ru,ru->r", mk, cj)
+    for k, x in enumerate(oh):
+        mk = x & usable
+        for j, t in enumerate(is_top):
+            tables[:, k, j] = np.count_nonzero(mk & t, axis=1)
     value, _, _, n, defined = _kappa_from_tables(tables, w)
     n_units = np.rint(n).astype(np.int64)
     agree = np.einsum("rkk->r", tables)

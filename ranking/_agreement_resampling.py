@@ -9,7 +9,7 @@ Fleiss' kappa on the completely rated units. The point statistics are in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,8 @@ from ranking._agreement_point import (
     _as_ratings,
     _masked,
     _resolve_labels,
+    _sums_exact32,
+    _ZeroOne,
     fleiss_kappa,
     krippendorff_alpha,
     rating_counts,
@@ -210,6 +212,66 @@ def fleiss_kappa_complete(
     return fleiss_kappa(counts)
 
 
+class _RaterDesign:
+    """What the rater bootstrap multiplies by rater draws, for indicators ``F`` (K, A, U)
+    (:func:`_indicators`): who rated which unit, and each category's indicator, as
+    :class:`_ZeroOne` products made on first use."""
+
+    def __init__(self, F: FloatArray) -> None:
+        self.F = F
+        rated = F.sum(axis=0) > 0  # (A, U): a cell holds at most one category
+        self.rated = rated
+        self.everyone = bool(rated.all())
+        self.has_any: BoolArray = np.asarray(rated.any(axis=1), dtype=np.bool_)
+        self._rated: _ZeroOne | None = None
+        self._missing: _ZeroOne | None = None
+        self._labels: list[_ZeroOne | None] = [None] * F.shape[0]
+        self._derived: int | None = None  # the category made by subtraction (-1: none)
+
+    def rated_products(self, w: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """``w @ rated`` (B, U)."""
+        if self._rated is None:
+            self._rated = _ZeroOne(self.rated)
+        return self._rated(w)
+
+    def missing_products(self, w: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """``w @ (not rated)`` (B, U)."""
+        if self._missing is None:
+            self._missing = _ZeroOne(~self.rated)
+        return self._missing(w)
+
+    def label(self, k: int) -> _ZeroOne:
+        z = self._labels[k]
+        if z is None:
+            z = self._labels[k] = _ZeroOne(self.F[k] > 0)
+        return z
+
+    def label_products(self, w: npt.ArrayLike) -> list[npt.NDArray[np.float32]]:
+        """``w @ F[k]`` for each category k. When the products with ``rated`` are cheap
+        (nearly every rater rated nearly every unit, :class:`_ZeroOne`), the category
+        with the most ones is the rated count minus the others' (exact integers)."""
+        n_k = self.F.shape[0]
+        if self._rated is None:
+            self._rated = _ZeroOne(self.rated)
+        if self._derived is None:
+            dense = [k for k in range(n_k) if not self.label(k).cheap]
+            ok = n_k >= 2 and self._rated.cheap and bool(dense)
+            self._derived = max(dense, key=lambda k: int(np.count_nonzero(self.F[k]))) if ok else -1
+        d = self._derived
+        if d < 0 or not _sums_exact32(np.asarray(w, dtype=np.float32)):
+            return [self.label(k)(w) for k in range(n_k)]
+        out: list[npt.NDArray[np.float32] | None] = [
+            None if k == d else self.label(k)(w) for k in range(n_k)
+        ]
+        rest = self._rated(w)
+        for k in range(n_k):
+            x = out[k]
+            if x is not None:
+                rest -= x
+        out[d] = rest
+        return [x for x in out if x is not None]
+
+
 def _indicators(ratings: FloatArray, labels: FloatArray) -> FloatArray:
     """Array of shape (n_categories, n_raters, n_units): indicator of each code."""
     return np.stack([np.equal(ratings, lab).astype(np.float64) for lab in labels])
@@ -279,6 +341,7 @@ def _replicates_over_raters(
     need_alpha: bool = True,
     unit_weights: FloatArray | None = None,
     products: list[npt.NDArray[np.float32]] | None = None,
+    design: _RaterDesign | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Alpha and Fleiss' kappa per rater-resample; NaN where undefined (internal sentinel).
 
@@ -287,49 +350,83 @@ def _replicates_over_raters(
     all NaN when ``need_alpha`` is false. With ``unit_weights`` of shape (B, U)
     the units are resampled too (two-way): every sum over units is weighted by
     how often the unit was drawn in that replicate. ``products`` are the K products
-    ``W @ F[k]`` of :func:`_rater_products` when the caller has them.
+    ``W @ F[k]`` of :func:`_rater_products` when the caller has them, ``design`` the
+    :class:`_RaterDesign` of ``F``.
+
+    Every product with the rater draws is a count, exact in float32 however it is made
+    (:class:`_ZeroOne`); the sums of its squares are made in the same order as
+    ``np.add.reduce`` of the list of squares.
     """
-    rated = F.sum(axis=0)  # (A, U)
+    d = _RaterDesign(F) if design is None else design
     # Counts are small integers, exact in float32: the products run in float32 and
     # the sums over units in float64. Per replicate b and unit u: n_k = sum_a w_a
     # x_auk, m = sum_k n_k, s2 = sum_a w_a^2 x_au (pairs of a rater with its own
     # copies). Ordered pairs of values from different raters: m^2 - s2, of which
     # sum_k n_k^2 - s2 agree.
     W = rater_weights.astype(np.float32)
-    n = _rater_products(F, rater_weights) if products is None else products  # K x (B, U)
-    m = np.add.reduce(n)
-    sumsq = np.add.reduce([x * x for x in n])
+    n = _rater_products(F, rater_weights, d) if products is None else products  # K x (B, U)
+    m = n[0].copy()
+    sumsq = n[0] * n[0]
+    for x in n[1:]:
+        m += x
+        sumsq += x * x
+    n_units = F.shape[2]
     # every rater rated every unit (a complete design, as with the abstention code):
     # each unit's sum is the row sum (exact either way: small integers in float32)
-    everyone = bool(rated.all())
+    everyone = d.everyone
     if everyone:
-        s2 = np.repeat((W * W).sum(axis=1, dtype=np.float32)[:, None], rated.shape[1], axis=1)
+        s2 = np.repeat((W * W).sum(axis=1, dtype=np.float32)[:, None], n_units, axis=1)
     else:
-        s2 = (W * W) @ rated.astype(np.float32)
+        s2 = d.rated_products(W * W)
     pairs_u = m * m - s2
     pairable = pairs_u > 0
     agree = sumsq - s2
+    # share = where(pairable, agree / where(pairable, pairs_u, 1), 0), in float32 as
+    # before, computed in place
+    np.copyto(pairs_u, 1.0, where=~pairable)
     with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(pairable, agree / np.where(pairable, pairs_u, 1.0), 0.0)
+        share = np.divide(agree, pairs_u, out=agree)
+    np.copyto(share, 0.0, where=~pairable)
     uw: FloatArray | float = 1.0 if unit_weights is None else unit_weights
+
+    def weighted(x: npt.NDArray[np.float32]) -> npt.NDArray[np.floating[Any]]:
+        """``uw * x`` (``x`` itself for unit weights all 1: 1 * x is x)."""
+        return x if unit_weights is None else unit_weights * x
+
     if need_alpha:
-        N = (uw * np.where(pairable, m, 0.0)).sum(axis=1, dtype=np.float64)
+        # N and nc are sums of integer counts, exact in float64 in any order
+        N = weighted(np.where(pairable, m, 0.0)).sum(axis=1, dtype=np.float64)
         o = (uw * share * m).sum(axis=1, dtype=np.float64)
         nc = np.stack(
-            [(uw * np.where(pairable, x, 0.0)).sum(axis=1, dtype=np.float64) for x in n], axis=1
+            [weighted(np.where(pairable, x, 0.0)).sum(axis=1, dtype=np.float64) for x in n],
+            axis=1,
         )
         alpha = _alpha_from_sums(N, o, nc)
     else:
         alpha = np.full(W.shape[0], np.nan)
-    has_any = rated.any(axis=1)  # (A,)
+    has_any = d.has_any  # (A,)
     drawn = ((W > 0) & has_any[None, :]).astype(np.float32)
-    m_b = (W * has_any[None, :]).sum(axis=1, dtype=np.float64)  # ratings per complete unit
+    # ratings per complete unit (exact integer sums)
+    m_b = (W if has_any.all() else W * has_any[None, :]).sum(axis=1, dtype=np.float64)
     if everyone:  # no rater misses a unit
-        missing = np.zeros((W.shape[0], rated.shape[1]), dtype=np.float32)
+        missing = np.zeros((W.shape[0], n_units), dtype=np.float32)
     else:
-        missing = drawn @ (rated == 0).astype(np.float32)  # drawn raters missing the unit
+        missing = d.missing_products(drawn)  # drawn raters missing the unit
     complete = (missing == 0) & (drawn.sum(axis=1) >= 2)[:, None]
-    cw = uw * complete  # (B, U): weight of each complete unit
+    if not complete.any():  # no replicate has a complete unit: kappa undefined in each
+        return alpha, np.full(W.shape[0], np.nan)
+    if unit_weights is None and complete.all():
+        # every weight of cw = 1 * complete is 1: cw * share is share in float64, and the
+        # sums of the counts are exact integers whichever way they are made
+        cnt = np.full(W.shape[0], float(n_units))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p_bar = share.astype(np.float64).sum(axis=1) / cnt
+            p_j = (
+                np.stack([x.sum(axis=1, dtype=np.float64) for x in n], axis=1)
+                / (cnt * m_b)[:, None]
+            )
+        return alpha, _fleiss_from(p_bar, p_j, cnt > 0)
+    cw = uw * complete if not complete.all() else uw  # (B, U): weight of each complete unit
     cnt = np.asarray(cw).sum(axis=1, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_bar = (cw * share).sum(axis=1, dtype=np.float64) / cnt
@@ -341,11 +438,13 @@ def _replicates_over_raters(
     return alpha, kappa
 
 
-def _rater_products(F: FloatArray, rater_weights: FloatArray) -> list[npt.NDArray[np.float32]]:
-    """``W @ F[k]`` for each category k, in float32 (exact: small integer counts)."""
-    W = rater_weights.astype(np.float32)
-    Fs = F.astype(np.float32)
-    return [W @ Fs[k] for k in range(Fs.shape[0])]
+def _rater_products(
+    F: FloatArray, rater_weights: FloatArray, design: _RaterDesign | None = None
+) -> list[npt.NDArray[np.float32]]:
+    """``W @ F[k]`` for each category k, in float32 (exact: small integer counts), made as
+    :meth:`_RaterDesign.label_products` makes them."""
+    d = _RaterDesign(F) if design is None else design
+    return d.label_products(rater_weights.astype(np.float32))
 
 
 def _with_abstain_products(
@@ -356,9 +455,17 @@ def _with_abstain_products(
 ) -> list[npt.NDArray[np.float32]]:
     """:func:`_rater_products` of ``Fa`` (abstention first, then the labels) reusing those
     of ``F`` (the labels): a label's indicator is the same whether abstentions are missing
-    or a category, so only the abstention's product is new (checked)."""
+    or a category, so only the abstention's product is new (checked). When every rater
+    rated every unit (abstentions included), it is the drawn raters minus the labels'
+    counts (exact integers), without a product."""
     if not np.array_equal(Fa[1:], F):  # pragma: no cover - the same indicators by design
         return _rater_products(Fa, rater_weights)
+    W = rater_weights.astype(np.float32)
+    if _sums_exact32(W) and (Fa.sum(axis=0) > 0).all():
+        abstained = np.repeat(W.sum(axis=1, dtype=np.float32)[:, None], Fa.shape[2], axis=1)
+        for x in label_products:
+            abstained -= x
+        return [abstained, *label_products]
     return [_rater_products(Fa[:1], rater_weights)[0], *label_products]
 
 
@@ -640,7 +747,12 @@ def agreement_bootstrap(
     dist: dict[str, BootstrapDistribution | None] = {}
     if n_boot > 0 and n_raters > 0 and n_units > 0:
         F = _indicators(judged, lab)
-        Fa = None if abstain is None else _indicators(data, lab_all)
+        Fa = None
+        if abstain is not None:  # the labels' indicators are F's (abstentions are NaN there)
+            Fa = np.empty((lab_all.size, *data.shape))
+            Fa[0] = np.equal(data, float(abstain))
+            Fa[1:] = F
+        design = _RaterDesign(F)  # the 0/1 matrices of the rater draws' products, once
         units_ok = int((~np.isnan(data)).any(axis=0).sum()) >= 2
         raters_ok = n_raters >= 2
         if "units" in schemes and units_ok:
@@ -653,8 +765,8 @@ def agreement_bootstrap(
                 dist["fleiss_ab_u"] = _distribution(k_ab, conf, "units")
         if "annotators" in schemes and raters_ok:
             wr = _boot_counts(gen, n_boot, n_raters)
-            n_f = _rater_products(F, wr)
-            a, k = _replicates_over_raters(F, wr, products=n_f)
+            n_f = _rater_products(F, wr, design)
+            a, k = _replicates_over_raters(F, wr, products=n_f, design=design)
             dist["alpha_r"] = _distribution(a, conf, "annotators")
             dist["fleiss_r"] = _distribution(k, conf, "annotators")
             if Fa is not None:
@@ -664,8 +776,8 @@ def agreement_bootstrap(
         if "both" in schemes and units_ok and raters_ok:
             wu = _boot_counts(gen, n_boot, n_units)
             wr = _boot_counts(gen, n_boot, n_raters)
-            n_f = _rater_products(F, wr)
-            a, k = _replicates_over_raters(F, wr, unit_weights=wu, products=n_f)
+            n_f = _rater_products(F, wr, design)
+            a, k = _replicates_over_raters(F, wr, unit_weights=wu, products=n_f, design=design)
             dist["alpha_b"] = _distribution(a, conf, "both")
             dist["fleiss_b"] = _distribution(k, conf, "both")
             if Fa is not None:

@@ -42,6 +42,7 @@ from ranking._agreement_point import MaskedFloatArray as MaskedFloatArray
 from ranking._agreement_point import Weights as Weights
 from ranking._agreement_point import _kappa_from_tables as _kappa_from_tables
 from ranking._agreement_point import _masked as _masked
+from ranking._agreement_point import _ZeroOne as _ZeroOne
 from ranking._agreement_resampling import (
     RESAMPLE_SCHEMES,
     AgreementBootstrapResult,
