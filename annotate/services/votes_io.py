@@ -624,14 +624,15 @@ def _checked_vote_columns(
     return checked, key
 
 
-@dataclass(frozen=True)
+@dataclass
 class VoteCsvChunks:
     """A plain vote CSV (the fast path's kind) cut into chunks of whole lines, to be
     checked and imported one after the other (:func:`read_vote_chunks`)."""
 
     path: Path
     data: Any
-    """The file's bytes after the header line (a ``pyarrow`` buffer)."""
+    """The file's bytes after the header line (a ``pyarrow`` buffer); None once
+    :func:`read_vote_chunks` has read the last chunk (the memory is given back then)."""
     header: list[str]
     bounds: list[tuple[int, int]]
     """Byte range of each chunk in ``data`` (whole lines)."""
@@ -679,17 +680,23 @@ def read_vote_chunks(
     the fast path does not take (then :func:`parse_vote_file` names the bad row)."""
     import pyarrow as pa
 
-    if not chunks.rows:
+    if not chunks.rows or chunks.data is None:
         raise _NotFastError
+    data, chunks.data = chunks.data, None
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="annotate-read-votes") as pool:
         for a, b in chunks.bounds:
-            chunk = chunks.data.slice(a, b - a)
+            chunk = data.slice(a, b - a)
             table = _read_plain_csv(chunk, chunks.header, header_line=False)
             ends = memoryview(chunk).tobytes().count(b"\n")  # a copy: ~1 ms per MB
-            lines = ends + (b == chunks.data.size and chunk[-1] != ord("\n"))
+            lines = ends + (b == data.size and chunk[-1] != ord("\n"))
             # one row per line: a blank line (skipped by the reader) makes them fewer
             if table.num_rows == 0 or table.num_rows != lines:
                 raise _NotFastError
+            if b == data.size:
+                del (
+                    data,
+                    chunk,
+                )  # the file's bytes: read whole, given back before the last rows go in
             yield _checked_vote_columns(chunks.path, table, pool, whole=False)
             del table
             pa.default_memory_pool().release_unused()
