@@ -1524,6 +1524,7 @@ def _insert_read_chunks(
     stored_fp = study_fingerprint(s, st)
     items = repo.item_ids(s, st.id)
     exact, legacy, last = repo.annotator_lookup(s)
+    stored_last = last  # the worker counts ``last`` on as it gives new annotators ids
     given_ids: dict[str, int] = {}
     """Annotator name -> the id it has or (new) will get, in order of first appearance."""
     codes: dict[str, int] = {}
@@ -1602,9 +1603,13 @@ def _insert_read_chunks(
     ready = _Ahead(made(), start=False)  # packed in a second worker thread
 
     def batches() -> Iterator[Any]:
+        stored = stored_last
         for batch, added, ids in ready:
-            if added and repo.annotator_ids(s, added) != ids:
-                raise _StreamFallbackError  # ids not given in order (never expected)
+            # the chunk's new annotators, created as annotator_ids creates them (the ids
+            # the worker gave them, or the file goes the usual way)
+            if added and repo.add_annotators(s, added, stored) != ids:
+                raise _StreamFallbackError  # never expected: rowids are max + 1
+            stored = max(stored, *ids) if ids else stored
             yield batch
         if state.rows != len(chunks):
             raise _StreamFallbackError

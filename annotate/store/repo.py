@@ -236,25 +236,32 @@ def annotator_ids(session: Session, names: Sequence[str]) -> list[int]:
     exact, legacy, last = annotator_lookup(session)
     new = list(dict.fromkeys(n for n in names if n not in exact and n not in legacy))
     if new:
-        # as the ORM stores Annotator.created_at: naive UTC with microseconds
-        now = utc_now().replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
-        conn, q = _raw(session)
-        cur = conn.cursor()
-        try:
-            cur.executemany(
-                q("INSERT INTO annotator (name, created_at) VALUES (?, ?)"),
-                [(n, now) for n in new],
-            )
-            cur.execute(q("SELECT name, id FROM annotator WHERE id > ? ORDER BY id"), (last,))
-            exact.update(cur.fetchall())
-        finally:
-            cur.close()
+        exact.update(zip(new, add_annotators(session, new, last), strict=True))
     out: list[int] = []
     for name in names:
         aid = exact.get(name) or legacy[name]
         assert aid is not None
         out.append(aid)
     return out
+
+
+def add_annotators(session: Session, names: Sequence[str], last: int) -> list[int]:
+    """Create the annotators ``names`` (normalised, distinct, none stored), in that order;
+    their ids. ``last``: the largest annotator id stored (:func:`annotator_lookup`)."""
+    # as the ORM stores Annotator.created_at: naive UTC with microseconds
+    now = utc_now().replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+    conn, q = _raw(session)
+    cur = conn.cursor()
+    try:
+        cur.executemany(
+            q("INSERT INTO annotator (name, created_at) VALUES (?, ?)"),
+            [(n, now) for n in names],
+        )
+        cur.execute(q("SELECT name, id FROM annotator WHERE id > ? ORDER BY id"), (last,))
+        made = dict(cur.fetchall())
+    finally:
+        cur.close()
+    return [made[n] for n in names]
 
 
 def annotator_names(session: Session, ids: Iterable[int]) -> dict[int, str]:
