@@ -2,6 +2,9 @@
 
 Everything named on one command line is parsed and checked first, then written
 in ONE transaction: either every file loads whole or the database is unchanged.
+(A large plain vote CSV named alone is written while it is read, in the same one
+transaction, which commits only once every row has passed every check:
+:func:`_import_streamed`.)
 """
 
 from __future__ import annotations
@@ -203,6 +206,10 @@ def import_paths(
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
     """Parse every path, then write everything in one transaction.
+
+    One large plain vote CSV alone (at least :data:`STREAM_MIN_ROWS` lines) is written
+    chunk by chunk while the next chunks are read, in one transaction too
+    (:func:`_import_streamed`): the same rows, report and one-line errors.
 
     ``progress``, when given, is called as ``progress(done, total)`` after each parsed
     file is written (the command line draws a progress bar with it).
