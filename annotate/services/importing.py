@@ -2,6 +2,9 @@
 
 Everything named on one command line is parsed and checked first, then written
 in ONE transaction: either every file loads whole or the database is unchanged.
+(A large plain vote CSV named alone is written while it is read, in the same one
+transaction, which commits only once every row has passed every check:
+:func:`_import_streamed`.)
 """
 
 from __future__ import annotations
@@ -26,12 +29,17 @@ from annotate.names import STUDY_NAME_RULE, InvalidNameError, check_study_name, 
 from annotate.services import formats
 from annotate.services.studies import StudySpec, is_study_dir, parse_study
 from annotate.services.votes_io import (
+    VoteCsvChunks,
     VoteRecord,
     VoteTable,
+    _NotFastError,
     is_vote_file,
+    open_vote_chunks,
     parse_vote_file,
+    read_vote_chunks,
     read_vote_table,
     read_votes,
+    sorted_uuid_hashes,
     uuid_rows,
 )
 from annotate.store import repo
@@ -199,9 +207,17 @@ def import_paths(
 ) -> ImportReport:
     """Parse every path, then write everything in one transaction.
 
+    One large plain vote CSV alone (at least :data:`STREAM_MIN_ROWS` lines) is written
+    chunk by chunk while the next chunks are read, in one transaction too
+    (:func:`_import_streamed`): the same rows, report and one-line errors.
+
     ``progress``, when given, is called as ``progress(done, total)`` after each parsed
     file is written (the command line draws a progress bar with it).
     """
+    if len(paths) == 1:
+        streamed = _import_streamed(engine, paths[0], fmt=fmt, study=study, progress=progress)
+        if streamed is not None:
+            return streamed
     jobs: list[_Job] = []
     for p in paths:
         jobs.extend(
@@ -258,14 +274,19 @@ def _import_session(engine: Engine, jobs: list[_Job]) -> Iterator[Session]:
     vote insert of such a transaction first checks that the study, annotators and items
     it names exist (:func:`_check_vote_parents`).
     """
+    rows = sum(len(j.payload) for j in jobs if isinstance(j.payload, VoteTable))
+    only_tables = all(j.kind == "votes" and isinstance(j.payload, VoteTable) for j in jobs)
+    with _vote_import_session(engine, rows if only_tables else 0) as s:
+        yield s
+
+
+@contextmanager
+def _vote_import_session(engine: Engine, table_rows: int) -> Iterator[Session]:
+    """:func:`_import_session` of an import whose every job is a vote table, ``table_rows``
+    rows in all (0 for any other import)."""
     from annotate.store.writelock import database_faults, engine_writer_queue, write_session
 
-    rows = sum(len(j.payload) for j in jobs if isinstance(j.payload, VoteTable))
-    if (
-        engine.url.get_backend_name() != "sqlite"
-        or rows < OWN_FOREIGN_KEYS_MIN_ROWS
-        or not all(j.kind == "votes" and isinstance(j.payload, VoteTable) for j in jobs)
-    ):
+    if engine.url.get_backend_name() != "sqlite" or table_rows < OWN_FOREIGN_KEYS_MIN_ROWS:
         with write_session(engine) as s:
             yield s
         return
@@ -1054,45 +1075,82 @@ def _made_ahead(items: Iterator[_T]) -> Iterator[_T]:
 
     At most one item waits made; an exception of the worker is raised here, and a
     caller that stops early (an exception of its own) stops the worker before going on.
+    The worker starts with the first item asked for (:class:`_Ahead` starts at once).
     """
-    import queue
-    import threading
+    ahead = _Ahead(items, start=False)
+    try:
+        yield from ahead
+    finally:
+        ahead.close()
 
-    ready: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
-    stop = threading.Event()
-    end = object()
 
-    def hand_over(entry: tuple[bool, Any]) -> bool:
-        while not stop.is_set():
+class _Ahead(Iterator[_T]):
+    """The items of ``items`` made in a worker thread, at most one ahead of the caller
+    (:func:`_made_ahead`), the worker started at once (``start``) or with the first
+    ``next``. :meth:`close` stops the worker; call it on every exit."""
+
+    def __init__(self, items: Iterator[_T], *, start: bool = True) -> None:
+        import queue
+        import threading
+
+        self._ready: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+        self._stop = threading.Event()
+        self._end = object()
+        self._items = items
+        self._worker = threading.Thread(target=self._work, name="annotate-pack-votes", daemon=True)
+        self._done = False
+        if start:
+            self._worker.start()
+
+    def _hand_over(self, entry: tuple[bool, Any]) -> bool:
+        import queue
+
+        while not self._stop.is_set():
             try:
-                ready.put(entry, timeout=0.05)
+                self._ready.put(entry, timeout=0.05)
                 return True
             except queue.Full:
                 continue
         return False
 
-    def work() -> None:
+    def _work(self) -> None:
         try:
-            for item in items:
-                if not hand_over((True, item)):
+            for item in self._items:
+                if not self._hand_over((True, item)):
                     return
-            hand_over((True, end))
+            self._hand_over((True, self._end))
         except BaseException as err:  # raised again in the caller's thread
-            hand_over((False, err))
+            self._hand_over((False, err))
 
-    worker = threading.Thread(target=work, name="annotate-pack-votes", daemon=True)
-    worker.start()
-    try:
+    def __next__(self) -> _T:
+        if self._done:
+            raise StopIteration
+        import queue
+
+        if self._worker.ident is None:
+            self._worker.start()
         while True:
-            ok, item = ready.get()
-            if not ok:
-                raise item
-            if item is end:
-                return
-            yield item
-    finally:
-        stop.set()
-        worker.join()
+            try:
+                ok, item = self._ready.get(timeout=0.05)
+                break
+            except queue.Empty:
+                # a worker stopped (closed) gives nothing more: never wait for it
+                if not self._worker.is_alive() and self._ready.empty():
+                    self._done = True
+                    raise RuntimeError("the worker was stopped") from None
+        if not ok:
+            self._done = True
+            raise item
+        if item is self._end:
+            self._done = True
+            raise StopIteration
+        return item  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """Stop the worker (it drops what it made) and wait for it."""
+        self._stop.set()
+        if self._worker.ident is not None:
+            self._worker.join()
 
 
 def _packed_insert(s: Session) -> bool:
@@ -1340,6 +1398,312 @@ def _any_stored(s: Session, uuids: Any, total: int) -> bool:
         stored = pa.array(repo.all_vote_uuids(s), pa.string())
         return bool(pc.any(pc.is_in(uuids, value_set=stored)).as_py())
     return repo.any_vote_stored(s, uuids.to_pylist())
+
+
+# --- a large vote CSV imported while it is read -----------------------------------------
+
+STREAM_MIN_ROWS = 200_000
+"""A plain vote CSV (one the fast reader takes) of at least this many lines, named alone on
+the command line, is imported while it is read (:func:`_import_streamed`)."""
+
+STREAM_CHUNK_ROWS = 125_000
+"""Lines per chunk of :func:`_import_streamed`: SQLite inserts a chunk while the next is
+read, checked and packed in a worker thread."""
+
+
+class _StreamFallbackError(Exception):
+    """The streamed import does not take the file: its transaction is rolled back and the
+    file imported as before (which names a bad row, or takes the per-row path)."""
+
+
+def _import_streamed(
+    engine: Engine,
+    path: Path,
+    *,
+    fmt: str,
+    study: str | None,
+    progress: Callable[[int, int], None] | None,
+) -> ImportReport | None:
+    """``annotate import PATH`` of one large plain vote CSV, reading and checking chunk
+    ``k + 1`` (:func:`~annotate.services.votes_io.read_vote_chunks`, in a worker thread)
+    while SQLite inserts chunk ``k``; None when it does not apply (then the caller imports
+    the file as before).
+
+    The result is the import's (same rows in the same order, same annotator ids, same
+    report): the file goes in only when every row passes the checks of the fast path
+    (:func:`_apply_vote_table`), the checks across rows (distinct vote ids, each
+    ``supersedes`` naming the current vote of the same annotator and item earlier in the
+    file, one chain per annotator and item) made on the whole file before the indexes are
+    rebuilt and the transaction commits. Any row the fast path would not take rolls the
+    whole transaction back (the database unchanged) and returns None: the usual import
+    then reads the file again and reports the first bad row, as it always did.
+    """
+    if fmt not in ("auto", "votes") or engine.url.get_backend_name() != "sqlite":
+        return None
+    study = _checked_study_option(path, study)  # what classify checks first
+    if not path.is_file() or path.suffix.lower() != ".csv" or path.name.startswith("samples_"):
+        return None
+    if fmt == "auto":
+        _ = study or safe_study_name(path.stem)  # classify derives it before reading
+    chunks = open_vote_chunks(path, STREAM_CHUNK_ROWS)
+    if chunks is None or len(chunks) < STREAM_MIN_ROWS:
+        return None
+    report = ImportReport()
+    try:
+        with _vote_import_session(engine, len(chunks)) as s:
+            _insert_vote_chunks(s, chunks, report)
+            if progress is not None:
+                progress(1, 1)
+    except _StreamFallbackError:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+        return None
+    from annotate.services.identity import import_notes
+
+    report.notes.extend(import_notes(engine, []))  # as import_paths: no study created
+    return report
+
+
+def _first_study(chunks: VoteCsvChunks) -> str:
+    """The study named on the first row of ``chunks`` (:class:`_StreamFallbackError` if
+    it is no study name: the usual path names the row)."""
+    first = chunks.data.slice(0, min(chunks.data.size, 1 << 16)).to_pybytes()
+    cells = first.split(b"\n", 1)[0].decode("utf-8", "replace").split(",")
+    if len(cells) != len(chunks.header):
+        raise _StreamFallbackError
+    try:
+        return check_study_name(cells[chunks.header.index("study")].strip())
+    except InvalidNameError:
+        raise _StreamFallbackError from None
+
+
+@dataclass
+class _ChunkState:
+    """What :func:`_insert_vote_chunks` keeps of the chunks read so far, for the checks
+    across rows at the end (arrays of a few bytes per row)."""
+
+    hashes: list[Any] = field(default_factory=list)
+    uuids: list[Any] = field(default_factory=list)
+    annotator_codes: list[Any] = field(default_factory=list)
+    annotator_ids: list[Any] = field(default_factory=list)
+    item_ids: list[Any] = field(default_factory=list)
+    retract: list[Any] = field(default_factory=list)
+    children: list[Any] = field(default_factory=list)
+    """Rows (of the file) that have ``supersedes``."""
+    supersedes: list[Any] = field(default_factory=list)
+    """Their ``supersedes``."""
+    rows: int = 0
+    no_fingerprint: int = 0
+
+
+def _insert_vote_chunks(s: Session, chunks: VoteCsvChunks, report: ImportReport) -> None:
+    """Check and insert the chunks of a vote CSV into the open transaction (see
+    :func:`_import_streamed`); :class:`_StreamFallbackError` when the fast path does not
+    take the file."""
+    name = _first_study(chunks)
+    # the first chunks are read and checked (a worker thread) while the database is asked
+    read = _Ahead(read_vote_chunks(chunks))
+    try:
+        _insert_read_chunks(s, chunks, name, read, report)
+    finally:
+        read.close()
+
+
+def _insert_read_chunks(
+    s: Session, chunks: VoteCsvChunks, name: str, read: Iterator[Any], report: ImportReport
+) -> None:
+    """:func:`_insert_vote_chunks` of the chunks ``read`` yields (checked VoteTables)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from annotate.services.exporting import study_fingerprint
+
+    st = repo.get_study(s, name)
+    if st is None or repo.study_has_votes(s, st.id):
+        raise _StreamFallbackError
+    total = repo.vote_count(s)
+    if total > 4 * len(chunks):
+        raise _StreamFallbackError  # (the usual path asks the database row by row)
+    stored = pa.array(repo.all_vote_uuids(s), pa.string()) if total else None
+    allowed = pa.array([c.value for c in (*choices_for(st.kind), Choice.RETRACT)], pa.string())
+    stored_fp = study_fingerprint(s, st)
+    items = repo.item_ids(s, st.id)
+    exact, legacy, last = repo.annotator_lookup(s)
+    stored_last = last  # the worker counts ``last`` on as it gives new annotators ids
+    given_ids: dict[str, int] = {}
+    """Annotator name -> the id it has or (new) will get, in order of first appearance."""
+    codes: dict[str, int] = {}
+    """Annotator name -> its code: its place in order of first appearance."""
+    now = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")
+    packed = _packed_insert(s)
+    state = _ChunkState()
+
+    def checked_chunk(t: VoteTable, key: Any) -> tuple[Any, list[str], list[int]]:
+        """Chunk ``t`` checked (all but the checks across rows) and ready to insert, with
+        the annotators it adds and the ids they will get (worker thread, no database)."""
+        nonlocal last
+        n = len(t)
+        studies = pc.unique(t.study).to_pylist()
+        if studies != [name]:
+            raise _StreamFallbackError  # another study (or several): the usual path
+        if not pc.all(pc.is_in(t.choice, value_set=allowed)).as_py():
+            raise _StreamFallbackError
+        if any(fp not in (None, stored_fp) for fp in pc.unique(t.study_fingerprint).to_pylist()):
+            raise _StreamFallbackError
+        if stored is not None and pc.any(pc.is_in(t.uuid, value_set=stored)).as_py():
+            raise _StreamFallbackError  # a vote id stored already
+        enc = pc.dictionary_encode(t.item_key)
+        keys = enc.dictionary.to_pylist()
+        if any(k not in items for k in keys):
+            raise _StreamFallbackError
+        item = np.array([items[k] for k in keys], dtype=np.int64)[
+            enc.indices.to_numpy(zero_copy_only=False)
+        ]
+        enc = pc.dictionary_encode(t.annotator)  # distinct names, in order of first appearance
+        added: list[str] = []
+        for who in enc.dictionary.to_pylist():
+            if who not in given_ids:
+                known = exact.get(who) or legacy.get(who)
+                if known is None:
+                    last += 1
+                    known = last
+                    added.append(who)
+                given_ids[who] = known
+                codes[who] = len(codes)
+        names = enc.dictionary.to_pylist()
+        at = enc.indices.to_numpy(zero_copy_only=False)
+        ann = np.array([given_ids[w] for w in names], dtype=np.int64)[at]
+        code = np.array([codes[w] for w in names], dtype=np.int64)[at]
+        retract = pc.equal(t.choice, Choice.RETRACT.value).to_numpy(zero_copy_only=False)
+        has_sup = pc.is_valid(t.supersedes).to_numpy(zero_copy_only=False)
+        if np.any(retract & ~has_sup):
+            raise _StreamFallbackError  # a retraction that names no vote
+        child = np.flatnonzero(has_sup)
+        state.hashes.append(key)
+        state.uuids.append(t.uuid)
+        state.annotator_codes.append(code)
+        state.annotator_ids.append(ann)
+        state.item_ids.append(item)
+        state.retract.append(retract)
+        state.children.append(child + state.rows)
+        state.supersedes.append(t.supersedes.take(pa.array(child)))
+        state.no_fingerprint += t.study_fingerprint.null_count
+        state.rows += n
+        plan = _TablePlan(st.id, np.arange(n), item, [], code)
+        probability = t.selection_probability
+        if packed and (probability is None or probability.null_count == n):
+            batch: Any = _pack_votes(t, plan, ann, 0, n, now)
+        else:  # a probability goes in as a Python float (see _apply_vote_table)
+            batch = _vote_tuples(t, plan, ann, 0, n, now)
+        return batch, added, [given_ids[w] for w in added]
+
+    def made() -> Iterator[tuple[Any, list[str], list[int]]]:
+        try:
+            for t, key in read:
+                yield checked_chunk(t, key)
+            _check_across_rows(state)
+        except (_NotFastError, _SlowPathError) as err:
+            raise _StreamFallbackError from err
+
+    ready = _Ahead(made(), start=False)  # packed in a second worker thread
+
+    def batches() -> Iterator[Any]:
+        stored = stored_last
+        for batch, added, ids in ready:
+            # the chunk's new annotators, created as annotator_ids creates them (the ids
+            # the worker gave them, or the file goes the usual way)
+            if added and repo.add_annotators(s, added, stored) != ids:
+                raise _StreamFallbackError  # never expected: rowids are max + 1
+            stored = max(stored, *ids) if ids else stored
+            yield batch
+        if state.rows != len(chunks):
+            raise _StreamFallbackError
+        _check_vote_parents(
+            s, st.id, np.concatenate(state.annotator_ids), np.concatenate(state.item_ids)
+        )
+
+    refused: tuple[type[BaseException], ...] = (AnnotateError, *repo.integrity_errors())
+    try:
+        report.votes_added += repo.bulk_insert_vote_batches(s, batches(), expected=len(chunks))
+    except refused as err:  # the usual import names the row (or the conflict)
+        raise _StreamFallbackError from err
+    finally:
+        ready.close()  # before the reader (the caller closes it): it may wait on the reader
+    if state.no_fingerprint:
+        report.notes.append(
+            f"{one_line(chunks.path)}: {state.no_fingerprint} vote(s) for study {st.name!r} "
+            "carry no study_fingerprint: their items were matched by key only"
+        )
+
+
+def _check_across_rows(state: _ChunkState) -> None:
+    """The checks of :func:`_plan_vote_table` that compare rows, on the whole file:
+    :class:`_SlowPathError` when a vote id repeats or a ``supersedes`` does not name the
+    current vote of the same annotator and item on an earlier row."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    uuid = pa.concat_arrays(state.uuids)
+    hashes = sorted_uuid_hashes(np.concatenate(state.hashes))
+    if hashes is None and pc.count_distinct(uuid).as_py() != len(uuid):
+        raise _SlowPathError  # a vote id twice
+    ann = np.concatenate(state.annotator_codes)
+    item = np.concatenate(state.item_ids)
+    retract = np.concatenate(state.retract)
+    child = np.concatenate(state.children)
+    has_sup = np.zeros(len(uuid), dtype=bool)
+    has_sup[child] = True
+    if child.size:
+        target = uuid_rows(uuid, hashes, pa.concat_arrays(state.supersedes))
+        if (
+            np.any(target < 0)
+            or np.any(target >= child)
+            or np.any(ann[target] != ann[child])
+            or np.any(item[target] != item[child])
+            or np.any(retract[target] & retract[child])
+            or np.unique(target).size != child.size  # a vote replaced twice
+        ):
+            raise _SlowPathError
+    roots = np.flatnonzero(~has_sup)
+    root_key = ann[roots] * (int(item.max()) + 1) + item[roots]
+    root_key.sort()
+    if np.any(root_key[1:] == root_key[:-1]):
+        raise _SlowPathError  # a second chain for one annotator and item
+
+
+def _vote_tuples(
+    table: VoteTable, plan: _TablePlan, ann: Any, start: int, stop: int, now: str
+) -> list[tuple[Any, ...]]:
+    """Rows ``start:stop`` of a study's share of the table as the row tuples
+    :func:`repo.bulk_insert_vote_batches` takes (``VOTE_INSERT_COLUMNS`` order)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    take = pa.array(plan.rows[start:stop])
+    probability: Any = (
+        itertools.repeat(None, len(take))
+        if table.selection_probability is None
+        else table.selection_probability.take(take).to_pylist()
+    )
+    return list(
+        zip(
+            table.uuid.take(take).to_pylist(),
+            itertools.repeat(plan.study_id, len(take)),
+            ann[start:stop].tolist(),
+            plan.item_ids[start:stop].tolist(),
+            table.choice.take(take).to_pylist(),
+            pc.fill_null(table.swapped.take(take), False).to_pylist(),
+            table.response_ms.take(take).to_pylist(),
+            pc.fill_null(table.fast.take(take), False).to_pylist(),
+            pc.fill_null(table.created_at.take(take), now).to_pylist(),
+            table.supersedes.take(take).to_pylist(),
+            probability,
+            strict=True,
+        )
+    )
 
 
 # --- comments and flags in an export folder (issue 12) -------------------------------

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -390,6 +391,12 @@ def _repeats(key: Any) -> bool:
     return _sorted_hashes(key) is None
 
 
+def sorted_uuid_hashes(key: Any) -> tuple[Any, Any] | None:
+    """:func:`_sorted_hashes` of vote ids' :func:`_uuid_hashes` (the lookup table of
+    :func:`uuid_rows`), or None when two hashes are equal."""
+    return _sorted_hashes(key)
+
+
 def _sorted_hashes(key: Any) -> tuple[Any, Any] | None:
     """``key`` (``numpy`` uint64) sorted, with the positions that sort it (``argsort``), or
     None when a value occurs twice: the lookup table of :func:`uuid_rows` (two arrays of
@@ -477,12 +484,26 @@ def read_vote_table(path: Path) -> VoteTable | None:
 
 def _parse_vote_table(path: Path) -> VoteTable:
     """The columns of a plain vote CSV, or :class:`_NotFastError`."""
-    import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
-    from pyarrow import csv as pacsv
 
     data = _plain_csv_bytes(path)
+    header = _plain_header(data)
+    table = _read_plain_csv(pa.py_buffer(data), header, header_line=True)
+    # one row per line after the header: a blank line (which the reader skips, and the
+    # per-row path names) makes them fewer
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    del data
+    n = table.num_rows
+    if n == 0 or n != lines - 1:
+        raise _NotFastError
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="annotate-read-votes") as pool:
+        checked, _ = _checked_vote_columns(path, table, pool, whole=True)
+    return checked
+
+
+def _plain_header(data: bytes) -> list[str]:
+    """The column names on the first line of ``data`` (a :func:`_plain_csv_bytes` file), or
+    :class:`_NotFastError` unless they are distinct known vote fields with the required ones."""
     nl = data.find(b"\n")
     if nl < 0:
         raise _NotFastError
@@ -494,10 +515,24 @@ def _parse_vote_table(path: Path) -> VoteTable:
         or not set(REQUIRED) <= set(header)
     ):
         raise _NotFastError
+    return header
+
+
+def _read_plain_csv(buf: Any, header: list[str], *, header_line: bool) -> Any:
+    """A ``pyarrow`` table of text columns ``header`` from the CSV bytes ``buf`` (a ``pyarrow``
+    buffer), whose first line is the header line if ``header_line`` (else every line is a
+    row)."""
+    import pyarrow as pa
+    from pyarrow import csv as pacsv
+
     try:
-        table = pacsv.read_csv(
-            pa.BufferReader(data),
-            read_options=pacsv.ReadOptions(use_threads=True, block_size=1 << 24),
+        return pacsv.read_csv(
+            pa.BufferReader(buf),
+            read_options=pacsv.ReadOptions(
+                use_threads=True,
+                block_size=1 << 24,
+                column_names=None if header_line else header,
+            ),
             parse_options=pacsv.ParseOptions(
                 quote_char=False, double_quote=False, newlines_in_values=False
             ),
@@ -509,13 +544,25 @@ def _parse_vote_table(path: Path) -> VoteTable:
         )
     except pa.ArrowInvalid as err:  # a row with another number of cells
         raise _NotFastError from err
-    # one row per line after the header: a blank line (which the reader skips, and the
-    # per-row path names) makes them fewer
-    lines = data.count(b"\n") + (not data.endswith(b"\n"))
-    del data
+
+
+def _checked_vote_columns(
+    path: Path, table: Any, pool: ThreadPoolExecutor, *, whole: bool
+) -> tuple[VoteTable, Any]:
+    """The rows of ``table`` (text columns of a plain vote CSV) checked as
+    :func:`parse_vote_file` checks them, as a :class:`VoteTable`; or :class:`_NotFastError`.
+
+    ``whole``: ``table`` is the whole file; its vote ids are checked distinct and each
+    ``supersedes`` looked up (``supersedes_row``). Otherwise (a chunk of a file read by
+    :func:`read_vote_chunks`) those cross-row checks are the caller's, and the second
+    value is the vote ids' :func:`_uuid_hashes` (``numpy`` uint64) for them.
+    Two of the checks run in ``pool``'s threads beside the caller's.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     n = table.num_rows
-    if n == 0 or n != lines - 1:
-        raise _NotFastError
 
     def column(name: str) -> Any:
         if name in table.column_names:
@@ -529,32 +576,36 @@ def _parse_vote_table(path: Path) -> VoteTable:
     def empty_as_null(col: Any) -> Any:
         return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
 
-    def ids_in_worker() -> tuple[Any, Any, Any]:
+    def ids_in_worker() -> tuple[Any, Any, Any, Any]:
         """Vote ids and supersedes: numpy and arrow kernels on whole columns, which release
         the GIL (a worker thread runs them beside the Python work, another the stamps)."""
         uuid = column("vote_id")
-        hashes = _sorted_hashes(_uuid_hashes(_uuid_chars(uuid)))
+        key = _uuid_hashes(_uuid_chars(uuid))
+        sup = empty_as_null(column("supersedes"))
+        check(pc.fill_null(pc.match_substring_regex(sup, _UUID_PATTERN), True))
+        if not whole:
+            return uuid, sup, None, key
+        hashes = _sorted_hashes(key)
         if hashes is None:
             if pc.count_distinct(uuid).as_py() != n:
                 raise _NotFastError
             hashes = None  # distinct ids whose hashes collide: looked up as strings
-        sup = empty_as_null(column("supersedes"))
-        check(pc.fill_null(pc.match_substring_regex(sup, _UUID_PATTERN), True))
         sup_row = np.full(n, -1, dtype=np.int64)
         child = np.flatnonzero(pc.is_valid(sup).to_numpy(zero_copy_only=False))
         if child.size:
             sup_row[child] = uuid_rows(uuid, hashes, sup.take(pa.array(child)))
-        return uuid, sup, sup_row
+        return uuid, sup, sup_row, None
 
-    # the with-block waits for the workers on every exit (a _NotFastError of any side)
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="annotate-read-votes") as pool:
-        ids = pool.submit(ids_in_worker)
-        stamps = pool.submit(_naive_stamps, column("created_at"))
+    ids = pool.submit(ids_in_worker)
+    stamps = pool.submit(_naive_stamps, column("created_at"))
+    try:
         columns = _checked_in_caller(table, column, check, empty_as_null)
-        uuid, sup, supersedes_row = ids.result()
-        created_at = stamps.result()
+    finally:  # the workers are waited for on every exit (a _NotFastError of any side)
+        wait([ids, stamps])
+    uuid, sup, supersedes_row, key = ids.result()
+    created_at = stamps.result()
     study, annotator, item_key, choice, swapped, fp, fast, response_ms, probability = columns
-    return VoteTable(
+    checked = VoteTable(
         path=path,
         uuid=uuid,
         study=study,
@@ -570,6 +621,85 @@ def _parse_vote_table(path: Path) -> VoteTable:
         selection_probability=probability,
         supersedes_row=supersedes_row,
     )
+    return checked, key
+
+
+@dataclass
+class VoteCsvChunks:
+    """A plain vote CSV (the fast path's kind) cut into chunks of whole lines, to be
+    checked and imported one after the other (:func:`read_vote_chunks`)."""
+
+    path: Path
+    data: Any
+    """The file's bytes after the header line (a ``pyarrow`` buffer); None once
+    :func:`read_vote_chunks` has read the last chunk (the memory is given back then)."""
+    header: list[str]
+    bounds: list[tuple[int, int]]
+    """Byte range of each chunk in ``data`` (whole lines)."""
+    rows: int
+    """Lines after the header: the rows, if the file is one the fast path takes."""
+
+    def __len__(self) -> int:
+        return self.rows
+
+
+def open_vote_chunks(path: Path, chunk_rows: int) -> VoteCsvChunks | None:
+    """``path`` cut into chunks of about ``chunk_rows`` lines (whole lines, by bytes at the
+    file's mean line length), when its bytes and header are those of a file
+    :func:`read_vote_table` may take; else None. The rows are not checked yet."""
+    import pyarrow as pa
+
+    if path.suffix.lower() != ".csv" or chunk_rows < 1:
+        return None
+    try:
+        raw = _plain_csv_bytes(path)
+        header = _plain_header(raw)
+    except _NotFastError:
+        return None
+    body = raw.index(b"\n") + 1
+    size = len(raw) - body
+    rows = raw.count(b"\n", body) + (not raw.endswith(b"\n"))
+    step = max(1, size * chunk_rows // max(rows, 1))
+    bounds: list[tuple[int, int]] = []
+    a = 0
+    while a < size:
+        nl = raw.find(b"\n", body + min(a + step, size) - 1)
+        b = size if nl < 0 else nl + 1 - body
+        bounds.append((a, b))
+        a = b
+    return VoteCsvChunks(path, pa.py_buffer(raw).slice(body), header, bounds, rows)
+
+
+def read_vote_chunks(
+    chunks: VoteCsvChunks,
+) -> Iterator[tuple[VoteTable, Any]]:
+    """Each chunk of ``chunks`` checked as :func:`read_vote_table` checks a whole file, but
+    for the checks across rows (distinct vote ids, what ``supersedes`` names), which are
+    the caller's: a :class:`VoteTable` (``supersedes_row`` None) and the vote ids'
+    64-bit hashes (:func:`_uuid_hashes`). Raises :class:`_NotFastError` at the first chunk
+    the fast path does not take (then :func:`parse_vote_file` names the bad row)."""
+    import pyarrow as pa
+
+    if not chunks.rows or chunks.data is None:
+        raise _NotFastError
+    data, chunks.data = chunks.data, None
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="annotate-read-votes") as pool:
+        for a, b in chunks.bounds:
+            chunk = data.slice(a, b - a)
+            table = _read_plain_csv(chunk, chunks.header, header_line=False)
+            ends = memoryview(chunk).tobytes().count(b"\n")  # a copy: ~1 ms per MB
+            lines = ends + (b == data.size and chunk[-1] != ord("\n"))
+            # one row per line: a blank line (skipped by the reader) makes them fewer
+            if table.num_rows == 0 or table.num_rows != lines:
+                raise _NotFastError
+            if b == data.size:
+                del (
+                    data,
+                    chunk,
+                )  # the file's bytes: read whole, given back before the last rows go in
+            yield _checked_vote_columns(chunks.path, table, pool, whole=False)
+            del table
+            pa.default_memory_pool().release_unused()
 
 
 def _checked_in_caller(table: Any, column: Any, check: Any, empty_as_null: Any) -> tuple[Any, ...]:

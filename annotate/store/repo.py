@@ -206,13 +206,10 @@ def _legacy_annotator(session: Session, norm: str) -> Annotator | None:
     return None
 
 
-def annotator_ids(session: Session, names: Sequence[str]) -> list[int]:
-    """The ids of annotators ``names`` (normalised already), creating the missing ones.
-
-    The same as :func:`annotator_id` on each name in turn (a name stored before
-    normalisation is found by its normalised form; new annotators are created in the
-    order given), with one query for the stored names instead of one per name.
-    """
+def annotator_lookup(session: Session) -> tuple[dict[str, int], dict[str, int], int]:
+    """How :func:`annotator_ids` finds stored annotators: stored name -> id, normalised form
+    of a name stored before normalisation -> id (the first such), and the largest id (0
+    for none). New annotators get the ids after it, in the order they are created."""
     rows = session.exec(select(Annotator.id, Annotator.name).order_by(col(Annotator.id))).all()
     exact: dict[str, int] = {}
     legacy: dict[str, int] = {}
@@ -225,28 +222,46 @@ def annotator_ids(session: Session, names: Sequence[str]) -> list[int]:
             continue
         if norm != stored:
             legacy.setdefault(norm, aid)
+    last = max((aid for aid, _ in rows if aid is not None), default=0)
+    return exact, legacy, last
+
+
+def annotator_ids(session: Session, names: Sequence[str]) -> list[int]:
+    """The ids of annotators ``names`` (normalised already), creating the missing ones.
+
+    The same as :func:`annotator_id` on each name in turn (a name stored before
+    normalisation is found by its normalised form; new annotators are created in the
+    order given), with one query for the stored names instead of one per name.
+    """
+    exact, legacy, last = annotator_lookup(session)
     new = list(dict.fromkeys(n for n in names if n not in exact and n not in legacy))
     if new:
-        # as the ORM stores Annotator.created_at: naive UTC with microseconds
-        now = utc_now().replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
-        last = max((aid for aid, _ in rows if aid is not None), default=0)
-        conn, q = _raw(session)
-        cur = conn.cursor()
-        try:
-            cur.executemany(
-                q("INSERT INTO annotator (name, created_at) VALUES (?, ?)"),
-                [(n, now) for n in new],
-            )
-            cur.execute(q("SELECT name, id FROM annotator WHERE id > ? ORDER BY id"), (last,))
-            exact.update(cur.fetchall())
-        finally:
-            cur.close()
+        exact.update(zip(new, add_annotators(session, new, last), strict=True))
     out: list[int] = []
     for name in names:
         aid = exact.get(name) or legacy[name]
         assert aid is not None
         out.append(aid)
     return out
+
+
+def add_annotators(session: Session, names: Sequence[str], last: int) -> list[int]:
+    """Create the annotators ``names`` (normalised, distinct, none stored), in that order;
+    their ids. ``last``: the largest annotator id stored (:func:`annotator_lookup`)."""
+    # as the ORM stores Annotator.created_at: naive UTC with microseconds
+    now = utc_now().replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+    conn, q = _raw(session)
+    cur = conn.cursor()
+    try:
+        cur.executemany(
+            q("INSERT INTO annotator (name, created_at) VALUES (?, ?)"),
+            [(n, now) for n in names],
+        )
+        cur.execute(q("SELECT name, id FROM annotator WHERE id > ? ORDER BY id"), (last,))
+        made = dict(cur.fetchall())
+    finally:
+        cur.close()
+    return [made[n] for n in names]
 
 
 def annotator_names(session: Session, ids: Iterable[int]) -> dict[int, str]:
