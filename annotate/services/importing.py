@@ -29,15 +29,16 @@ from annotate.names import STUDY_NAME_RULE, InvalidNameError, check_study_name, 
 from annotate.services import formats
 from annotate.services.studies import StudySpec, is_study_dir, parse_study
 from annotate.services.votes_io import (
+    FastRead,
     VoteCsvChunks,
     VoteRecord,
     VoteTable,
     _NotFastError,
+    fast_vote_table,
     is_vote_file,
     open_vote_chunks,
     parse_vote_file,
     read_vote_chunks,
-    read_vote_table,
     read_votes,
     sorted_uuid_hashes,
     uuid_rows,
@@ -121,8 +122,12 @@ def classify(
     model: str | None = None,
     metric: str | None = None,
     filter_name: str | None = None,
+    fast: FastRead | None = None,
 ) -> list[_Job]:
-    """Parse one command-line path into import jobs (no database access)."""
+    """Parse one command-line path into import jobs (no database access).
+
+    ``fast``: what the fast path made of the file already (:func:`_import_streamed`).
+    """
     study = _checked_study_option(path, study)
     if not path.exists():
         raise InputFileError(path, "no such file or folder")
@@ -167,7 +172,7 @@ def classify(
     if fmt == "study":
         raise InputFileError(path, "is a file", expected="a study folder with study.toml")
     if fmt == "votes":
-        return [_Job("votes", read_votes(path), path)]
+        return [_Job("votes", read_votes(path, fast), path)]
     name = study or safe_study_name(path.stem)
     if fmt == "chatbot-arena":
         return [_Job("arena", (name, formats.parse_chatbot_arena(path, name)), path)]
@@ -175,12 +180,13 @@ def classify(
         return [_Job("arena", (name, formats.parse_llmfao(path, name)), path)]
     if path.suffix.lower() == ".parquet":
         return [_Job("votes", read_votes(path), path)]
-    table = read_vote_table(path)  # a plain vote CSV, read once (sniffing reads it whole)
-    if table is not None:
-        return [_Job("votes", table, path)]
+    if fast is None:  # a plain vote CSV, read once (sniffing reads it whole)
+        fast = fast_vote_table(path)
+    if fast.table is not None:
+        return [_Job("votes", fast.table, path)]
     cols = formats.sniff_columns(path)
     if is_vote_file(cols):
-        return [_Job("votes", read_votes(path), path)]
+        return [_Job("votes", read_votes(path, fast), path)]
     if {"model_a", "model_b", "winner", "judge"} <= cols:
         return [_Job("arena", (name, formats.parse_chatbot_arena(path, name)), path)]
     if {"id", "model_x", "model_y", "worker", "winner", "left", "right"} <= cols:
@@ -214,14 +220,24 @@ def import_paths(
     ``progress``, when given, is called as ``progress(done, total)`` after each parsed
     file is written (the command line draws a progress bar with it).
     """
+    known: FastRead | None = None
     if len(paths) == 1:
         streamed = _import_streamed(engine, paths[0], fmt=fmt, study=study, progress=progress)
-        if streamed is not None:
+        if isinstance(streamed, ImportReport):
             return streamed
+        known = streamed
     jobs: list[_Job] = []
     for p in paths:
         jobs.extend(
-            classify(p, fmt=fmt, study=study, model=model, metric=metric, filter_name=filter_name)
+            classify(
+                p,
+                fmt=fmt,
+                study=study,
+                model=model,
+                metric=metric,
+                filter_name=filter_name,
+                fast=known,
+            )
         )
     report = ImportReport()
     touched: set[str] = set()
@@ -1415,6 +1431,12 @@ class _StreamFallbackError(Exception):
     """The streamed import does not take the file: its transaction is rolled back and the
     file imported as before (which names a bad row, or takes the per-row path)."""
 
+    def __init__(self, refused_rows: int = 0) -> None:
+        super().__init__(refused_rows)
+        self.refused_rows = refused_rows
+        """The file's rows, where the fast path's checks of a row refused it (as
+        :class:`~annotate.services.votes_io.FastRead` says); else 0."""
+
 
 def _import_streamed(
     engine: Engine,
@@ -1423,7 +1445,7 @@ def _import_streamed(
     fmt: str,
     study: str | None,
     progress: Callable[[int, int], None] | None,
-) -> ImportReport | None:
+) -> ImportReport | FastRead | None:
     """``annotate import PATH`` of one large plain vote CSV, reading and checking chunk
     ``k + 1`` (:func:`~annotate.services.votes_io.read_vote_chunks`, in a worker thread)
     while SQLite inserts chunk ``k``; None when it does not apply (then the caller imports
@@ -1436,7 +1458,9 @@ def _import_streamed(
     file, one chain per annotator and item) made on the whole file before the indexes are
     rebuilt and the transaction commits. Any row the fast path would not take rolls the
     whole transaction back (the database unchanged) and returns None: the usual import
-    then reads the file again and reports the first bad row, as it always did.
+    then reads the file again and reports the first bad row, as it always did; where a
+    row failed the fast path's checks, what the fast path made of the file instead
+    (:class:`~annotate.services.votes_io.FastRead`, for :func:`classify`).
     """
     if fmt not in ("auto", "votes") or engine.url.get_backend_name() != "sqlite":
         return None
@@ -1454,11 +1478,12 @@ def _import_streamed(
             _insert_vote_chunks(s, chunks, report)
             if progress is not None:
                 progress(1, 1)
-    except _StreamFallbackError:
+    except _StreamFallbackError as err:
         import pyarrow as pa
 
         pa.default_memory_pool().release_unused()
-        return None
+        # a refused row: the usual import need not read the file with the fast path again
+        return FastRead(None, err.refused_rows) if err.refused_rows else None
     from annotate.services.identity import import_notes
 
     report.notes.extend(import_notes(engine, []))  # as import_paths: no study created
@@ -1604,7 +1629,9 @@ def _insert_read_chunks(
             for t, key in read:
                 yield checked_chunk(t, key)
             _check_across_rows(state)
-        except (_NotFastError, _SlowPathError) as err:
+        except _NotFastError as err:  # a row the fast path refuses: read_votes checks first
+            raise _StreamFallbackError(len(chunks)) from err
+        except _SlowPathError as err:
             raise _StreamFallbackError from err
 
     ready = _Ahead(made(), start=False)  # packed in a second worker thread
@@ -1640,8 +1667,9 @@ def _insert_read_chunks(
 
 def _check_across_rows(state: _ChunkState) -> None:
     """The checks of :func:`_plan_vote_table` that compare rows, on the whole file:
-    :class:`_SlowPathError` when a vote id repeats or a ``supersedes`` does not name the
-    current vote of the same annotator and item on an earlier row."""
+    :class:`_NotFastError` when a vote id repeats (as the fast read of the whole file
+    refuses it), :class:`_SlowPathError` when a ``supersedes`` does not name the current
+    vote of the same annotator and item on an earlier row."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -1649,7 +1677,7 @@ def _check_across_rows(state: _ChunkState) -> None:
     uuid = pa.concat_arrays(state.uuids)
     hashes = sorted_uuid_hashes(np.concatenate(state.hashes))
     if hashes is None and pc.count_distinct(uuid).as_py() != len(uuid):
-        raise _SlowPathError  # a vote id twice
+        raise _NotFastError  # a vote id twice
     ann = np.concatenate(state.annotator_codes)
     item = np.concatenate(state.item_ids)
     retract = np.concatenate(state.retract)

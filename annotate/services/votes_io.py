@@ -146,12 +146,19 @@ def write_table(rows: list[dict[str, Any]], columns: list[str], path: Path, fmt:
 
 def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """The records of a CSV, JSON Lines or Parquet file, each with its line (or row) number."""
+    return list(_records(path))
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`read_records` one record at a time (CSV and JSON Lines: nothing kept; the
+    errors of the file's shape, such as a row with another number of cells, are raised
+    when their row is reached)."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
         _, rows = read_csv(path)
-        return list(rows)
+        return rows
     if suffix == ".jsonl":
-        return list(read_jsonl(path))
+        return read_jsonl(path)
     if suffix == ".parquet":
         import pandas as pd
 
@@ -160,7 +167,7 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
         except Exception as err:  # pyarrow raises many types for a bad file
             raise InputFileError(path, f"not a readable Parquet file ({err})") from err
         df = df.astype(object).where(df.notna(), None)
-        return [(i + 1, rec) for i, rec in enumerate(df.to_dict(orient="records"))]
+        return iter([(i + 1, rec) for i, rec in enumerate(df.to_dict(orient="records"))])
     raise InputFileError(path, f"unknown file type {suffix!r}", expected=".csv, .jsonl or .parquet")
 
 
@@ -297,6 +304,26 @@ class VoteTable:
 
 class _NotFastError(Exception):
     """The fast path does not apply (or a row is bad): use the per-row path."""
+
+
+class _RowsRefusedError(_NotFastError):
+    """A plain vote CSV the fast path read, with a row that fails one of its checks."""
+
+    def __init__(self, rows: int) -> None:
+        super().__init__(rows)
+        self.rows = rows
+
+
+@dataclass(frozen=True)
+class FastRead:
+    """What the fast path made of a file (:func:`fast_vote_table`)."""
+
+    table: VoteTable | None
+    """The checked columns; None where the fast path does not take the file."""
+    refused_rows: int = 0
+    """The file's rows, where it is a plain vote CSV with a row that fails a check (most
+    often a bad row, which :func:`parse_vote_file` names; sometimes a form only the
+    per-row path reads); else 0."""
 
 
 _PROBABILITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
@@ -468,14 +495,21 @@ def read_vote_table(path: Path) -> VoteTable | None:
     :func:`parse_vote_file` in vectorised passes; None for any other file, or when a
     row fails a check (then :func:`parse_vote_file` names it).
     """
+    return fast_vote_table(path).table
+
+
+def fast_vote_table(path: Path) -> FastRead:
+    """:func:`read_vote_table`, saying whether a row was refused (:class:`FastRead`)."""
     if path.suffix.lower() != ".csv":
-        return None
+        return FastRead(None)
     import pyarrow as pa
 
     try:
-        return _parse_vote_table(path)
+        return FastRead(_parse_vote_table(path))
+    except _RowsRefusedError as err:
+        return FastRead(None, err.rows)
     except _NotFastError:
-        return None
+        return FastRead(None)
     finally:
         # the raw columns and the checks' temporaries are freed: hand their pages back to
         # the system now (arrow's allocator keeps them a while, adding to the peak RSS)
@@ -488,16 +522,19 @@ def _parse_vote_table(path: Path) -> VoteTable:
 
     data = _plain_csv_bytes(path)
     header = _plain_header(data)
-    table = _read_plain_csv(pa.py_buffer(data), header, header_line=True)
     # one row per line after the header: a blank line (which the reader skips, and the
     # per-row path names) makes them fewer
     lines = data.count(b"\n") + (not data.endswith(b"\n"))
-    del data
-    n = table.num_rows
-    if n == 0 or n != lines - 1:
-        raise _NotFastError
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="annotate-read-votes") as pool:
-        checked, _ = _checked_vote_columns(path, table, pool, whole=True)
+    try:  # a plain CSV with a vote header: what is refused from here is in its rows
+        table = _read_plain_csv(pa.py_buffer(data), header, header_line=True)
+        del data
+        n = table.num_rows
+        if n == 0 or n != lines - 1:
+            raise _NotFastError
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="annotate-read-votes") as pool:
+            checked, _ = _checked_vote_columns(path, table, pool, whole=True)
+    except _NotFastError:
+        raise _RowsRefusedError(lines - 1) from None
     return checked
 
 
@@ -881,7 +918,7 @@ def _naive_stamp_chunk(col: Any) -> Any:
     return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), stamps)
 
 
-def read_votes(path: Path) -> VoteTable | list[VoteRecord]:
+def read_votes(path: Path, fast: FastRead | None = None) -> VoteTable | list[VoteRecord]:
     """A vote file for import: a :class:`VoteTable` when the fast path applies.
 
     The fast path reads a plain CSV (no quoted cells) column-wise and checks every
@@ -889,8 +926,35 @@ def read_votes(path: Path) -> VoteTable | list[VoteRecord]:
     by :func:`parse_vote_file`, which raises naming the file, line and field of the
     first bad row.
     """
-    table = read_vote_table(path)
-    return parse_vote_file(path) if table is None else table
+    fast = fast_vote_table(path) if fast is None else fast
+    if fast.table is not None:
+        return fast.table
+    if fast.refused_rows >= CHECK_FIRST_ROWS:
+        check_vote_file(path)
+    return parse_vote_file(path)
+
+
+CHECK_FIRST_ROWS = 50_000
+"""From this many rows, a plain vote CSV with a row the fast path refuses is first checked
+by :func:`check_vote_file`, which keeps no row: a bad row of a large file is named without
+holding the whole file as Python objects (a million rows: ~3.3 GB and ~24 s before)."""
+
+
+def check_vote_file(path: Path) -> None:
+    """Raise the error :func:`parse_vote_file` raises for ``path``, if any, keeping no row.
+
+    The same checks in the same order: first the shape of every row, as
+    :func:`read_records` reads them all before the fields are checked, then the fields of
+    each row in turn; so the first error is the same one, in bounded memory (the file's
+    text and a set of the vote ids seen).
+    """
+    for _ in _records(path):
+        pass
+    votes = 0
+    for _ in _vote_records(path, _records(path)):
+        votes += 1
+    if not votes:
+        raise InputFileError(path, "no votes", expected="at least one vote row")
 
 
 def parse_vote_file(path: Path) -> list[VoteRecord]:
@@ -901,12 +965,26 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
     normalised with :func:`~annotate.names.normalize_annotator`), numbers and
     timestamps are in range. Whether the ids exist is checked at import.
     """
-    out: list[VoteRecord] = []
+    out = list(_vote_records(path, iter(read_records(path))))
+    if not out:
+        raise InputFileError(path, "no votes", expected="at least one vote row")
+    return out
+
+
+def _vote_records(
+    path: Path, records: Iterator[tuple[int, dict[str, Any]]]
+) -> Iterator[VoteRecord]:
+    """The checked votes of :func:`parse_vote_file`, one at a time (``records``: its rows).
+
+    The shape errors of ``records`` come as their row is reached; :func:`parse_vote_file`
+    and :func:`check_vote_file` read every row first, so that they come before any field
+    error.
+    """
     seen: dict[str, int] = {}
     names: dict[str, str] = {}
     """Annotator names as written -> normalised (names repeat on many rows)."""
     studies: set[str] = set()
-    for line, rec in read_records(path):
+    for line, rec in records:
         for f in REQUIRED:
             if _opt_str(rec.get(f)) is None:
                 raise InputFileError(path, "missing", line=line, field=f, expected="a value")
@@ -992,24 +1070,19 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
                 field="study_fingerprint",
                 expected="64 lowercase hex digits (SHA-256), or empty",
             )
-        out.append(
-            VoteRecord(
-                vid,
-                study,
-                annotator,
-                str(rec["item_id"]).strip(),
-                choice,
-                left,
-                ms,
-                fast,
-                created,
-                sup,
-                path,
-                line,
-                fp,
-                probability,
-            )
+        yield VoteRecord(
+            vid,
+            study,
+            annotator,
+            str(rec["item_id"]).strip(),
+            choice,
+            left,
+            ms,
+            fast,
+            created,
+            sup,
+            path,
+            line,
+            fp,
+            probability,
         )
-    if not out:
-        raise InputFileError(path, "no votes", expected="at least one vote row")
-    return out

@@ -22,7 +22,7 @@ from annotate.services import importing
 from annotate.services.db import open_store
 from annotate.services.exporting import export_votes
 from annotate.services.importing import import_paths
-from annotate.services.votes_io import VoteTable, parse_vote_file, read_vote_table
+from annotate.services.votes_io import FastRead, VoteTable, parse_vote_file, read_vote_table
 from annotate.store import repo
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -85,8 +85,8 @@ def both(
     taken = isinstance(read_vote_table(csv), VoteTable)
     fast = outcome(fast_db, csv)
     with monkeypatch.context() as m:
-        m.setattr(importing, "read_vote_table", lambda path: None)
-        m.setattr(importing, "read_votes", parse_vote_file)
+        m.setattr(importing, "fast_vote_table", lambda path: FastRead(None))
+        m.setattr(importing, "read_votes", lambda path, fast=None: parse_vote_file(path))
         slow = outcome(slow_db, csv)
     return fast, slow, taken
 

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from annotate.errors import AnnotateError
-from annotate.services import importing
+from annotate.services import importing, votes_io
 from annotate.services.db import open_store
 from annotate.services.importing import import_paths
-from annotate.services.votes_io import parse_vote_file
+from annotate.services.votes_io import FastRead, parse_vote_file
 from annotate.store import repo
 
 from .test_import_fast import BAD, DATA, HEAD, row, uid
@@ -122,10 +122,10 @@ def outcome(db: Path, csv: Path, streamed: list[bool]) -> dict[str, Any]:
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         got = real(*args, **kwargs)
-        streamed.append(got is not None)
+        streamed.append(isinstance(got, importing.ImportReport))  # (else handed back)
         return got
 
-    importing._import_streamed = spy  # type: ignore[assignment]
+    importing._import_streamed = spy
     engine = open_store(db)
     try:
         result: dict[str, Any] = {"report": import_paths(engine, [csv]).as_dict()}
@@ -133,7 +133,7 @@ def outcome(db: Path, csv: Path, streamed: list[bool]) -> dict[str, Any]:
         result = {"error": str(err)}
     finally:
         engine.dispose()
-        importing._import_streamed = real  # type: ignore[assignment]
+        importing._import_streamed = real
     return result | dump(db)
 
 
@@ -157,8 +157,8 @@ def three(
         before = outcome(dbs["before"], csv, [])
     with monkeypatch.context() as m:
         m.setattr(importing, "STREAM_MIN_ROWS", 10**9)
-        m.setattr(importing, "read_vote_table", lambda path: None)
-        m.setattr(importing, "read_votes", parse_vote_file)
+        m.setattr(importing, "fast_vote_table", lambda path: FastRead(None))
+        m.setattr(importing, "read_votes", lambda path, fast=None: parse_vote_file(path))
         slow = outcome(dbs["slow"], csv, [])
     return streamed, before, slow, bool(taken and taken[0])
 
@@ -280,3 +280,56 @@ def test_two_studies_are_handed_back(
     assert not taken
     assert "error" not in streamed
     assert streamed == before == slow
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ROWS))
+def test_a_refused_row_is_checked_without_a_second_fast_read(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """A row the fast path's checks refuse in the last chunk: the streamed import hands
+    back what it learnt (``FastRead``), so the usual import goes to ``check_vote_file``
+    (threshold lowered to 1 row) without reading the file with the fast path again; the
+    one-line error and the import are the per-row path's, the database unchanged."""
+    bad = BAD_ROWS[case]
+    if not bad:
+        pytest.skip("no rows to place")
+    text = HEAD + body() + bad
+    _, _, slow, _ = three(tmp_path, base, text, monkeypatch)
+    csv = tmp_path / "vote_log.csv"
+    db = tmp_path / "checked.db"
+    shutil.copy(base, db)
+    handed: list[Any] = []
+    fast_reads: list[Path] = []
+    real_streamed, real_fast = importing._import_streamed, votes_io.fast_vote_table
+
+    def streamed_spy(*args: Any, **kwargs: Any) -> Any:
+        handed.append(real_streamed(*args, **kwargs))
+        return handed[-1]
+
+    def fast_spy(path: Path) -> FastRead:
+        fast_reads.append(path)
+        return real_fast(path)
+
+    with monkeypatch.context() as m:
+        m.setattr(importing, "STREAM_MIN_ROWS", 1)
+        m.setattr(importing, "STREAM_CHUNK_ROWS", CHUNK)
+        m.setattr(votes_io, "CHECK_FIRST_ROWS", 1)
+        m.setattr(importing, "_import_streamed", streamed_spy)
+        m.setattr(importing, "fast_vote_table", fast_spy)
+        engine = open_store(db)
+        try:
+            got: dict[str, Any] = {"report": import_paths(engine, [csv]).as_dict()}
+        except AnnotateError as err:
+            got = {"error": str(err)}
+        finally:
+            engine.dispose()
+    got |= dump(db)
+    assert got == slow
+    if case in ("february 30", "bad uuid", "control in annotator"):  # row checks refuse
+        assert isinstance(handed[0], FastRead)
+    if isinstance(handed[0], FastRead):
+        assert handed[0].refused_rows > 0
+        assert fast_reads == []
+    if "fine" not in case:
+        assert got["votes"] == []
+        assert got == got | dump(base)
