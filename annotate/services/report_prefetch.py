@@ -307,104 +307,12 @@ def _has_open(path: Path) -> bool:
     return False
 
 
-_ASK = struct.Struct("<qq")
-"""What a :class:`Helper` is asked: the study's id and the id after which it reads."""
-
-
-class Helper:
-    """The prefetch child's own child, which reads the later half of the rows while the
-    child reads the earlier one (:func:`annotate.services.monitor_rows.child_read`): the
-    read, about 1.5 s of sqlite3 at a million votes, then takes half as long, on both
-    cores while the parent imports. Forked, as the child itself, before any connection
-    to the database is open and with no other thread; it opens its own reader connection
-    once asked. Anything it fails to give, the child reads itself."""
-
-    def __init__(self, path: Path) -> None:
-        self._pid: int | None = None
-        self._ask: int | None = None
-        self._fd: int | None = None
-        if not hasattr(os, "fork") or threading.active_count() > 1:
-            return
-        ask_r, ask_w = os.pipe()
-        r, w = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            for fd in (ask_r, ask_w, r, w):
-                os.close(fd)
-            return
-        if pid == 0:  # the helper: wait to be asked, read, write, leave
-            code = 1
-            try:
-                os.close(ask_w)
-                os.close(r)
-                with os.fdopen(ask_r, "rb", buffering=0) as f:
-                    head = _read_exactly(f, _ASK.size)
-                if head is not None:  # nothing (EOF): not needed
-                    study_id, after = _ASK.unpack(head)
-                    from annotate.services.monitor_rows import tail_read
-
-                    _write_rows(w, tail_read(path, study_id, after), 0, study_id)
-                code = 0
-            except BaseException:  # any failure: the child reads the rows itself
-                pass
-            finally:
-                os._exit(code)
-        os.close(ask_r)
-        os.close(w)
-        self._pid, self._ask, self._fd = pid, ask_w, r
-
-    def ask(self, study_id: int, after: int) -> bool:
-        """Start reading the rows of ``study_id`` after ``after``; False: no helper."""
-        fd, self._ask = self._ask, None
-        if fd is None:
-            return False
-        try:
-            os.write(fd, _ASK.pack(study_id, after))
-            return True
-        except OSError:
-            return False
-        finally:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def take(self) -> npt.NDArray[np.int64] | None:
-        """The rows read (None: it failed). Once only."""
-        fd, self._fd = self._fd, None
-        if fd is None:
-            return None
-        try:
-            with os.fdopen(fd, "rb", buffering=0) as f:
-                return _read_rows(f)
-        except (OSError, ValueError, MemoryError):
-            return None
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        """Let the helper go (not asked: it reads nothing and leaves; asked and not taken:
-        killed) and reap it."""
-        ask, self._ask = self._ask, None
-        if ask is not None:
-            with contextlib.suppress(OSError):
-                os.close(ask)
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-            if ask is None and self._pid is not None:  # asked: reading, not waited for
-                with contextlib.suppress(OSError):
-                    os.kill(self._pid, signal.SIGKILL)
-        pid, self._pid = self._pid, None
-        if pid is not None:
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(pid, 0)
-
-
-def _write_rows(fd: int, rows: npt.NDArray[np.int64] | None, n_db: int, study_id: int) -> None:
-    """The header and the rows (:data:`_HEADER`; ``(0, 0, 0)`` for no rows) to ``fd``."""
+def _child(path: Path, study: str, fd: int) -> None:
     import numpy as np
 
+    from annotate.services.monitor_rows import child_read
+
+    rows, n_db, study_id = child_read(path, study)
     with os.fdopen(fd, "wb", buffering=0) as f:
         if rows is None:
             f.write(_HEADER.pack(0, 0, 0))
@@ -415,33 +323,6 @@ def _write_rows(fd: int, rows: npt.NDArray[np.int64] | None, n_db: int, study_id
         while view:
             k = f.write(view)
             view = view[k:]
-
-
-def _read_rows(f: object) -> npt.NDArray[np.int64] | None:
-    """What :func:`_write_rows` wrote (any number of rows, 0 included); None when cut."""
-    import numpy as np
-
-    head = _read_exactly(f, _HEADER.size)
-    if head is None:
-        return None
-    n, _, _ = _HEADER.unpack(head)
-    if n < 0:
-        return None
-    rows = np.empty((n, COLUMNS), dtype=np.int64)
-    if not _read_into(f, rows.data.cast("B")) or f.read(1) != b"":  # type: ignore[attr-defined]
-        return None
-    return rows
-
-
-def _child(path: Path, study: str, fd: int) -> None:
-    from annotate.services.monitor_rows import child_read
-
-    helper = Helper(path)  # forked now: no connection open yet, one thread
-    try:
-        rows, n_db, study_id = child_read(path, study, helper)
-    finally:
-        helper.close()
-    _write_rows(fd, rows, n_db, study_id)
 
 
 def _read_exactly(f: object, n: int) -> bytes | None:
