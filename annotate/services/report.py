@@ -37,10 +37,7 @@ with its reason and the rest of the report goes on.
 
 The numerical work runs with BLAS limited to one thread (``blas_threads``): on a
 small loaded machine the bootstrap matrix products are several times faster
-that way than with OpenBLAS's default thread pool. The stages run side by side in
-worker threads; the command line (``fork=True``) computes the verdicts and the human
-scale in a forked child process instead (:class:`annotate.services.report_prefetch.Forked`),
-with the same results.
+that way than with OpenBLAS's default thread pool.
 """
 
 from __future__ import annotations

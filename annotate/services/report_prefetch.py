@@ -20,11 +20,6 @@ The command line forks after importing the store and :mod:`annotate.services.mon
 (which the child then has, without importing them again) and before the statistics
 (:mod:`ranking`, scipy), which the parent imports while the child reads. This module
 imports nothing heavy itself.
-
-:class:`Forked` is the report's second child, forked once the votes are read: it computes
-the verdicts (the monitor's snapshot) and the human difficulty scale on the other core while
-the parent computes the agreement and the alignment (``human_alignment_report(fork=True)``),
-and hands them back pickled; the same rules, the same fallback (the parent computes them).
 """
 
 from __future__ import annotations
