@@ -134,29 +134,26 @@ def _difficulty_report(args: argparse.Namespace, engine: Any, prefetch: Any) -> 
         # needed later anyway (the verdicts' tests, the rank correlations): imported
         # while the child reads the votes instead of in the busy computation
         import scipy.stats  # noqa: F401
+    with progress_bar("computing the report") as progress:
+        rep = human_alignment_report(
+            engine,
+            getattr(args, "study", None),
+            difficulty_file=Path(args.difficulty) if args.difficulty else None,
+            n_boot=args.boot,
+            seed=args.seed,
+            resample=args.resample,
+            near_tie_margin=args.near_tie_margin,
+            progress=progress,
+            prefetch=prefetch,
+        )
+    if args.out:
+        folder = output_folder(Path(args.out))
+    else:
+        # The study name becomes a folder name: checked to stay under exports/.
+        folder = inside(output_folder(Path("exports")), f"report-{rep.study}")
     from annotate.services.json_ready import kept_texts
 
-    # the CSV's pairwise-kappa texts (made while the report waits for its forked child,
-    # or by the CSV) serve the --json, then are let go
-    with kept_texts():
-        with progress_bar("computing the report") as progress:
-            rep = human_alignment_report(
-                engine,
-                getattr(args, "study", None),
-                difficulty_file=Path(args.difficulty) if args.difficulty else None,
-                n_boot=args.boot,
-                seed=args.seed,
-                resample=args.resample,
-                near_tie_margin=args.near_tie_margin,
-                progress=progress,
-                prefetch=prefetch,
-                fork=True,
-            )
-        if args.out:
-            folder = output_folder(Path(args.out))
-        else:
-            # The study name becomes a folder name: checked to stay under exports/.
-            folder = inside(output_folder(Path("exports")), f"report-{rep.study}")
+    with kept_texts():  # the CSV's pairwise-kappa texts serve the --json, then are let go
         written = write_report(rep, folder, plots=not args.no_plots, latex=args.latex)
         if args.json:
             doc = rep.as_dict()

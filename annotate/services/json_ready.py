@@ -271,12 +271,6 @@ _LAST_TEXTS: ContextVar[list[tuple[Callable[[float], str], bytes, list[list[str]
 bytes, texts); None outside."""
 
 
-def keeping_texts() -> bool:
-    """Whether this runs inside :func:`kept_texts`: a :func:`symmetric_texts` call made
-    ahead (while waiting for something else) then serves the later one."""
-    return _LAST_TEXTS.get() is not None
-
-
 @contextlib.contextmanager
 def kept_texts() -> Iterator[None]:
     """Within this block :func:`symmetric_texts` keeps its last result for a repeated call

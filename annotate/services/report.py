@@ -43,12 +43,10 @@ that way than with OpenBLAS's default thread pool.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import importlib.util
 import json
 import math
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -66,7 +64,6 @@ from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
 from annotate.services.arena_analysis import fit_problem
 from annotate.services.arrays import VoteArrays, arrays_from_codes, response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
-from annotate.services.json_ready import keeping_texts, symmetric_texts
 from annotate.services.monitoring import StudyMonitor
 from annotate.services.notes import report_lines
 from annotate.services.quality import study_quality, with_alignment
@@ -93,7 +90,7 @@ from annotate.services.report_model import (
     ScaleGroup,
     Subgroup,
 )
-from annotate.services.report_prefetch import Forked, Prefetch
+from annotate.services.report_prefetch import Prefetch
 from annotate.services.report_view import (
     EXACT_P_MAX_N,
     build_view,
@@ -1249,7 +1246,6 @@ def human_alignment_report(
     resample: Resample = "both",
     progress: Callable[[int, int], None] | None = None,
     prefetch: Prefetch | None = None,
-    fork: bool = False,
 ) -> HumanAlignmentReport:
     """Build the human-alignment report of a difficulty study.
 
@@ -1291,12 +1287,6 @@ def human_alignment_report(
     prefetch : Prefetch, optional
         The study's votes being read ahead in a child process (the command line:
         :class:`annotate.services.report_prefetch.Prefetch`); the monitor takes them there.
-    fork : bool
-        Compute the verdicts (the monitor's snapshot) in a child process forked once the
-        votes are read (:class:`annotate.services.report_prefetch.Forked`), on Linux, when
-        this process has no other thread and, once its engine's idle connections are
-        closed, no SQLite file open (the command line); otherwise, or when the child
-        fails, in a worker thread as without it. The same verdicts either way.
 
     Raises
     ------
@@ -1315,15 +1305,12 @@ def human_alignment_report(
     ss = np.random.SeedSequence(seed)
     rng_align, rng_agree = (np.random.default_rng(s) for s in ss.spawn(2))
 
-    def record(stage: str, seconds: float) -> None:
-        timings.append((stage, seconds))
-        if progress is not None:
-            progress(len(timings), 7)  # "load" and the six timed stages below
-
     def timed(stage: str, fn: Callable[[], _T]) -> _T:
         t = time.perf_counter()
         out = fn()
-        record(stage, time.perf_counter() - t)
+        timings.append((stage, time.perf_counter() - t))
+        if progress is not None:
+            progress(len(timings), 7)  # "load" and the six timed stages below
         return out
 
     workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
@@ -1332,12 +1319,7 @@ def human_alignment_report(
     # needs only the votes it has read: started as soon as they are, beside the rest of
     # the load), the agreement and the human scale (after the estimators) in worker
     # threads, each with one BLAS thread.
-    forked: list[Forked] = []
-    with (
-        blas_threads(threads),
-        _closing(forked),
-        ThreadPoolExecutor(max_workers=workers) as pool,
-    ):
+    with blas_threads(threads), ThreadPoolExecutor(max_workers=workers) as pool:
         started: list[Future[MonitorSnapshot]] = []
 
         def start_verdicts() -> None:
@@ -1348,37 +1330,20 @@ def human_alignment_report(
         # while a child process reads the votes (prefetch), the estimators, which need
         # none, run here instead of waiting; otherwise the refit starts first
         early = prefetch is not None and monitor is not None and prefetch.pending()
-        quality_f: Future[Any] | None = None
-        have_cols = early
         if early:
-            if not fork:  # a fork needs this process without other threads
-                quality_f = pool.submit(study_quality, engine, static.study.name)
+            quality_f = pool.submit(study_quality, engine, static.study.name)
             cols, notes = timed(
                 "estimators", lambda: _columns(static.data, methods, difficulty_file)
             )
             sub_cols = timed(
                 "pool estimators", lambda: _subgroup_columns(static.data, subgroup_methods)
             )
-        data = _load_votes(engine, static, monitor, None if fork else start_verdicts)
+        data = _load_votes(engine, static, monitor, start_verdicts)
         timings.append(("load", time.perf_counter() - t0))
         t_compute = time.perf_counter()
-        if fork and monitor is not None:
-            if not have_cols:  # the child's human scale needs them
-                cols, notes = timed("estimators", lambda: _columns(data, methods, difficulty_file))
-                sub_cols = timed(
-                    "pool estimators", lambda: _subgroup_columns(data, subgroup_methods)
-                )
-                have_cols = True
-            child = _fork_stages(engine, monitor, data, cols, confidence)
-            if child is not None:
-                forked.append(child)
-            else:
-                start_verdicts()
         verdicts_f = (
             started[0]
             if started
-            else None
-            if forked
             else pool.submit(timed, "verdicts", lambda: StudyMonitor(engine, name).snapshot())
         )
         agreement_f = pool.submit(
@@ -1388,18 +1353,12 @@ def human_alignment_report(
                 data, n_boot=n_boot, rng=rng_agree, confidence=confidence, resample=resample
             ),
         )
-        if not have_cols:
+        if not early:
             # the quality checks need only the database: beside the alignment, not after it
             quality_f = pool.submit(study_quality, engine, data.name)
             cols, notes = timed("estimators", lambda: _columns(data, methods, difficulty_file))
             sub_cols = timed("pool estimators", lambda: _subgroup_columns(data, subgroup_methods))
-        elif quality_f is None:  # with fork: not before the fork, when no thread may run
-            quality_f = pool.submit(study_quality, engine, data.name)
-        scale_f = (
-            None
-            if forked
-            else pool.submit(timed, "human scale", lambda: _human_scale(data, cols, confidence))
-        )
+        scale_f = pool.submit(timed, "human scale", lambda: _human_scale(data, cols, confidence))
         aligned, main = timed(
             "alignment",
             lambda: _align(
@@ -1412,26 +1371,9 @@ def human_alignment_report(
                 resample=resample,
             ),
         )
-        if verdicts_f is not None and scale_f is not None:
-            verdicts = verdicts_f.result()
-            scale = scale_f.result()
-        else:
-            assert monitor is not None  # forked only with a monitor
-            if forked[0].pending() and keeping_texts():
-                # idle until the child is done: the texts of the pairwise-kappa table,
-                # which report_files.write_report (and --json) would make afterwards
-                kappa = agreement_f.result().pairwise_kappa
-                symmetric_texts(kappa, float.__repr__)
-            ok, got = forked[0].result()
-            if ok:
-                verdicts, verdicts_s, scale, scale_s = got
-                record("verdicts", verdicts_s)
-                record("human scale", scale_s)
-            else:  # the child failed: the same results, computed here
-                verdicts = timed("verdicts", monitor.snapshot)
-                scale = timed("human scale", lambda: _human_scale(data, cols, confidence))
+        verdicts = verdicts_f.result()
         agreement = agreement_f.result()
-        assert quality_f is not None
+        scale = scale_f.result()
         quality = quality_f.result()
     timings.append(("computation (wall)", time.perf_counter() - t_compute))
     n_p = len(data.pair_keys)
@@ -1548,52 +1490,6 @@ def human_alignment_report(
         paired_tests=_paired_tests(alignment, pair_rows),
         adaptive=adaptive_status(engine, data.name),
     )
-
-
-@contextmanager
-def _closing(children: list[Forked]) -> Iterator[None]:
-    """Kill and reap the forked children whose results were not taken (a failure)."""
-    try:
-        yield
-    finally:
-        for child in children:
-            child.close()
-
-
-def _fork_stages(
-    engine: Engine,
-    monitor: StudyMonitor,
-    data: _StudyData,
-    cols: list[_Column],
-    confidence: float,
-) -> Forked | None:
-    """The verdicts (``monitor``'s snapshot) and the human scale started in a forked child
-    (:class:`annotate.services.report_prefetch.Forked`, :func:`_child_stages`) once
-    ``engine``'s idle connections are closed (the child opens its own); None when not
-    started: not a SQLite file, another thread running, the file still open here."""
-    url = engine.url
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-        return None
-    if threading.active_count() > 1:  # checked again by Forked.start, after the dispose
-        return None
-    engine.dispose()
-    return Forked.start(
-        functools.partial(_child_stages, monitor, data, cols, confidence),
-        Path(str(url.database)),
-    )
-
-
-def _child_stages(
-    monitor: StudyMonitor, data: _StudyData, cols: list[_Column], confidence: float
-) -> tuple[MonitorSnapshot, float, HumanScale, float]:
-    """In the forked child: the verdicts and the human scale, with the seconds each took.
-    The vote cache file is left to the parent, whose monitor read the rows."""
-    monitor._cache = None
-    t = time.perf_counter()
-    snap = monitor.snapshot()
-    t_snap = time.perf_counter()
-    scale = _human_scale(data, cols, confidence)
-    return snap, t_snap - t, scale, time.perf_counter() - t_snap
 
 
 def _monitor(engine: Engine, study: str, prefetch: Prefetch | None = None) -> StudyMonitor | None:

@@ -25,17 +25,14 @@ imports nothing heavy itself.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
-import pickle
 import select
 import signal
 import struct
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,9 +40,6 @@ if TYPE_CHECKING:
 
 COLUMNS = 8
 """Columns of a vote row (:func:`annotate.store.repo.vote_rows_after`)."""
-
-_LENGTH = struct.Struct("<q")
-"""What a :class:`Forked` child writes before its pickled result: the pickle's length."""
 
 _HEADER = struct.Struct("<qqq")
 """What the child writes before the rows: the number of rows, how many of them it read
@@ -175,117 +169,6 @@ class Prefetch:
         if pid is not None:
             with contextlib.suppress(ChildProcessError, OSError):
                 os.waitpid(pid, 0)
-
-
-class Forked:
-    """A call made in a forked child process, its result handed back pickled over a pipe:
-    ``annotate report``'s verdicts (the monitor's snapshot, about 1.7 s of CPU at a
-    million votes) computed on the other core instead of taking turns for the GIL with
-    the report's other stages in threads.
-
-    The same rules as :class:`Prefetch`: Linux, no other thread in this process (a fork
-    copies only this one; a lock another thread holds would stay held in the child), and
-    no open connection to the SQLite file ``path`` (the child opens its own). Any failure
-    of the child (an exception, a signal, a result that does not pickle) gives
-    :meth:`result` ``(False, None)`` and the caller makes the call itself: nothing the
-    child did is seen by this process.
-    """
-
-    def __init__(self, pid: int, fd: int) -> None:
-        self._pid: int | None = pid
-        self._fd: int | None = fd
-
-    @classmethod
-    def start(cls, fn: Callable[[], Any], path: Path | None) -> Forked | None:
-        """Fork a child that calls ``fn`` and writes its pickled result; None (nothing
-        started) off Linux, with other threads running, or with the SQLite file ``path``
-        open in this process (None: no file to check)."""
-        if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
-            return None
-        if threading.active_count() > 1 or (path is not None and _has_open(path)):
-            return None
-        r, w = os.pipe()
-        # the objects alive now moved out of the collector's sight until the child is
-        # reaped: a collection in either process would otherwise write to every
-        # object's header, copying each page the two share
-        gc.freeze()
-        try:
-            pid = os.fork()
-        except OSError:
-            gc.unfreeze()
-            os.close(r)
-            os.close(w)
-            return None
-        if pid == 0:  # the child: call, write, leave without running the parent's exits
-            code = 1
-            try:
-                os.close(r)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                data = pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(w, "wb", buffering=0) as f:
-                    view = memoryview(_LENGTH.pack(len(data)) + data)
-                    while view:
-                        k = f.write(view)
-                        view = view[k:]
-                code = 0
-            except BaseException:  # any failure: the parent makes the call itself
-                pass
-            finally:
-                os._exit(code)
-        os.close(w)
-        return cls(pid, r)
-
-    def pending(self) -> bool:
-        """Whether the child is still at work (nothing written yet): the parent may do
-        meanwhile what it would otherwise do later."""
-        if self._fd is None:
-            return False
-        try:
-            ready, _, _ = select.select([self._fd], [], [], 0)
-        except (OSError, ValueError):
-            return False
-        return not ready
-
-    def result(self) -> tuple[bool, Any]:
-        """``(True, what fn returned)``, waiting for the child; ``(False, None)`` when it
-        failed. Once only."""
-        fd, self._fd = self._fd, None
-        if fd is None:
-            return False, None
-        try:
-            with os.fdopen(fd, "rb", buffering=0) as f:
-                head = _read_exactly(f, _LENGTH.size)
-                if head is None:
-                    return False, None
-                (n,) = _LENGTH.unpack(head)
-                if n <= 0:
-                    return False, None
-                buf = bytearray(n)
-                if not _read_into(f, memoryview(buf)) or f.read(1) != b"":
-                    return False, None
-            return True, pickle.loads(buf)
-        except Exception:  # a read or unpickling failure: the caller makes the call
-            return False, None
-        finally:
-            self._reap()
-
-    def close(self) -> None:
-        """Kill the child if its result was not taken (the report failed meanwhile)."""
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-            if self._pid is not None:
-                with contextlib.suppress(OSError):
-                    os.kill(self._pid, signal.SIGKILL)
-        self._reap()
-
-    def _reap(self) -> None:
-        pid, self._pid = self._pid, None
-        if pid is not None:
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(pid, 0)
-            gc.unfreeze()
 
 
 def _has_open(path: Path) -> bool:
