@@ -16,6 +16,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 try:  # the C string encoder json.dumps(ensure_ascii=False) uses
     from _json import encode_basestring as _encode_str
@@ -254,7 +255,7 @@ def symmetric_texts(
         if t == text and k == key:
             return kept
     iu = np.triu_indices(n)
-    upper = list(map(text, a[iu].tolist()))
+    upper = float_reprs(a[iu]) if text is float.__repr__ else list(map(text, a[iu].tolist()))
     out = np.empty((n, n), dtype=object)
     out[iu] = upper
     out[iu[1], iu[0]] = upper
@@ -262,6 +263,52 @@ def symmetric_texts(
     if last is not None:
         last[:] = [(text, key, texts)]
     return texts
+
+
+ARROW_MIN = 50_000
+"""Arrays at least this long get :func:`float_reprs`'s vectorised pass."""
+
+
+def float_reprs(values: npt.NDArray[np.float64]) -> list[str]:
+    """``[float.__repr__(x) for x in values]``, the same strings, about three times faster
+    on a long array (the 500,500 cells of a 1,000-annotator kappa matrix: 0.09 s instead of
+    0.33 s once pyarrow is warm, :func:`warm_float_reprs`).
+
+    pyarrow's cast to text (double-conversion's shortest round trip) gives the digits
+    Python's ``repr`` gives (David Gay's shortest, correctly rounded) but writes ``1`` for
+    ``1.0`` and uses exponents at other places: ``.0`` is appended to a text without a
+    point or an exponent, and Python formats every value whose text differs in form
+    (non-finite, ``0 < |x| < 1e-4``, ``|x| >= 1e16``, or an exponent in pyarrow's text).
+    Checked equal to ``repr`` on 24 million doubles (random bit patterns, every exponent
+    from 1e-6 to 1e18, rounded decimals, ratios of integers; test_json_float_reprs.py).
+    Short arrays, or no pyarrow: ``repr`` itself."""
+    v = np.ascontiguousarray(values, dtype=np.float64).ravel()
+    if v.size < ARROW_MIN:
+        return list(map(float.__repr__, v.tolist()))
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return list(map(float.__repr__, v.tolist()))
+    texts = pc.cast(pa.array(v), pa.string())
+    exponent = pc.match_substring(texts, "e")
+    bare = pc.invert(pc.or_(pc.match_substring(texts, "."), exponent))
+    texts = pc.if_else(bare, pc.binary_join_element_wise(texts, pa.scalar(".0"), ""), texts)
+    out: list[str] = texts.to_pylist()
+    with np.errstate(invalid="ignore"):
+        size = np.abs(v)
+        python = ~np.isfinite(v) | ((size < 1e-4) & (v != 0)) | (size >= 1e16)
+    python |= exponent.to_numpy(zero_copy_only=False)
+    for i in np.flatnonzero(python).tolist():
+        out[i] = float.__repr__(float(v[i]))
+    return out
+
+
+def warm_float_reprs() -> None:
+    """Import pyarrow and make its first cast (0.25 s, once per process) ahead, while the
+    caller would otherwise wait (``annotate report`` while its child reads the votes)."""
+    with contextlib.suppress(ImportError):
+        float_reprs(np.zeros(ARROW_MIN))
 
 
 _LAST_TEXTS: ContextVar[list[tuple[Callable[[float], str], bytes, list[list[str]]]] | None] = (
