@@ -184,7 +184,9 @@ def classify(
         fast = fast_vote_table(path)
     if fast.table is not None:
         return [_Job("votes", fast.table, path)]
-    cols = formats.sniff_columns(path)
+    if fast.refused_rows:  # a plain CSV whose header the fast path took: a vote file
+        return [_Job("votes", read_votes(path, fast), path)]
+    cols = formats.sniff_columns(path)  # (reads the whole file)
     if is_vote_file(cols):
         return [_Job("votes", read_votes(path, fast), path)]
     if {"model_a", "model_b", "winner", "judge"} <= cols:

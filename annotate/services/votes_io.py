@@ -948,10 +948,8 @@ def check_vote_file(path: Path) -> None:
     each row in turn; so the first error is the same one, in bounded memory (the file's
     text and a set of the vote ids seen).
     """
-    for _ in _records(path):
-        pass
     votes = 0
-    for _ in _vote_records(path, _records(path)):
+    for _ in _checked_records(path):
         votes += 1
     if not votes:
         raise InputFileError(path, "no votes", expected="at least one vote row")
@@ -965,10 +963,52 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
     normalised with :func:`~annotate.names.normalize_annotator`), numbers and
     timestamps are in range. Whether the ids exist is checked at import.
     """
-    out = list(_vote_records(path, iter(read_records(path))))
+    out = list(_checked_records(path))
     if not out:
         raise InputFileError(path, "no votes", expected="at least one vote row")
     return out
+
+
+def _checked_records(path: Path) -> Iterator[VoteRecord]:
+    """The votes of ``path`` checked one at a time, none of its rows ever all held.
+
+    The first error is the one of reading every row before checking any field: a row's
+    shape (another number of cells, a line that is no JSON object) anywhere in the file
+    comes before any field error. So after a field error the rows after it are still
+    read, and the first shape error among them, if any, is raised instead.
+    """
+    rows = _records(path)
+    try:
+        yield from _vote_records(path, _shape_marked(rows))
+    except _ShapeError as err:  # before any field error: the first error either way
+        raise err.error from None
+    except InputFileError:  # a field error: a shape error after it comes first
+        for _ in rows:
+            pass
+        raise
+
+
+class _ShapeError(Exception):
+    """A shape error of the rows, told apart from the field errors of their records."""
+
+    def __init__(self, error: InputFileError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _shape_marked(
+    rows: Iterator[tuple[int, dict[str, Any]]],
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``rows`` with their errors as :class:`_ShapeError`; ``rows`` itself is left open
+    when this stops (no ``yield from``, which would close it)."""
+    while True:
+        try:
+            item = next(rows)
+        except StopIteration:
+            return
+        except InputFileError as err:
+            raise _ShapeError(err) from None
+        yield item
 
 
 def _vote_records(

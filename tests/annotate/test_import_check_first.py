@@ -11,9 +11,12 @@ field) with the database unchanged, or the same import for a file that is fine.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotate.errors import InputFileError
 from annotate.services import votes_io
@@ -128,3 +131,43 @@ def test_a_good_file_goes_straight_to_the_fast_path(tmp_path: Path, check_first:
     csv.write_text(GOOD["chains"], encoding="utf-8")
     assert isinstance(votes_io.read_votes(csv), votes_io.VoteTable)
     assert check_first == []
+
+
+ROW_KINDS: dict[str, Callable[[int], str]] = {
+    "good": lambda k: row(k, "tiny", "ann", f"p{k % 3 + 1}", "first", "", "", "", "", ""),
+    "bad choice": lambda k: row(k, "tiny", "ann", "p1", "sideways", "", "", "", "", ""),
+    "bad date": lambda k: row(k, "tiny", "ann", "p1", "first", "", "", "", "2025-02-30", ""),
+    "short": lambda k: f"{uid(k)},tiny,ann,p1,first\n",
+    "long": lambda k: row(k, "tiny", "ann", "p1", "first", "", "", "", "", "", "x"),
+    "repeated id": lambda k: row(1, "tiny", "ann", "p1", "first", "", "", "", "", ""),
+    "blank": lambda k: "\n",
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(kinds=st.lists(st.sampled_from(sorted(ROW_KINDS)), max_size=12))
+def test_one_pass_gives_the_first_error_of_reading_every_row_first(
+    tmp_path_factory: pytest.TempPathFactory, kinds: list[str]
+) -> None:
+    """parse_vote_file and check_vote_file read the rows once, never all held; their error
+    (or votes) must be the ones of the reference that reads every row and then checks
+    each: a shape error anywhere before any field error."""
+    csv = tmp_path_factory.mktemp("one-pass") / "votes.csv"
+    csv.write_text(HEAD + "".join(ROW_KINDS[k](i + 1) for i, k in enumerate(kinds)))
+
+    def outcome(fn: Callable[[Path], object]) -> object:
+        try:
+            return fn(csv)
+        except InputFileError as err:
+            return str(err)
+
+    def reference(path: Path) -> object:
+        out = list(votes_io._vote_records(path, iter(votes_io.read_records(path))))
+        if not out:
+            raise InputFileError(path, "no votes", expected="at least one vote row")
+        return out
+
+    expected = outcome(reference)
+    assert outcome(votes_io.parse_vote_file) == expected
+    checked = outcome(votes_io.check_vote_file)
+    assert checked == (expected if isinstance(expected, str) else None)
