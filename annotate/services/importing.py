@@ -1022,7 +1022,6 @@ def _apply_vote_table(s: Session, table: VoteTable, report: ImportReport) -> Non
     """
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     try:
         plans, notes = _plan_vote_table(s, table)
@@ -1045,32 +1044,10 @@ def _apply_vote_table(s: Session, table: VoteTable, report: ImportReport) -> Non
                 stop = start + _PACKED_ROWS
                 yield _pack_votes(table, plan, ann, start, stop, now)
 
-    def probabilities(take: Any) -> Any:
-        if table.selection_probability is None:
-            return itertools.repeat(None, len(take))
-        return table.selection_probability.take(take).to_pylist()
-
     def batches() -> Iterator[list[tuple[Any, ...]]]:
         for plan, ann in zip(plans, aids, strict=True):
             for start in range(0, len(plan.rows), _INSERT_ROWS):
-                stop = start + _INSERT_ROWS
-                take = pa.array(plan.rows[start:stop])
-                yield list(
-                    zip(
-                        table.uuid.take(take).to_pylist(),
-                        itertools.repeat(plan.study_id, len(take)),
-                        ann[start:stop].tolist(),
-                        plan.item_ids[start:stop].tolist(),
-                        table.choice.take(take).to_pylist(),
-                        pc.fill_null(table.swapped.take(take), False).to_pylist(),
-                        table.response_ms.take(take).to_pylist(),
-                        pc.fill_null(table.fast.take(take), False).to_pylist(),
-                        pc.fill_null(table.created_at.take(take), now).to_pylist(),
-                        table.supersedes.take(take).to_pylist(),
-                        probabilities(take),
-                        strict=True,
-                    )
-                )
+                yield _vote_tuples(table, plan, ann, start, start + _INSERT_ROWS, now)
 
     try:
         probability = table.selection_probability
