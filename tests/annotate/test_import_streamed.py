@@ -26,24 +26,9 @@ from annotate.services.importing import import_paths
 from annotate.services.votes_io import FastRead, parse_vote_file
 from annotate.store import repo
 
-from .test_import_fast import BAD, DATA, HEAD, row, uid
+from .test_import_fast import BAD, HEAD, base, row, uid
 
-
-@pytest.fixture
-def base(tmp_path: Path) -> Path:
-    """A closed database holding the tiny studies and one legacy annotator name (as
-    ``test_import_fast.base``)."""
-    path = tmp_path / "base.db"
-    engine = open_store(path)
-    import_paths(engine, [DATA / "studies" / "tiny-difficulty", DATA / "studies" / "tiny-arena"])
-    engine.dispose()
-    con = sqlite3.connect(path)
-    with con:
-        con.execute(
-            "INSERT INTO annotator (name, created_at) VALUES ('Legacy  Name', '2025-01-01')"
-        )
-    con.close()
-    return path
+__all__ = ["base"]  # the fixture (a closed database with the tiny studies), for these tests
 
 
 CHUNK = 7
