@@ -7,9 +7,11 @@ Every refused import must end in one line ``FILE:LINE: field 'F': problem
 from __future__ import annotations
 
 import csv
+import gc
 import hashlib
 import json
 import shutil
+import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,16 @@ COLUMNS = [
 
 
 def file_hash(path: Path) -> str:
+    """The database file's bytes once every committed page is in it: a reader engine the
+    voting service caches (weakly, per engine) can keep a connection open past
+    ``engine.dispose()``, so the WAL is folded in by whichever connection closes last, at
+    a time set by the garbage collector; it is folded in here first, explicitly."""
+    gc.collect()
+    con = sqlite3.connect(path)
+    try:
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        con.close()
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
