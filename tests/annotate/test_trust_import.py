@@ -7,11 +7,8 @@ Every refused import must end in one line ``FILE:LINE: field 'F': problem
 from __future__ import annotations
 
 import csv
-import gc
-import hashlib
 import json
 import shutil
-import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
@@ -27,6 +24,7 @@ from annotate.services.exporting import export_votes
 from annotate.services.importing import import_paths
 from annotate.services.voting import VotingSession
 from annotate.store import repo
+from tests.annotate.test_importing import file_hash
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 TINY = DATA / "studies" / "tiny-difficulty"
@@ -43,20 +41,6 @@ COLUMNS = [
     "created_at",
     "supersedes",
 ]
-
-
-def file_hash(path: Path) -> str:
-    """The database file's bytes once every committed page is in it: a reader engine the
-    voting service caches (weakly, per engine) can keep a connection open past
-    ``engine.dispose()``, so the WAL is folded in by whichever connection closes last, at
-    a time set by the garbage collector; it is folded in here first, explicitly."""
-    gc.collect()
-    con = sqlite3.connect(path)
-    try:
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        con.close()
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def new_id() -> str:
