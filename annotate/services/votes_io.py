@@ -943,10 +943,9 @@ holding the whole file as Python objects (a million rows: ~3.3 GB and ~24 s befo
 def check_vote_file(path: Path) -> None:
     """Raise the error :func:`parse_vote_file` raises for ``path``, if any, keeping no row.
 
-    The same checks in the same order: first the shape of every row, as
-    :func:`read_records` reads them all before the fields are checked, then the fields of
-    each row in turn; so the first error is the same one, in bounded memory (the file's
-    text and a set of the vote ids seen).
+    The same checks, one pass over the rows (:func:`_checked_records`), so the first
+    error is the same one, in bounded memory (the file's text and a set of the vote ids
+    seen).
     """
     votes = 0
     for _ in _checked_records(path):
@@ -1016,9 +1015,8 @@ def _vote_records(
 ) -> Iterator[VoteRecord]:
     """The checked votes of :func:`parse_vote_file`, one at a time (``records``: its rows).
 
-    The shape errors of ``records`` come as their row is reached; :func:`parse_vote_file`
-    and :func:`check_vote_file` read every row first, so that they come before any field
-    error.
+    The shape errors of ``records`` come as their row is reached; :func:`_checked_records`
+    makes any shape error in the file come before a field error.
     """
     seen: dict[str, int] = {}
     names: dict[str, str] = {}
