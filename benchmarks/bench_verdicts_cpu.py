@@ -15,8 +15,9 @@ report, and times:
 
 With ``--baseline DIR`` (older code: ``git archive REV annotate ranking | tar -x -C DIR``)
 the runs alternate between that code and this checkout, the load average printed beside
-each, and the verdicts of both are compared: the ``stable_arena_components`` results must
-be identical, every float bit for bit.
+each, and the verdicts of both are compared: whether the ``stable_arena_components``
+results are identical, every float bit for bit, and where not, which fields differ and by
+how much.
 """
 
 from __future__ import annotations
@@ -125,6 +126,42 @@ def _same(x: object, y: object) -> bool:
     return bool(x == y)
 
 
+def _differences(x: object, y: object, path: str) -> list[str]:
+    """Where ``x`` and ``y`` differ (see :func:`_same`): float arrays with the largest
+    absolute and relative difference, anything else by value."""
+    import dataclasses
+
+    import numpy as np
+
+    if _same(x, y):
+        return []
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.shape == y.shape:
+        if x.dtype.kind == "f" and y.dtype.kind == "f":
+            d = np.abs(x - y)
+            bad = ~((x == y) | (np.isnan(x) & np.isnan(y)))
+            rel = d[bad] / np.maximum(np.abs(x[bad]), 1e-300)
+            return [
+                f"{path}: {int(bad.sum())} of {x.size} values, max abs {np.nanmax(d[bad]):.3g}, "
+                f"max rel {np.nanmax(rel):.3g}"
+            ]
+        return [f"{path}: {int((x != y).sum())} of {x.size} values"]
+    if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x) is type(y):
+        return [
+            line
+            for f in dataclasses.fields(x)
+            for line in _differences(getattr(x, f.name), getattr(y, f.name), f"{path}.{f.name}")
+        ]
+    if isinstance(x, list | tuple) and isinstance(y, list | tuple) and len(x) == len(y):
+        return [
+            line
+            for i, (u, v) in enumerate(zip(x, y, strict=True))
+            for line in _differences(u, v, f"{path}[{i}]")
+        ]
+    if isinstance(x, dict) and isinstance(y, dict) and x.keys() == y.keys():
+        return [line for k in x for line in _differences(x[k], y[k], f"{path}[{k!r}]")]
+    return [f"{path}: {x!r} != {y!r}"[:300]]
+
+
 def _run(code: Path, mode: str, args: argparse.Namespace, result: str = "") -> list[float]:
     env = dict(os.environ, PYTHONPATH=str(code), ANNOTATE_CACHE="off")
     cmd = [sys.executable, __file__, "--child", mode, "--db", args.db, "--study", args.study]
@@ -175,6 +212,8 @@ def main() -> None:
             with open(Path(tmp) / "this.pkl", "rb") as f:
                 this = pickle.load(f)
             print("components results identical (every float bit for bit):", _same(base, this))
+            for line in _differences(base, this, "result"):
+                print("  differs:", line)
 
 
 if __name__ == "__main__":

@@ -2685,8 +2685,11 @@ def _am_elo_fit(
     rating_prior_sd: float | None,
     information: str,
     init: AmEloResult | tuple[npt.ArrayLike, npt.ArrayLike] | None,
+    estimates_only: bool = False,
 ) -> AmEloResult:
-    """The body of :func:`am_elo` once the votes are summarised (``data``)."""
+    """The body of :func:`am_elo` once the votes are summarised (``data``); with
+    ``estimates_only``, the estimates without their standard errors (see
+    :func:`_am_elo_estimates`)."""
     tau = ability_prior_sd
     prec = 0.0 if tau is None else 1.0 / float(tau) ** 2
     rsd = rating_prior_sd
@@ -2791,6 +2794,9 @@ def _am_elo_fit(
             tol=tol,
             estimator="am_elo",
         )
+    if estimates_only:
+        ll_out = ll if tau is None and rsd is None else pt.loglik()
+        return _estimates_only(data, s, a, initial, ll_out, it)
     try:
         cov: tuple[FloatArray, FloatArray] | None = None
         if information == "observed":
@@ -2831,4 +2837,64 @@ def _am_elo_fit(
         both_bad_as=both_bad_as,
         ability_prior_sd=None if tau is None else float(tau),
         rating_covariance=vss / ELO_C**2,
+    )
+
+
+def _am_elo_estimates(
+    model_a: npt.ArrayLike,
+    model_b: npt.ArrayLike,
+    annotator: npt.ArrayLike,
+    outcome: npt.ArrayLike,
+    *,
+    n_models: int | None = None,
+) -> AmEloResult:
+    """:func:`am_elo` with its defaults, the estimates only: the same ratings, abilities,
+    discriminations, log-likelihood and iterations bit for bit, NaN for the standard errors
+    and bounds and 0 for the ranks (no covariance: its information matrix and inverse cost about
+    an iteration of the fit). For :func:`ranking.arena.dynamic_delta`'s preliminary fit,
+    which reads the log-strengths and discriminations only. The one way it can differ
+    from :func:`am_elo` is where that one raises after converging because the information
+    at the optimum is exactly singular (LAPACK's zero pivot); here the estimates are
+    returned."""
+    d = _prepare_am(model_a, model_b, annotator, outcome, n_models, None, None, "tie")
+    return _am_elo_fit(
+        _AmVotes(d),
+        initial=1000.0,
+        confidence=0.95,
+        tol=1e-10,
+        max_iter=200,
+        both_bad_as="tie",
+        ability_prior_sd=None,
+        rating_prior_sd=None,
+        information="expected",
+        init=None,
+        estimates_only=True,
+    )
+
+
+def _estimates_only(
+    data: _AmVotes | _AmCells, s: FloatArray, a: FloatArray, initial: float, ll: float, it: int
+) -> AmEloResult:
+    """The :class:`AmEloResult` of :func:`_am_elo_estimates` (the fields :func:`am_elo`
+    computes from ``s`` and ``a`` by the same expressions; NaN for the errors)."""
+    n, m = s.size, a.size
+    nan_n = np.full(n, np.nan)
+    return AmEloResult(
+        ratings=initial + s / ELO_C,
+        abilities=a / m,
+        discriminations=a,
+        rating_standard_errors=nan_n,
+        ability_standard_errors=np.full(m, np.nan),
+        lower=nan_n,
+        upper=nan_n,
+        ranks=np.zeros(n, dtype=np.int64),
+        n_records=data.n_records(),
+        log_likelihood=ll,
+        iterations=it,
+        n_battles=data.n_battles,
+        confidence=0.95,
+        initial=float(initial),
+        tol=1e-10,
+        max_iter=200,
+        both_bad_as="tie",
     )
