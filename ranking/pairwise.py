@@ -1517,6 +1517,7 @@ class _Triples:
     by_annotator: bool = False  # triples sorted by annotator, each annotator has one
     ann_starts: IntArray | None = None  # where by_annotator: each annotator's first triple
     pair_order: tuple[IntArray, IntArray] | None = None  # see _pair_order and _pair_sums
+    unit_cnt: bool = False  # every cnt is 1 (one vote per triple): products with it skipped
 
     @property
     def lo(self) -> IntArray:
@@ -1569,7 +1570,7 @@ class _Point:
     one ``exp`` per iteration instead of one for the line search and one for the gradient.
     """
 
-    __slots__ = ("_ll", "_r", "_v", "ak", "cnt", "d", "eta", "p", "pool", "wins", "wm")
+    __slots__ = ("_ll", "_r", "_v", "ak", "cnt", "d", "eta", "p", "pool", "unit", "wins", "wm")
 
     def __init__(
         self,
@@ -1582,6 +1583,9 @@ class _Point:
     ) -> None:
         self.d, self.ak, self.eta, self.p, self.pool = d, ak, eta, p, pool
         self.wins, self.cnt, self.wm = tr.wins, tr.cnt, tr.wm
+        # cnt all 1: cnt * x is x itself (bit for bit), so r and v skip that product; the
+        # log-likelihood keeps its dot product with cnt (a sum would add in another order)
+        self.unit = tr.unit_cnt
         self._ll: float | None = None
         self._r: FloatArray | None = None
         self._v: FloatArray | None = None
@@ -1622,7 +1626,8 @@ class _Point:
         """``wins - cnt p``, the residuals."""
         if self._r is None:
             r = self.pool.get()
-            cp = self.p if self.cnt is None else np.multiply(self.cnt, self.p, out=r)
+            cnt = None if self.unit else self.cnt
+            cp = self.p if cnt is None else np.multiply(cnt, self.p, out=r)
             self._r = np.subtract(self.wins, cp, out=r)
         return self._r
 
@@ -1632,7 +1637,7 @@ class _Point:
         if self._v is None:
             v = np.subtract(1.0, self.p, out=self.pool.get())
             v *= self.p
-            if self.cnt is not None:
+            if self.cnt is not None and not self.unit:
                 v *= self.cnt
             self._v = v
         return self._v
@@ -1814,6 +1819,7 @@ def _aggregate_triples(
         cnt=cnt,
         wm=wins - cnt,
         pair_order=_pair_order(pair, pair_lo.size),  # ascending: the sorted keys' pairs
+        unit_cnt=bool(cnt.size) and float(cnt.max()) == 1.0,  # (every count is at least 1)
     )
 
 
