@@ -873,6 +873,56 @@ def _question_groups(data: _StudyData) -> list[IntArray]:
     return component_members(connected_components(a, b, len(data.question_keys)))
 
 
+class _GroupSplit:
+    """The pairs and votes of each group of linked questions, split once.
+
+    ``group(g)`` gives group ``g``'s pairs (study indices, increasing), those pairs as
+    positions among the group's questions, and its votes (pair as a position among the
+    group's pairs, annotator, code) in study order: the arrays the per-group masks
+    ``local[pairs] >= 0`` and ``ppos[vote_pair] >= 0`` select, from one stable ordering
+    of the votes by group instead of a pass over every vote per group.
+    """
+
+    def __init__(self, data: _StudyData, groups: list[IntArray]) -> None:
+        n_q, n_g = len(data.question_keys), len(groups)
+        group_of = np.full(n_q, -1, dtype=np.int64)
+        self.q_local = np.full(n_q, -1, dtype=np.int64)  # position in its group
+        for g, qs in enumerate(groups):
+            group_of[qs] = g
+            self.q_local[qs] = np.arange(qs.size)
+        first, second = group_of[data.pairs[:, 0]], group_of[data.pairs[:, 1]]
+        pair_group = np.where(first == second, first, -1)  # both questions in the group
+        # pairs and votes ordered by group + 1 (0: in no group), stable: study order within
+        # a group; keys of 16 bits or fewer sort by radix (no comparison sort of the votes)
+        key_type = np.uint16 if n_g < np.iinfo(np.uint16).max else np.int64
+        pair_key = (pair_group + 1).astype(key_type)
+        porder = np.argsort(pair_key, kind="stable")
+        pbounds = np.cumsum(np.bincount(pair_key, minlength=n_g + 1))
+        self.sel = [porder[pbounds[g] : pbounds[g + 1]] for g in range(n_g)]
+        self.p_local = np.full(len(data.pair_keys), -1, dtype=np.int64)
+        for sel in self.sel:
+            self.p_local[sel] = np.arange(sel.size)
+        vote_key = pair_key[data.vote_pair]
+        vorder = np.argsort(vote_key, kind="stable")
+        self.vbounds = np.r_[0, np.cumsum(np.bincount(vote_key, minlength=n_g + 1))]
+        self.vote_pair = data.vote_pair[vorder]
+        self.vote_annotator = data.vote_annotator[vorder]
+        self.vote_code = data.vote_code[vorder]
+        self.pairs = data.pairs
+
+    def group(self, g: int) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+        """Group ``g``'s pairs, its pairs as question positions, and its votes."""
+        sel = self.sel[g]
+        lo, hi = int(self.vbounds[g + 1]), int(self.vbounds[g + 2])
+        return (
+            sel,
+            self.q_local[self.pairs[sel]],
+            self.p_local[self.vote_pair[lo:hi]],
+            self.vote_annotator[lo:hi],
+            self.vote_code[lo:hi],
+        )
+
+
 def _pooled(items: list[tuple[float, float | None, int]]) -> tuple[float | None, float | None, int]:
     """n-weighted mean of within-group coefficients; the p-value only for one group."""
     if not items:
@@ -1045,7 +1095,6 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
     groups never compared with each other; each group gets its own scale (centred
     at 0), and each estimator's rank correlation with it is pooled over the groups.
     """
-    n_q = len(data.question_keys)
     questions = [
         QuestionScale(k, s, None, None, None, None)
         for k, s in zip(data.question_keys, data.subjects, strict=True)
@@ -1072,16 +1121,9 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
     out_groups: list[ScaleGroup] = []
     prior_groups: list[int] = []
     total_votes = total_iter = 0
+    split = _GroupSplit(data, groups)
     for gi, qs in enumerate(groups, start=1):
-        local = np.full(n_q, -1, dtype=np.int64)
-        local[qs] = np.arange(qs.size)
-        in_group = (local[data.pairs[:, 0]] >= 0) & (local[data.pairs[:, 1]] >= 0)
-        sel = np.flatnonzero(in_group)
-        ppos = np.full(len(data.pair_keys), -1, dtype=np.int64)
-        ppos[sel] = np.arange(sel.size)
-        vmask = ppos[data.vote_pair] >= 0
-        vp, va, vc = ppos[data.vote_pair[vmask]], data.vote_annotator[vmask], data.vote_code[vmask]
-        gpairs = local[data.pairs[sel]]
+        sel, gpairs, vp, va, vc = split.group(gi - 1)
         cover = [c for c in usable if not np.isnan(c.values[qs]).any()]
         D = np.vstack([c.values[qs] for c in cover]) if cover else None
         try:
