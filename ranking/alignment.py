@@ -1311,17 +1311,17 @@ def alignment_report(
             num = agreement_counts(wp)
             den = votes.judged_products(wp, by_pair=True)  # (b, A): judged votes on drawn pairs
             ok = (den > 0) & (wa > 0)
+            # (b, E_distinct, A): finite and >= 0, so where ok is false the product with
+            # wok below is +0 whatever the value (as with the value set to 0 first)
             vals = np.empty((b, n_u, n_a))
             np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
-            np.copyto(vals, 0.0, where=~ok[:, None, :])
-            vals = vals[:, row_of]  # (b, E, A)
             wok = wa * ok  # (b, A): drawn annotators with a judged vote on the drawn pairs
             cnt = wok.sum(axis=1)
+            # per distinct row, then copied to its estimators (b, E)
+            total = np.einsum("ba,bua->bu", wok, vals)[:, row_of]
             with np.errstate(invalid="ignore", divide="ignore"):
                 bb_mean[start : start + b] = np.where(
-                    cnt[:, None] > 0,
-                    np.einsum("ba,bea->be", wok, vals) / np.where(cnt > 0, cnt, 1.0)[:, None],
-                    np.nan,
+                    cnt[:, None] > 0, total / np.where(cnt > 0, cnt, 1.0)[:, None], np.nan
                 )
             s, k = _batch_consensus_stats(votes, pred, wp, wa, margin, near_tie, tie_credit)
             bb_share[start : start + b] = s
