@@ -47,9 +47,10 @@ import importlib.util
 import json
 import math
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -1272,6 +1273,40 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
 # the report
 
 
+class _Stages:
+    """Stages run in order by whichever thread asks first (:meth:`run`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._todo: list[tuple[Future[Any], Callable[[], Any]]] = []
+
+    def add(self, fn: Callable[[], _T]) -> Future[_T]:
+        """A stage to run; its future."""
+        f: Future[_T] = Future()
+        with self._lock:
+            self._todo.append((f, fn))
+        return f
+
+    def run(self) -> None:
+        """Run the stages no thread has taken yet, one after another."""
+        while True:
+            with self._lock:
+                if not self._todo:
+                    return
+                f, fn = self._todo.pop(0)
+            if not f.set_running_or_notify_cancel():
+                continue
+            try:
+                f.set_result(fn())
+            except BaseException as err:  # re-raised by f.result() in the caller
+                f.set_exception(err)
+
+    def run_after(self, first: Future[Any]) -> None:
+        """:meth:`run` once ``first`` is done (whatever its outcome)."""
+        wait([first])
+        self.run()
+
+
 def human_alignment_report(
     engine: Engine,
     study: str | None = None,
@@ -1314,8 +1349,10 @@ def human_alignment_report(
     threads : int or None
         BLAS threads during the computation (None: leave the library default).
     parallel : bool
-        Compute the agreement statistics and the human scale in worker threads
-        while the estimators and the alignment run (on machines with 2+ CPUs).
+        Compute the verdicts (the monitor's refit) in a worker thread while the
+        estimators, the alignment, the agreement statistics and the human scale run
+        (on machines with 2+ CPUs); the worker takes the agreement or the human scale
+        too if it is done before them.
     resample : {"both", "units", "annotators"}
         Bootstrap scheme of the intervals (:func:`ranking.agreement.agreement_bootstrap`,
         :func:`ranking.alignment.alignment_report`). ``"both"`` (default) resamples pairs
@@ -1357,10 +1394,14 @@ def human_alignment_report(
 
     workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
     # The stages run side by side (numpy releases the GIL in its loops and BLAS
-    # calls): estimators -> alignment here; the verdicts (the monitor's refit, which
-    # needs only the votes it has read: started as soon as they are, beside the rest of
-    # the load), the agreement and the human scale (after the estimators) in worker
-    # threads, each with one BLAS thread.
+    # calls), each with one BLAS thread: the verdicts (the monitor's refit, which needs
+    # only the votes it has read: started as soon as they are, beside the rest of the
+    # load) in a worker thread; estimators -> alignment here, then the agreement and the
+    # human scale, each run by whichever of this thread and the verdicts' worker (once
+    # the verdicts are done) is free first (_Stages). So at most two threads compute at
+    # once on two cores: the refit, the longest stage, keeps a core to itself instead of
+    # sharing two with three threads (and the stages' CPU time is lower without the
+    # third thread's contention).
     with blas_threads(threads), ThreadPoolExecutor(max_workers=workers) as pool:
         started: list[Future[MonitorSnapshot]] = []
 
@@ -1388,19 +1429,28 @@ def human_alignment_report(
             if started
             else pool.submit(timed, "verdicts", lambda: StudyMonitor(engine, name).snapshot())
         )
-        agreement_f = pool.submit(
-            timed,
-            "agreement",
-            lambda: _agreement(
-                data, n_boot=n_boot, rng=rng_agree, confidence=confidence, resample=resample
-            ),
-        )
+        later = _Stages()
+
+        def agreement_stage() -> Agreement:
+            return timed(
+                "agreement",
+                lambda: _agreement(
+                    data, n_boot=n_boot, rng=rng_agree, confidence=confidence, resample=resample
+                ),
+            )
+
+        agreement_f = later.add(agreement_stage)
         if not early:
             # the quality checks need only the database: beside the alignment, not after it
             quality_f = pool.submit(study_quality, engine, data.name)
             cols, notes = timed("estimators", lambda: _columns(data, methods, difficulty_file))
             sub_cols = timed("pool estimators", lambda: _subgroup_columns(data, subgroup_methods))
-        scale_f = pool.submit(timed, "human scale", lambda: _human_scale(data, cols, confidence))
+
+        def scale_stage() -> HumanScale:
+            return timed("human scale", lambda: _human_scale(data, cols, confidence))
+
+        scale_f = later.add(scale_stage)
+        helper = pool.submit(later.run_after, verdicts_f)
         aligned, main = timed(
             "alignment",
             lambda: _align(
@@ -1413,6 +1463,8 @@ def human_alignment_report(
                 resample=resample,
             ),
         )
+        later.run()
+        helper.result()
         verdicts = verdicts_f.result()
         agreement = agreement_f.result()
         scale = scale_f.result()
