@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 
 import pytest
 
@@ -22,7 +23,7 @@ def test_each_stage_runs_once_in_order_across_two_threads() -> None:
             ran.append((i, threading.current_thread().name))
         return i * i
 
-    futures = [later.add(lambda i=i: stage(i)) for i in range(50)]
+    futures = [later.add(partial(stage, i)) for i in range(50)]
     first: Future[None] = Future()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="worker") as pool:
         helper = pool.submit(later.run_after, first)
