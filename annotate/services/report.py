@@ -1298,8 +1298,11 @@ class _Stages:
                 continue
             try:
                 f.set_result(fn())
-            except BaseException as err:  # re-raised by f.result() in the caller
+            except Exception as err:  # re-raised by f.result() in the caller
                 f.set_exception(err)
+            except BaseException as err:  # an interrupt: at once, the rest left undone
+                f.set_exception(err)
+                raise
 
     def run_after(self, first: Future[Any]) -> None:
         """:meth:`run` once ``first`` is done (whatever its outcome)."""
