@@ -58,6 +58,7 @@ Statistics
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -970,15 +971,27 @@ def _interval_block(
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     """:func:`_interval` of a 2-D block of columns.
 
-    Each column is sorted as a contiguous row of the transposed block (numpy sorts a
-    strided column by copying it to such a row first, so the sorted values are the
-    same, about twice as fast at 1,000 replicates). A column whose percentile
-    takes a zero is sorted in place as before, so that the sign of a zero can never
-    depend on the layout.
+    The percentiles read only two pairs of order statistics of each column's valid
+    replicates (numpy's "linear" rule, :func:`_percentiles`), so each column, as a
+    contiguous row of the transposed block, is partitioned around those positions
+    (:func:`_select`) instead of sorted: the values there are the sorted column's, NaN
+    last as in a sort. Only a zero's sign could depend on how equal values are moved, so
+    a column whose percentile takes a zero is sorted in place as before.
     """
     n_valid = (~np.isnan(samples)).sum(axis=0)
-    srt = np.sort(np.ascontiguousarray(samples.T), axis=1)  # NaN sort last
-    bounds, zero = _percentiles(srt, n_valid, confidence)
+    part = np.ascontiguousarray(samples.T)  # (columns, replicates), partitioned in place
+    for nv in np.unique(n_valid).tolist():
+        if nv == 0:
+            continue  # no valid replicate: 0 and n_valid = 0 (_percentiles)
+        kth = {k for q in _quantiles(confidence) for k in _order_positions(nv, q)}
+        rows = n_valid == nv
+        if rows.all():
+            _select(part, kth)
+        else:
+            block = part[rows]
+            _select(block, kth)
+            part[rows] = block
+    bounds, zero = _percentiles(part, n_valid, confidence)
     if zero.any():
         cols = np.flatnonzero(zero)
         redo = _percentiles(np.sort(samples[:, cols], axis=0).T, n_valid[cols], confidence)[0]
@@ -987,16 +1000,54 @@ def _interval_block(
     return bounds[0], bounds[1], n_valid.astype(np.int64)
 
 
+def _select(rows: FloatArray, positions: set[int]) -> None:
+    """Move, in place, the value each row would have at each of ``positions`` in its
+    sorted order (NaN last) to that position.
+
+    From the largest position down, with the invariant that the first ``end`` values of
+    every row are its ``end`` smallest: a position one below ``end`` takes the largest of
+    them (``argmax``, swapped in), any other a partition of the first ``end`` values at it
+    with a single ``kth`` (NumPy's vectorised selection; several ``kth`` at once use a
+    much slower path). Every position taken is below the row's number of non-NaN values,
+    so no NaN is among the values an ``argmax`` sees.
+    """
+    end = rows.shape[1]
+    at = np.arange(rows.shape[0])
+    for k in sorted(positions, reverse=True):
+        if k == end - 1:
+            j = np.argmax(rows[:, :end], axis=1)
+            top = rows[at, j]
+            rows[at, j] = rows[:, k]
+            rows[:, k] = top
+        else:
+            rows[:, :end].partition(k, axis=1)
+        end = k
+
+
+def _quantiles(confidence: float) -> tuple[float, float]:
+    """The two quantiles of a percentile interval of ``confidence``."""
+    alpha = (1.0 - confidence) / 2.0
+    return alpha, 1.0 - alpha
+
+
+def _order_positions(n_valid: int, q: float) -> tuple[int, int]:
+    """The two positions among ``n_valid`` sorted values that numpy's "linear"
+    ``q``-quantile interpolates between (as :func:`_percentiles` computes them)."""
+    h = max(n_valid - 1, 0) * q
+    lo = math.floor(h)
+    return lo, min(lo + 1, max(n_valid - 1, 0))
+
+
 def _percentiles(
     srt: FloatArray, n_valid: IntArray, confidence: float
 ) -> tuple[list[FloatArray], BoolArray]:
     """numpy's "linear" percentiles ``(1 - confidence) / 2`` and ``(1 + confidence) / 2``
-    of each row of ``srt`` (sorted, NaN last) over its first ``n_valid`` values; and
-    which rows took a zero."""
-    alpha = (1.0 - confidence) / 2.0
+    of each row of ``srt`` (sorted, NaN last, or partitioned around the positions read,
+    :func:`_order_positions`) over its first ``n_valid`` values; and which rows took a
+    zero."""
     bounds = []
     zero = np.zeros(srt.shape[0], dtype=bool)
-    for q in (alpha, 1.0 - alpha):
+    for q in _quantiles(confidence):
         h = np.maximum(n_valid - 1, 0) * q
         lo = np.floor(h).astype(np.int64)
         hi = np.minimum(lo + 1, np.maximum(n_valid - 1, 0))
@@ -1260,17 +1311,17 @@ def alignment_report(
             num = agreement_counts(wp)
             den = votes.judged_products(wp, by_pair=True)  # (b, A): judged votes on drawn pairs
             ok = (den > 0) & (wa > 0)
+            # (b, E_distinct, A): finite and >= 0, so where ok is false the product with
+            # wok below is +0 whatever the value (as with the value set to 0 first)
             vals = np.empty((b, n_u, n_a))
             np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
-            np.copyto(vals, 0.0, where=~ok[:, None, :])
-            vals = vals[:, row_of]  # (b, E, A)
             wok = wa * ok  # (b, A): drawn annotators with a judged vote on the drawn pairs
             cnt = wok.sum(axis=1)
+            # per distinct row, then copied to its estimators (b, E)
+            total = np.einsum("ba,bua->bu", wok, vals)[:, row_of]
             with np.errstate(invalid="ignore", divide="ignore"):
                 bb_mean[start : start + b] = np.where(
-                    cnt[:, None] > 0,
-                    np.einsum("ba,bea->be", wok, vals) / np.where(cnt > 0, cnt, 1.0)[:, None],
-                    np.nan,
+                    cnt[:, None] > 0, total / np.where(cnt > 0, cnt, 1.0)[:, None], np.nan
                 )
             s, k = _batch_consensus_stats(votes, pred, wp, wa, margin, near_tie, tie_credit)
             bb_share[start : start + b] = s
@@ -1617,13 +1668,32 @@ def _virtual_ties(pair: IntArray, annotator: IntArray, n_ties: int) -> IntArray:
     ``pair`` and ``annotator`` are the original indices of the fitted votes;
     the judged pairs of each annotator are taken in pair order.
     """
-    order = np.lexsort((pair, annotator))
+    order = _annotator_pair_order(pair, annotator)
     ks = annotator[order]
     first = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
     counts = np.diff(np.r_[first, ks.size])
     annot = ks[first]
     rows = [order[first + (annot + j) % counts] for j in range(n_ties)]
     out: IntArray = np.concatenate(rows).astype(np.int64)
+    return out
+
+
+def _annotator_pair_order(pair: IntArray, annotator: IntArray) -> IntArray:
+    """``np.lexsort((pair, annotator))``: the rows by annotator, then pair. Where each
+    (annotator, pair) appears once (the checked votes) and the grid of them is not much
+    larger than the rows, by placing each row in its cell of the grid and reading the
+    grid in order (no sort of the rows); the same order, as the keys are distinct."""
+    size = pair.size
+    if size:
+        n_p = int(pair.max()) + 1
+        cells = (int(annotator.max()) + 1) * n_p
+        if cells <= 4 * size + 65536:
+            slot = np.full(cells, -1, dtype=np.int64)
+            slot[annotator * n_p + pair] = np.arange(size, dtype=np.int64)
+            order = slot[slot >= 0]
+            if order.size == size:  # every key distinct
+                return order
+    out: IntArray = np.lexsort((pair, annotator))
     return out
 
 
@@ -1644,7 +1714,34 @@ def _drop_extremes(
     (in place); a component that is both (cut off by earlier drops) is
     dropped unmarked. Returns the mask of votes kept. A graph that is not
     weakly connected to begin with is left alone for am-ELO to report.
+
+    Whether a vote is kept depends only on its edge (both of its questions), so the
+    peeling runs on the distinct edges (a few hundred in a difficulty study, where the
+    votes are hundreds of thousands): the same graph, as the one built from every vote
+    sums repeated edges into one entry, so the same components, the same marks.
     """
+    key = harder * n_q + easier
+    if key.size and n_q * n_q <= 4 * key.size + 65536:
+        # the distinct edges (sorted, as np.unique's) and each vote's, by counting
+        edges = np.flatnonzero(np.bincount(key, minlength=n_q * n_q))
+        lookup = np.empty(n_q * n_q, dtype=np.int64)
+        lookup[edges] = np.arange(edges.size, dtype=np.int64)
+        edge_of = lookup[key]
+    else:
+        edges, edge_of = np.unique(key, return_inverse=True)
+    kept_edges = _drop_extreme_edges(edges // n_q, edges % n_q, n_q, always_harder, always_easier)
+    out: BoolArray = kept_edges[edge_of]
+    return out
+
+
+def _drop_extreme_edges(
+    harder: IntArray,
+    easier: IntArray,
+    n_q: int,
+    always_harder: BoolArray,
+    always_easier: BoolArray,
+) -> BoolArray:
+    """:func:`_drop_extremes` on edges (``harder`` -> ``easier``): the mask of edges kept."""
     kept = np.ones(harder.size, dtype=bool)
     first = True
     while kept.any():

@@ -47,9 +47,10 @@ import importlib.util
 import json
 import math
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -873,6 +874,56 @@ def _question_groups(data: _StudyData) -> list[IntArray]:
     return component_members(connected_components(a, b, len(data.question_keys)))
 
 
+class _GroupSplit:
+    """The pairs and votes of each group of linked questions, split once.
+
+    ``group(g)`` gives group ``g``'s pairs (study indices, increasing), those pairs as
+    positions among the group's questions, and its votes (pair as a position among the
+    group's pairs, annotator, code) in study order: the arrays the per-group masks
+    ``local[pairs] >= 0`` and ``ppos[vote_pair] >= 0`` select, from one stable ordering
+    of the votes by group instead of a pass over every vote per group.
+    """
+
+    def __init__(self, data: _StudyData, groups: list[IntArray]) -> None:
+        n_q, n_g = len(data.question_keys), len(groups)
+        group_of = np.full(n_q, -1, dtype=np.int64)
+        self.q_local = np.full(n_q, -1, dtype=np.int64)  # position in its group
+        for g, qs in enumerate(groups):
+            group_of[qs] = g
+            self.q_local[qs] = np.arange(qs.size)
+        first, second = group_of[data.pairs[:, 0]], group_of[data.pairs[:, 1]]
+        pair_group = np.where(first == second, first, -1)  # both questions in the group
+        # pairs and votes ordered by group + 1 (0: in no group), stable: study order within
+        # a group; keys of 16 bits or fewer sort by radix (no comparison sort of the votes)
+        key_type = np.uint16 if n_g < np.iinfo(np.uint16).max else np.int64
+        pair_key = (pair_group + 1).astype(key_type)
+        porder = np.argsort(pair_key, kind="stable")
+        pbounds = np.cumsum(np.bincount(pair_key, minlength=n_g + 1))
+        self.sel = [porder[pbounds[g] : pbounds[g + 1]] for g in range(n_g)]
+        self.p_local = np.full(len(data.pair_keys), -1, dtype=np.int64)
+        for sel in self.sel:
+            self.p_local[sel] = np.arange(sel.size)
+        vote_key = pair_key[data.vote_pair]
+        vorder = np.argsort(vote_key, kind="stable")
+        self.vbounds = np.r_[0, np.cumsum(np.bincount(vote_key, minlength=n_g + 1))]
+        self.vote_pair = data.vote_pair[vorder]
+        self.vote_annotator = data.vote_annotator[vorder]
+        self.vote_code = data.vote_code[vorder]
+        self.pairs = data.pairs
+
+    def group(self, g: int) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+        """Group ``g``'s pairs, its pairs as question positions, and its votes."""
+        sel = self.sel[g]
+        lo, hi = int(self.vbounds[g + 1]), int(self.vbounds[g + 2])
+        return (
+            sel,
+            self.q_local[self.pairs[sel]],
+            self.p_local[self.vote_pair[lo:hi]],
+            self.vote_annotator[lo:hi],
+            self.vote_code[lo:hi],
+        )
+
+
 def _pooled(items: list[tuple[float, float | None, int]]) -> tuple[float | None, float | None, int]:
     """n-weighted mean of within-group coefficients; the p-value only for one group."""
     if not items:
@@ -1045,7 +1096,6 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
     groups never compared with each other; each group gets its own scale (centred
     at 0), and each estimator's rank correlation with it is pooled over the groups.
     """
-    n_q = len(data.question_keys)
     questions = [
         QuestionScale(k, s, None, None, None, None)
         for k, s in zip(data.question_keys, data.subjects, strict=True)
@@ -1072,16 +1122,9 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
     out_groups: list[ScaleGroup] = []
     prior_groups: list[int] = []
     total_votes = total_iter = 0
+    split = _GroupSplit(data, groups)
     for gi, qs in enumerate(groups, start=1):
-        local = np.full(n_q, -1, dtype=np.int64)
-        local[qs] = np.arange(qs.size)
-        in_group = (local[data.pairs[:, 0]] >= 0) & (local[data.pairs[:, 1]] >= 0)
-        sel = np.flatnonzero(in_group)
-        ppos = np.full(len(data.pair_keys), -1, dtype=np.int64)
-        ppos[sel] = np.arange(sel.size)
-        vmask = ppos[data.vote_pair] >= 0
-        vp, va, vc = ppos[data.vote_pair[vmask]], data.vote_annotator[vmask], data.vote_code[vmask]
-        gpairs = local[data.pairs[sel]]
+        sel, gpairs, vp, va, vc = split.group(gi - 1)
         cover = [c for c in usable if not np.isnan(c.values[qs]).any()]
         D = np.vstack([c.values[qs] for c in cover]) if cover else None
         try:
@@ -1230,6 +1273,43 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
 # the report
 
 
+class _Stages:
+    """Stages run in order by whichever thread asks first (:meth:`run`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._todo: list[tuple[Future[Any], Callable[[], Any]]] = []
+
+    def add(self, fn: Callable[[], _T]) -> Future[_T]:
+        """A stage to run; its future."""
+        f: Future[_T] = Future()
+        with self._lock:
+            self._todo.append((f, fn))
+        return f
+
+    def run(self) -> None:
+        """Run the stages no thread has taken yet, one after another."""
+        while True:
+            with self._lock:
+                if not self._todo:
+                    return
+                f, fn = self._todo.pop(0)
+            if not f.set_running_or_notify_cancel():
+                continue
+            try:
+                f.set_result(fn())
+            except Exception as err:  # re-raised by f.result() in the caller
+                f.set_exception(err)
+            except BaseException as err:  # an interrupt: at once, the rest left undone
+                f.set_exception(err)
+                raise
+
+    def run_after(self, first: Future[Any]) -> None:
+        """:meth:`run` once ``first`` is done (whatever its outcome)."""
+        wait([first])
+        self.run()
+
+
 def human_alignment_report(
     engine: Engine,
     study: str | None = None,
@@ -1272,8 +1352,10 @@ def human_alignment_report(
     threads : int or None
         BLAS threads during the computation (None: leave the library default).
     parallel : bool
-        Compute the agreement statistics and the human scale in worker threads
-        while the estimators and the alignment run (on machines with 2+ CPUs).
+        Compute the verdicts (the monitor's refit) in a worker thread while the
+        estimators, the alignment, the agreement statistics and the human scale run
+        (on machines with 2+ CPUs); the worker takes the agreement or the human scale
+        too if it is done before them.
     resample : {"both", "units", "annotators"}
         Bootstrap scheme of the intervals (:func:`ranking.agreement.agreement_bootstrap`,
         :func:`ranking.alignment.alignment_report`). ``"both"`` (default) resamples pairs
@@ -1315,10 +1397,14 @@ def human_alignment_report(
 
     workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
     # The stages run side by side (numpy releases the GIL in its loops and BLAS
-    # calls): estimators -> alignment here; the verdicts (the monitor's refit, which
-    # needs only the votes it has read: started as soon as they are, beside the rest of
-    # the load), the agreement and the human scale (after the estimators) in worker
-    # threads, each with one BLAS thread.
+    # calls), each with one BLAS thread: the verdicts (the monitor's refit, which needs
+    # only the votes it has read: started as soon as they are, beside the rest of the
+    # load) in a worker thread; estimators -> alignment here, then the agreement and the
+    # human scale, each run by whichever of this thread and the verdicts' worker (once
+    # the verdicts are done) is free first (_Stages). So at most two threads compute at
+    # once on two cores: the refit, the longest stage, keeps a core to itself instead of
+    # sharing two with three threads (and the stages' CPU time is lower without the
+    # third thread's contention).
     with blas_threads(threads), ThreadPoolExecutor(max_workers=workers) as pool:
         started: list[Future[MonitorSnapshot]] = []
 
@@ -1346,19 +1432,28 @@ def human_alignment_report(
             if started
             else pool.submit(timed, "verdicts", lambda: StudyMonitor(engine, name).snapshot())
         )
-        agreement_f = pool.submit(
-            timed,
-            "agreement",
-            lambda: _agreement(
-                data, n_boot=n_boot, rng=rng_agree, confidence=confidence, resample=resample
-            ),
-        )
+        later = _Stages()
+
+        def agreement_stage() -> Agreement:
+            return timed(
+                "agreement",
+                lambda: _agreement(
+                    data, n_boot=n_boot, rng=rng_agree, confidence=confidence, resample=resample
+                ),
+            )
+
+        agreement_f = later.add(agreement_stage)
         if not early:
             # the quality checks need only the database: beside the alignment, not after it
             quality_f = pool.submit(study_quality, engine, data.name)
             cols, notes = timed("estimators", lambda: _columns(data, methods, difficulty_file))
             sub_cols = timed("pool estimators", lambda: _subgroup_columns(data, subgroup_methods))
-        scale_f = pool.submit(timed, "human scale", lambda: _human_scale(data, cols, confidence))
+
+        def scale_stage() -> HumanScale:
+            return timed("human scale", lambda: _human_scale(data, cols, confidence))
+
+        scale_f = later.add(scale_stage)
+        helper = pool.submit(later.run_after, verdicts_f)
         aligned, main = timed(
             "alignment",
             lambda: _align(
@@ -1371,6 +1466,8 @@ def human_alignment_report(
                 resample=resample,
             ),
         )
+        later.run()
+        helper.result()
         verdicts = verdicts_f.result()
         agreement = agreement_f.result()
         scale = scale_f.result()
