@@ -84,14 +84,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Compute the report, write its files and print its tables."""
     if not 0.0 <= args.near_tie_margin < 1.0:
         raise AnnotateError(f"--near-tie-margin must be in [0, 1), got {args.near_tie_margin}")
+    target = db_path(args)
+    # forked before this process opens the database, and before it imports the store
+    # when the child reads with sqlite3 alone
+    prefetch = _prefetch(args, target)
     from annotate.services.db import open_store
     from annotate.store.engine import reader_engine
 
-    target = db_path(args)
-    # forked before this process opens the database; after the store's imports, which
-    # the child then has (forked before them, it imported them again: +0.4 s of CPU for
-    # no earlier read)
-    prefetch = _prefetch(args, target)
     try:
         store = open_store(target)  # migrated; the report only reads, and must not
         engine = reader_engine(store)  # hold the writers' lock while it reads every vote
@@ -107,18 +106,28 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def _prefetch(args: argparse.Namespace, target: Path | str | None) -> Any:
     """The votes of the study named by ``--study`` read in a child process while this one
-    imports the statistics (:class:`annotate.services.report_prefetch.Prefetch`), for an
-    existing SQLite file; None otherwise (the monitor then reads them itself)."""
+    imports the store and the statistics (:class:`annotate.services.report_prefetch.Prefetch`),
+    for an existing SQLite file; None otherwise (the monitor then reads them itself).
+
+    Without a vote cache file for the study the child starts at once and reads with
+    sqlite3 alone; with one, it is forked after the store's imports, which it then has
+    (forked before them, it imported them again: +0.4 s of CPU), and loads the file once
+    this process has opened the database."""
     study = getattr(args, "study", None)
     if study is None or isinstance(target, str):  # a database URL: read here
         return None
+    from annotate.services.report_prefetch import Prefetch
+    from annotate.services.vote_cache_path import sqlite_cache_file
     from annotate.store.quick import default_db_path
 
     path = target if target is not None else default_db_path()
     if not path.is_file():  # open_store says why (or creates an empty database)
         return None
+    cached = sqlite_cache_file(path, study)
+    if cached is None or not cached.is_file():
+        return Prefetch.start(path, study, at_once=True)
+    import annotate.services.db  # the store, inherited by the child
     import annotate.services.monitor_rows  # noqa: F401 - the child's reading (numpy), inherited
-    from annotate.services.report_prefetch import Prefetch
 
     return Prefetch.start(path, study)
 
