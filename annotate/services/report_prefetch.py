@@ -10,7 +10,9 @@ At a million votes that first read is the longest serial step of ``annotate repo
 the rest of the command meanwhile only imports its statistics and reads the study's
 contents. :class:`Prefetch` does that first read in a forked child process (its own
 interpreter, so it runs beside the parent's imports instead of taking turns with them
-for the GIL) and hands the array over a pipe; the monitor then reads the rows written
+for the GIL) and hands the array over in a memory file (``memfd``, mapped by the parent,
+not copied through a pipe: the child is done as soon as it has read, whether or not the
+parent is ready to take the rows); the monitor then reads the rows written
 since, in its own transaction, exactly as after a cache file. It is used by the command
 line only (a SQLite file, a fork from a process without other threads and without an
 open database connection, on Linux), and any failure of the child leaves the monitor to
@@ -28,6 +30,7 @@ heavy itself.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import select
 import signal
@@ -45,8 +48,9 @@ COLUMNS = 8
 """Columns of a vote row (:func:`annotate.store.repo.vote_rows_after`)."""
 
 _HEADER = struct.Struct("<qqq")
-"""What the child writes before the rows: the number of rows, how many of them it read
-from the database (the rest came from the cache file), and the study's id."""
+"""What the child writes before the rows (little-endian int64, like the rows): the number of
+rows, how many of them it read from the database (the rest came from the cache file), and
+the study's id."""
 
 
 class Prefetch:
@@ -63,12 +67,17 @@ class Prefetch:
     that is not a difficulty study).
     """
 
-    def __init__(self, study: str, pid: int, go_fd: int | None, rows_fd: int) -> None:
+    def __init__(self, study: str, pid: int, go_fd: int | None, done_fd: int, rows_fd: int) -> None:
         self.study = study
         """The study's name (the child checks it exists and is a difficulty study)."""
         self._pid: int | None = pid
         self._go: int | None = go_fd
-        self._fd: int | None = rows_fd
+        self._fd: int | None = done_fd
+        """The pipe on which the child says it has written the rows (one byte)."""
+        self._rows: int | None = rows_fd
+        """The memory file (``memfd``) the child writes the header and the rows to: the
+        child finishes without waiting for this process to read a pipe, and this process
+        maps the rows instead of copying them."""
 
     @classmethod
     def start(cls, path: Path, study: str, *, at_once: bool = False) -> Prefetch | None:
@@ -87,12 +96,16 @@ class Prefetch:
             return None
         if threading.active_count() > 1 or _has_open(path):
             return None
+        try:
+            out = os.memfd_create("annotate-report-votes", os.MFD_CLOEXEC)
+        except (OSError, AttributeError):
+            return None
         go_r, go_w = os.pipe()
         r, w = os.pipe()
         try:
             pid = os.fork()
         except OSError:
-            for fd in (go_r, go_w, r, w):
+            for fd in (go_r, go_w, r, w, out):
                 os.close(fd)
             return None
         if pid == 0:  # the child: read, write, leave without running the parent's exits
@@ -103,21 +116,23 @@ class Prefetch:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 if at_once:
                     os.close(go_r)
-                    _quick_child(path, study, w)
+                    _quick_child(path, study, out)
                     code = 0
                 elif os.read(go_r, 1) == b"1":  # nothing (b""): the parent gave up
-                    _child(path, study, w)
+                    _child(path, study, out)
                     code = 0
+                if code == 0:
+                    os.write(w, b"1")  # written (a child that failed says nothing)
             except BaseException:  # any failure: the parent reads the rows itself
-                pass
+                code = 1
             finally:
                 os._exit(code)
         os.close(go_r)
         os.close(w)
         if at_once:  # nothing to wait for
             os.close(go_w)
-            return cls(study, pid, None, r)
-        return cls(study, pid, go_w, r)
+            return cls(study, pid, None, r, out)
+        return cls(study, pid, go_w, r, out)
 
     def go(self) -> None:
         """The database is open and migrated: the child may read it."""
@@ -144,26 +159,33 @@ class Prefetch:
         then reads them itself). Once only."""
         self.go()
         fd, self._fd = self._fd, None
-        if fd is None:
+        out, self._rows = self._rows, None
+        if fd is None or out is None:
             return None
         try:
             with os.fdopen(fd, "rb", buffering=0) as f:
-                head = _read_exactly(f, _HEADER.size)
-                if head is None:
+                if f.read(1) != b"1":  # the child failed or was killed
                     return None
-                n, n_db, sid = _HEADER.unpack(head)
-                if n <= 0 or not 0 <= n_db <= n or sid != study_id:
-                    return None
-                import numpy as np  # imported by now (the parent's statistics)
+            size = os.fstat(out).st_size
+            head = os.pread(out, _HEADER.size, 0)
+            if len(head) != _HEADER.size:
+                return None
+            n, n_db, sid = _HEADER.unpack(head)
+            if n <= 0 or not 0 <= n_db <= n or sid != study_id:
+                return None
+            if size != _HEADER.size + n * COLUMNS * 8:  # the child writes exactly this
+                return None
+            import numpy as np  # imported by now (the parent's statistics)
 
-                rows = np.empty((n, COLUMNS), dtype=np.int64)
-                if not _read_into(f, rows.data.cast("B")):
-                    return None
-                if f.read(1) != b"":  # the child writes exactly this
-                    return None
+            # a private mapping: no copy, and writable (copy on write) as a read's array
+            view = mmap.mmap(out, size, flags=mmap.MAP_PRIVATE)
+            rows = np.frombuffer(view, dtype="<i8", count=n * COLUMNS, offset=_HEADER.size)
+            rows = rows.reshape(n, COLUMNS)
         except (OSError, ValueError, MemoryError):
             return None
         finally:
+            with contextlib.suppress(OSError):
+                os.close(out)  # a mapping keeps the memory
             self._reap()
         return rows, int(n_db)
 
@@ -174,6 +196,10 @@ class Prefetch:
         if go is not None:
             with contextlib.suppress(OSError):
                 os.close(go)  # the child, waiting, reads nothing and leaves
+        out, self._rows = self._rows, None
+        if out is not None:
+            with contextlib.suppress(OSError):
+                os.close(out)
         fd, self._fd = self._fd, None
         if fd is not None:
             with contextlib.suppress(OSError):
@@ -220,31 +246,16 @@ def _quick_child(path: Path, study: str, fd: int) -> None:
 
 
 def _send(fd: int, rows: npt.NDArray[np.int64] | None, n_db: int, study_id: int) -> None:
-    """Write the header and the rows (none: a header of zeros) to the pipe ``fd``."""
+    """Write the header and the rows (none: a header of zeros), little-endian int64, to
+    the memory file ``fd``."""
     import numpy as np
 
-    with os.fdopen(fd, "wb", buffering=0) as f:
-        if rows is None:
-            f.write(_HEADER.pack(0, 0, 0))
-            return
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
-        f.write(_HEADER.pack(len(rows), n_db, study_id))
-        view = rows.data.cast("B")
-        while view:
-            k = f.write(view)
-            view = view[k:]
-
-
-def _read_exactly(f: object, n: int) -> bytes | None:
-    buf = bytearray(n)
-    return bytes(buf) if _read_into(f, memoryview(buf)) else None
-
-
-def _read_into(f: object, view: memoryview) -> bool:
-    got = 0
-    while got < len(view):
-        k = f.readinto(view[got:])  # type: ignore[attr-defined]
-        if not k:
-            return False
-        got += k
-    return True
+    if rows is None:
+        os.write(fd, _HEADER.pack(0, 0, 0))
+        return
+    rows = np.ascontiguousarray(rows, dtype="<i8")
+    os.write(fd, _HEADER.pack(len(rows), n_db, study_id))
+    view = rows.data.cast("B")
+    while view:
+        k = os.write(fd, view)
+        view = view[k:]

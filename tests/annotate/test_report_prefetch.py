@@ -201,6 +201,28 @@ def test_a_failed_child_leaves_the_read_to_the_monitor(
     _compare(engine, _started(engine, at_once))
 
 
+@pytest.mark.parametrize("short", [1, 8, 8 * 8 + 1])
+def test_a_memory_file_of_another_size_is_not_taken(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, short: int
+) -> None:
+    """The child's memory file must hold exactly the header and the rows it announces:
+    a byte too few or too many, or a missing row, and :meth:`Prefetch.take` gives None
+    (the monitor then reads every row itself)."""
+    monkeypatch.setenv(vote_cache.ENV, "off")
+    sid = _study_id(engine)
+
+    def garbled(path: Path, study: str, fd: int) -> None:
+        rows = np.arange(5 * 8, dtype="<i8").reshape(5, 8)
+        report_prefetch._send(fd, rows, 5, sid)
+        size = os.fstat(fd).st_size
+        os.ftruncate(fd, size - short if short != 8 * 8 + 1 else size + 1)
+
+    monkeypatch.setattr(report_prefetch, "_quick_child", garbled)
+    p = _started(engine, at_once=True)
+    assert p.take(sid) is None
+    _compare(engine, _started(engine, at_once=True))
+
+
 def test_a_database_to_migrate_is_left_to_the_monitor(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
