@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 from typing import Any
@@ -85,13 +86,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not 0.0 <= args.near_tie_margin < 1.0:
         raise AnnotateError(f"--near-tie-margin must be in [0, 1), got {args.near_tie_margin}")
     target = db_path(args)
-    # forked before this process opens the database, and before it imports the store
-    # when the child reads with sqlite3 alone
-    prefetch = _prefetch(args, target)
-    from annotate.services.db import open_store
-    from annotate.store.engine import reader_engine
-
+    # the collector off while the modules are imported (they make no garbage; it would
+    # walk their new objects again and again: about 6% of the imports' CPU), then their
+    # objects frozen out of its later passes (_imported)
+    gc.disable()
+    prefetch = None
     try:
+        # forked before this process opens the database, and before it imports the store
+        # when the child reads with sqlite3 alone
+        prefetch = _prefetch(args, target)
+        from annotate.services.db import open_store
+        from annotate.store.engine import reader_engine
+
         store = open_store(target)  # migrated; the report only reads, and must not
         engine = reader_engine(store)  # hold the writers' lock while it reads every vote
         if engine is not store:
@@ -100,8 +106,17 @@ def cmd_report(args: argparse.Namespace) -> int:
             prefetch.go()
         return _difficulty_report(args, engine, prefetch)
     finally:
+        gc.unfreeze()  # as before for a caller that goes on (tests call main())
+        gc.enable()
         if prefetch is not None:
             prefetch.close()
+
+
+def _imported() -> None:
+    """The report's modules are imported: their objects (alive until the process ends)
+    leave the collector's passes for good, and the collector is on again."""
+    gc.freeze()
+    gc.enable()
 
 
 def _prefetch(args: argparse.Namespace, target: Path | str | None) -> Any:
@@ -144,6 +159,7 @@ def _difficulty_report(args: argparse.Namespace, engine: Any, prefetch: Any) -> 
     from annotate.services.paths import inside, output_folder
     from annotate.services.report import human_alignment_report, study_kind, write_report
 
+    _imported()
     if study_kind(engine, getattr(args, "study", None)) == "arena":
         return _arena_report(args, engine)
     if prefetch is not None and prefetch.pending():

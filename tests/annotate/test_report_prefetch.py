@@ -377,3 +377,21 @@ def test_the_report_is_the_same_with_and_without_the_prefetch(
         assert outs["early"][0] == outs["off"][0]
         files_then = b"at_once=False" if cache == "on" else b"at_once=True"
         assert children == [b"at_once=True", files_then, files_then]
+
+
+def test_the_collector_is_as_before_after_the_command(engine: Engine, tmp_path: Path) -> None:
+    """``annotate report`` turns the cyclic collector off while it imports its modules and
+    freezes their objects; a caller that goes on (as here) gets the collector back on,
+    nothing frozen, also when the command fails."""
+    import gc
+
+    from annotate.cli import main
+
+    db = str(engine.url.database)
+    args = ["--db", db, "report", "--study", STUDY, "--no-plots", "--boot", "10"]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 0
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    assert main(["--db", db, "report", "--study", "no-such-study", "--no-plots"]) != 0
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
