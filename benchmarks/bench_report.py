@@ -23,7 +23,9 @@ it: wall time, CPU time, peak RSS (the children's ``ru_maxrss``, so the largest 
 far) and the load average; ``--code`` runs another checkout (``git archive REV annotate
 ranking``), and ``--code BEFORE AFTER`` runs both in turn in each round (interleaved, with
 the median CPU time of each); ``ANNOTATE_CACHE=off`` in the environment turns the vote
-cache off for the runs.
+cache off for the runs. ``--timeline`` adds, per run, when the prefetch child was forked and
+when the monitor asked for its rows and had them (seconds after the command started), and
+the CPU time of the command's process and of its children (the prefetch child) apart.
 
 Prints the median time, the stages of the median run, the peak traced memory
 (tracemalloc, which numpy reports to) and the process's maximum RSS, with BLAS
@@ -158,14 +160,19 @@ def cli_runs(args: argparse.Namespace) -> int:
         f"{os.environ.get('ANNOTATE_CACHE', '(unset: on)')}"
     )
     tree = "| tree " if several else ""
-    print(f"| run {tree}| mode | wall s | CPU s | peak RSS MiB | load (1 min) |")
-    print("|---|---" + ("|---" if several else "") + "|---|---|---|---|")
+    extra = (
+        " fork s | rows asked s | rows in s | parent CPU s | child CPU s |" if args.timeline else ""
+    )
+    print(f"| run {tree}| mode | wall s | CPU s | peak RSS MiB | load (1 min) |{extra}")
+    print(
+        "|---|---" + ("|---" if several else "") + "|---|---|---|---|" + "---|" * extra.count("|")
+    )
     cpu_by: dict[tuple[str, str], list[float]] = {}
     for i in range(args.cli):
         for k, code in enumerate(codes):
             prog = (
-                f"import sys; sys.path.insert(0, {code!r}); from annotate.__main__ import main; "
-                "sys.argv = ['annotate', *sys.argv[1:]]; main()"
+                f"import sys; sys.path.insert(0, {code!r}); {TIMELINE if args.timeline else ''}"
+                "from annotate.__main__ import main; sys.argv = ['annotate', *sys.argv[1:]]; main()"
             )
             for mode in ("md", "json"):
                 out = args.keep / f"out-{mode}"
@@ -174,16 +181,27 @@ def cli_runs(args: argparse.Namespace) -> int:
                        "bench", "--no-plots", "--out", str(out), *json_flag]  # fmt: skip
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t = time.perf_counter()
-                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+                env = {**os.environ, "BENCH_T0": repr(time.time())}
+                run = subprocess.run(
+                    cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+                )
                 wall = time.perf_counter() - t
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
                 cpu_by.setdefault((code, mode), []).append(cpu)
                 # ru_maxrss of the children is the largest child so far
                 label = f"| {k + 1} " if several else ""
+                marks = ""
+                if args.timeline:
+                    got = dict(
+                        w.split("=", 1)
+                        for w in run.stderr.decode().split()
+                        if "=" in w and w.split("=")[0] in _MARKS
+                    )
+                    marks = " " + " | ".join(got.get(m, "-") for m in _MARKS) + " |"
                 print(
                     f"| {i + 1} {label}| {mode} | {wall:.2f} | {cpu:.2f} | "
-                    f"{after.ru_maxrss / 1024:.0f} | {os.getloadavg()[0]:.2f} |"
+                    f"{after.ru_maxrss / 1024:.0f} | {os.getloadavg()[0]:.2f} |{marks}"
                 )
     if several:
         for (code, mode), cpus in cpu_by.items():
@@ -191,6 +209,27 @@ def cli_runs(args: argparse.Namespace) -> int:
             print(f"median CPU {mode}: {med:.2f} s, tree {n} = {code}")
     print(f"cpus: {os.cpu_count()}; target (issue 13): under 3 s for 1,000 x 1,000 --no-plots")
     return 0
+
+
+_MARKS = ("fork", "asked", "rows", "parent_cpu", "child_cpu")
+"""What ``--timeline`` reads from a run's standard error (:data:`TIMELINE`)."""
+
+TIMELINE = (
+    "import os, time, atexit, resource; T0 = float(os.environ['BENCH_T0']); M = {}; "
+    "import annotate.services.report_prefetch as P; "
+    "_s = P.Prefetch.start.__func__; _t = P.Prefetch.take; "
+    "P.Prefetch.start = classmethod(lambda c, *a, **k: "
+    "(M.setdefault('fork', time.time() - T0), _s(c, *a, **k))[1]); "
+    "P.Prefetch.take = lambda self, i: (M.setdefault('asked', time.time() - T0), _t(self, i), "
+    "M.setdefault('rows', time.time() - T0))[1]; "
+    "cpu = lambda who: sum(resource.getrusage(who)[:2]); "
+    "atexit.register(lambda: sys.stderr.write(' '.join(f'{k}={v:.2f}' for k, v in "
+    "{**M, 'parent_cpu': cpu(resource.RUSAGE_SELF), "
+    "'child_cpu': cpu(resource.RUSAGE_CHILDREN)}.items()) + chr(10))); "
+)
+"""Code run before the command with ``--timeline``: the prefetch's fork, the monitor's ask
+for the rows and their arrival (seconds after the benchmark started the process), and, at
+exit, the CPU time of the process and of its reaped children (the prefetch child)."""
 
 
 def run(
@@ -241,6 +280,12 @@ def main() -> int:
         default=None,
         help="with --cli: run another checkout's annotate and ranking; several DIRs "
         "(before after) are run in turn within each round, interleaved",
+    )
+    ap.add_argument(
+        "--timeline",
+        action="store_true",
+        help="with --cli: also print when the prefetch child was forked, when the monitor "
+        "asked for its rows and had them, and the parent's and the child's CPU time",
     )
     args = ap.parse_args()
     if args.cli:

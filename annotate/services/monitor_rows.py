@@ -13,7 +13,6 @@ start reading at once.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -55,11 +54,9 @@ def read_rows(
     there is nothing."""
     if cached is not None:
         after = int(cached[-1, 0])
-    rows = repo.vote_rows_after(session, study_id, after)
-    if not rows and cached is None:
+    new = repo.vote_rows_array(session, study_id, after)
+    if not len(new) and cached is None:
         return None, 0
-    flat = itertools.chain.from_iterable(rows)
-    new = np.fromiter(flat, dtype=np.int64, count=COLUMNS * len(rows)).reshape(-1, COLUMNS)
     n_db = len(new)
     if cached is not None:  # one batch, as a read of every row gives
         new = np.concatenate([cached, new]) if len(new) else cached

@@ -56,7 +56,6 @@ When a file is written
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
@@ -75,6 +74,13 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from annotate.choices import Outcome
+from annotate.services.vote_cache_path import (
+    ENV,
+    cache_dir,
+    cache_file,
+    enabled,
+    sqlite_database,
+)
 from annotate.store import repo
 from annotate.store.engine import is_postgres
 
@@ -88,9 +94,6 @@ __all__ = [
     "enabled",
     "target",
 ]
-
-ENV = "ANNOTATE_CACHE"
-"""Environment variable: ``off``, ``0``, ``no`` or ``false`` turns the cache off."""
 
 FORMAT_VERSION = 1
 """Bumped whenever the file layout or the meaning of a column changes."""
@@ -123,19 +126,6 @@ _META = ("format", "rows", "last", "all_rows", "study_id")
 _ROWS = np.dtype("<i8")
 _META_LEN = len(_META) + COLUMNS
 _MAX_IDENT = 1 << 16
-_OFF = frozenset({"off", "0", "no", "false"})
-
-
-def enabled() -> bool:
-    """Whether :data:`ENV` leaves the cache on (the default)."""
-    return os.environ.get(ENV, "").strip().lower() not in _OFF
-
-
-def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/annotate/monitor``, else ``~/.cache/annotate/monitor``."""
-    base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
-    return root / "annotate" / "monitor"
 
 
 def _database_key(engine: Engine) -> str | None:
@@ -143,13 +133,7 @@ def _database_key(engine: Engine) -> str | None:
     url = engine.url
     if is_postgres(engine):
         return url.set(password=None).render_as_string(hide_password=False)
-    path = url.database
-    if not path or path == ":memory:" or path.startswith("file:"):
-        return None
-    try:
-        return "sqlite:" + str(Path(path).resolve())
-    except OSError:
-        return None
+    return sqlite_database(url.database or "")
 
 
 @dataclass
@@ -289,14 +273,10 @@ def target(engine: Engine, study: repo.StudyRow) -> CacheTarget | None:
     if not enabled():
         return None
     database = _database_key(engine)
-    if database is None:
+    path = None if database is None else cache_file(database, study.name)
+    if database is None or path is None:
         return None
-    try:
-        folder = cache_dir()
-    except (RuntimeError, KeyError, OSError):  # no home folder to put it in
-        return None
-    digest = hashlib.sha256(json.dumps([database, study.name]).encode()).hexdigest()[:32]
-    return CacheTarget(engine, folder / f"{digest}.votes", database, study)
+    return CacheTarget(engine, path, database, study)
 
 
 def _by_column(ufunc: np.ufunc, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:

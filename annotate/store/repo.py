@@ -28,6 +28,7 @@ from sqlmodel import Session, col, select
 from annotate.choices import LEFT_CHOICES, Choice, outcome_sql
 from annotate.errors import AnnotateError
 from annotate.names import InvalidNameError, normalize_annotator, one_line
+from annotate.store import quick_votes
 from annotate.store.models import (
     AccessToken,
     Annotator,
@@ -1593,11 +1594,34 @@ def vote_outcomes_after(session: Session, study_id: int, after_id: int) -> list[
         cur.close()
 
 
-_VOTE_ROW_COLUMNS = f"""v.id, v.item_id, v.annotator_id, {outcome_sql("v.choice")},
-                      CASE WHEN v.swapped THEN 1 ELSE 0 END, coalesce(v.response_ms, -1),
-                      CASE WHEN v.fast THEN 1 ELSE 0 END,
-                      coalesce((SELECT w.id FROM vote w WHERE w.uuid = v.supersedes), 0)"""
+_VOTE_ROW_COLUMNS = ", ".join(quick_votes.COLUMN_SQL)
 """The columns of :func:`vote_rows_after` (and :func:`vote_rows_at`)."""
+
+
+def vote_rows_array(session: Session, study_id: int, after_id: int) -> quick_votes.RowArray:
+    """:func:`vote_rows_after` as an ``(n, 8)`` int64 array (``(0, 8)`` without rows).
+
+    On SQLite the rows come in one statement, a text per column
+    (:func:`annotate.store.quick_votes.read_vote_rows`: about half the CPU time of
+    fetching them row by row at a million rows); row by row on PostgreSQL, and
+    wherever a value is not an integer (the same error or conversion as before).
+    """
+    import itertools
+
+    import numpy as np
+
+    if not is_postgres(session):
+        conn, _ = _raw(session)
+        cur = conn.cursor()
+        try:
+            got = quick_votes.read_vote_rows(cur, study_id, after_id)
+        finally:
+            cur.close()
+        if got is not None:
+            return got
+    rows = vote_rows_after(session, study_id, after_id)
+    flat = itertools.chain.from_iterable(rows)
+    return np.fromiter(flat, dtype=np.int64, count=8 * len(rows)).reshape(-1, 8)
 
 
 def _vote_rows(session: Session, where: str, params: tuple[int, ...]) -> list[tuple[int, ...]]:

@@ -70,3 +70,21 @@ def test_the_kappa_texts_use_it(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_warm_up() -> None:
     warm_float_reprs()  # imports pyarrow and casts once; nothing else changes
     assert float_reprs(np.array([1.0, 0.25])) == ["1.0", "0.25"]
+
+
+def test_pandas_is_not_imported() -> None:
+    """pyarrow imports pandas (0.1-0.25 s) for ``pa.array``, ``pa.scalar`` and
+    ``to_numpy``; float_reprs uses none of them (a fresh process: pandas may be imported
+    here already)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from annotate.services.json_ready import ARROW_MIN, float_reprs\n"
+        "v = np.random.default_rng(0).random(ARROW_MIN); v[:3] = (1e20, 2.0, 1e-7)\n"
+        "assert float_reprs(v) == list(map(float.__repr__, v.tolist()))\n"
+        "assert 'pandas' not in sys.modules, 'pandas imported'\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    assert run.returncode == 0, run.stderr.decode()

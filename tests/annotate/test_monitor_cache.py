@@ -63,16 +63,16 @@ def _small_studies_cached(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The ``after_id`` of every :func:`repo.vote_rows_after` call: 0 is a full read, the
-    cached last id a cache hit."""
+    """The ``after_id`` of every :func:`repo.vote_rows_array` call (the monitor's reads):
+    0 is a full read, the cached last id a cache hit."""
     seen: list[int] = []
-    real = repo.vote_rows_after
+    real = repo.vote_rows_array
 
-    def spy(session: Any, study_id: int, after_id: int) -> list[tuple[int, ...]]:
+    def spy(session: Any, study_id: int, after_id: int) -> Any:
         seen.append(after_id)
         return real(session, study_id, after_id)
 
-    monkeypatch.setattr(repo, "vote_rows_after", spy)
+    monkeypatch.setattr(repo, "vote_rows_array", spy)
     return seen
 
 
