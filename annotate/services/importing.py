@@ -1461,12 +1461,27 @@ def _import_streamed(
         import pyarrow as pa
 
         pa.default_memory_pool().release_unused()
+        _trim_heap()  # the attempt's memory, before the usual import reads the file again
         # a refused row: the usual import need not read the file with the fast path again
         return FastRead(None, err.refused_rows) if err.refused_rows else None
     from annotate.services.identity import import_notes
 
     report.notes.extend(import_notes(engine, []))  # as import_paths: no study created
     return report
+
+
+def _trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
+    elsewhere). A streamed attempt that is rolled back frees ~850 MB for a million rows
+    (arrays, records, the file's bytes) that glibc would keep for later allocations: the
+    usual import that follows would then peak ~1.2 GB instead of under 1 GB."""
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):  # not glibc (or no C library by name)
+        return
+    trim(0)
 
 
 def _first_study(chunks: VoteCsvChunks) -> str:
