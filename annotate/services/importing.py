@@ -1168,37 +1168,50 @@ def _pack_votes(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    take = pa.array(plan.rows[start:stop])
-    n = len(take)
+    rows = plan.rows[start:stop]
+    n = len(rows)
+    if n and int(rows[-1]) - int(rows[0]) == n - 1:
+        # ascending row numbers (file order) with no gap: a slice of every column (no
+        # copy), as for the usual one-study file and each chunk of a streamed import
+        first = int(rows[0])
+
+        def pick(col: Any) -> Any:
+            return col.slice(first, n)
+    else:
+        take = pa.array(rows)
+
+        def pick(col: Any) -> Any:
+            return col.take(take)
+
     out = np.empty((n, repo.PACKED_VOTE_WIDTH), dtype=np.uint8)
     at = 0
     for name, w in repo.PACKED_VOTE_LAYOUT:
         cell = out[:, at : at + w]
         at += w
         if name == "uuid":
-            cell[:] = _fixed_chars(table.uuid.take(take), w)
+            cell[:] = _fixed_chars(pick(table.uuid), w)
         elif name == "annotator_id":
             cell[:] = _digits(ann[start:stop], w)
         elif name == "item_id":
             cell[:] = _digits(plan.item_ids[start:stop], w)
         elif name == "choice":
-            code = pc.index_in(table.choice.take(take), value_set=_packed_choices())
+            code = pc.index_in(pick(table.choice), value_set=_packed_choices())
             if code.null_count:
                 raise ValueError("a choice that is not one of repo.PACKED_CHOICES")
             cell[:] = _digits(code.to_numpy(zero_copy_only=False), w)
         elif name in ("swapped", "fast"):
-            flag = pc.fill_null(getattr(table, name).take(take), False)
+            flag = pc.fill_null(pick(getattr(table, name)), False)
             cell[:, 0] = np.where(flag.to_numpy(zero_copy_only=False), ord("1"), ord("0"))
         elif name == "response_ms":
-            ms = table.response_ms.take(take)
+            ms = pick(table.response_ms)
             cell[:] = _digits(pc.fill_null(ms, 0).to_numpy(zero_copy_only=False), w)
             cell[pc.is_null(ms).to_numpy(zero_copy_only=False)] = np.frombuffer(
                 repo.PACKED_NO_RESPONSE_MS, dtype=np.uint8
             )
         elif name == "created_at":
-            cell[:] = _fixed_chars(pc.fill_null(table.created_at.take(take), now), w)
+            cell[:] = _fixed_chars(pc.fill_null(pick(table.created_at), now), w)
         elif name == "supersedes":
-            cell[:] = _fixed_chars(pc.fill_null(table.supersedes.take(take), ""), w)
+            cell[:] = _fixed_chars(pc.fill_null(pick(table.supersedes), ""), w)
         else:  # pragma: no cover - the layout and this function change together
             raise AssertionError(f"no packing for {name!r}")
     return repo.PackedVotes(plan.study_id, out.tobytes(), n)
@@ -1215,17 +1228,24 @@ def _fixed_chars(col: Any, width: int) -> Any:
     """An ASCII ``pyarrow`` string array (no nulls, no value longer than ``width``) as an
     ``(n, width)`` byte matrix, each value padded on the right with spaces."""
     import numpy as np
-    import pyarrow.compute as pc
 
-    padded = pc.utf8_rpad(col, width=width, padding=" ")
-    n = len(padded)
-    offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32)[
-        padded.offset : padded.offset + n + 1
-    ]
-    if offsets[-1] - offsets[0] != n * width:
+    n = len(col)
+    if col.null_count:
+        raise ValueError("a value is missing")
+    offsets = np.frombuffer(col.buffers()[1], dtype=np.int32)[col.offset : col.offset + n + 1]
+    raw = np.frombuffer(col.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    size = np.diff(offsets)
+    if n and int(size.max()) > width:
         raise ValueError(f"a value is longer than {width} bytes")
-    raw = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
-    return raw.reshape(n, width)
+    if offsets[-1] - offsets[0] == n * width:  # every value ``width`` long: the bytes as they are
+        return raw.reshape(n, width)
+    # each value's bytes into a row of spaces: rows of a sliding window over the bytes
+    # (padded to read past the last value), the bytes past a value's end made spaces
+    buf = np.full(len(raw) + width, ord(" "), dtype=np.uint8)
+    buf[: len(raw)] = raw
+    out = np.lib.stride_tricks.sliding_window_view(buf, width)[offsets[:-1] - offsets[0]]
+    out[np.arange(width) >= size[:, None]] = ord(" ")
+    return out
 
 
 def _digits(values: Any, width: int) -> Any:
