@@ -1425,6 +1425,10 @@ STREAM_CHUNK_ROWS = 125_000
 """Lines per chunk of :func:`_import_streamed`: SQLite inserts a chunk while the next is
 read, checked and packed in a worker thread."""
 
+STREAM_FIRST_CHUNK_ROWS = 25_000
+"""Lines of the first chunk (at most :data:`STREAM_CHUNK_ROWS`): nothing is inserted before
+it is read, checked and packed, so a smaller one starts the pipeline sooner."""
+
 
 class _StreamFallbackError(Exception):
     """The streamed import does not take the file: its transaction is rolled back and the
@@ -1468,7 +1472,9 @@ def _import_streamed(
         return None
     if fmt == "auto":
         _ = study or safe_study_name(path.stem)  # classify derives it before reading
-    chunks = open_vote_chunks(path, STREAM_CHUNK_ROWS)
+    chunks = open_vote_chunks(
+        path, STREAM_CHUNK_ROWS, min(STREAM_FIRST_CHUNK_ROWS, STREAM_CHUNK_ROWS)
+    )
     if chunks is None or len(chunks) < STREAM_MIN_ROWS:
         return None
     report = ImportReport()

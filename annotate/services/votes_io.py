@@ -685,10 +685,13 @@ class VoteCsvChunks:
         return self.rows
 
 
-def open_vote_chunks(path: Path, chunk_rows: int) -> VoteCsvChunks | None:
+def open_vote_chunks(
+    path: Path, chunk_rows: int, first_rows: int | None = None
+) -> VoteCsvChunks | None:
     """``path`` cut into chunks of about ``chunk_rows`` lines (whole lines, by bytes at the
-    file's mean line length), when its bytes and header are those of a file
-    :func:`read_vote_table` may take; else None. The rows are not checked yet."""
+    file's mean line length; the first of about ``first_rows`` if given), when its bytes
+    and header are those of a file :func:`read_vote_table` may take; else None. The rows
+    are not checked yet."""
     import pyarrow as pa
 
     if path.suffix.lower() != ".csv" or chunk_rows < 1:
@@ -704,11 +707,12 @@ def open_vote_chunks(path: Path, chunk_rows: int) -> VoteCsvChunks | None:
     probe = min(size, _LENGTH_PROBE)
     probe_lines = raw.count(b"\n", body, body + probe)
     step = max(1, probe * chunk_rows // max(probe_lines, 1))
+    first = step if first_rows is None else max(1, probe * first_rows // max(probe_lines, 1))
     bounds: list[tuple[int, int]] = []
     lines: list[int] = []
     a = 0
     while a < size:
-        nl = raw.find(b"\n", body + min(a + step, size) - 1)
+        nl = raw.find(b"\n", body + min(a + (step if bounds else first), size) - 1)
         b = size if nl < 0 else nl + 1 - body
         bounds.append((a, b))
         # counted here, in place (bytes.count of a range): read_vote_chunks would copy

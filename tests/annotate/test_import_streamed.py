@@ -333,6 +333,11 @@ def test_chunks_cover_whole_lines_and_count_them(
     monkeypatch.setattr(votes_io, "_LENGTH_PROBE", probe)
     chunks = votes_io.open_vote_chunks(csv, CHUNK)
     assert chunks is not None
+    smaller_first = votes_io.open_vote_chunks(csv, CHUNK * 4, CHUNK)
+    assert smaller_first is not None
+    assert smaller_first.bounds[0] == chunks.bounds[0]  # the first chunk as small
+    assert len(smaller_first.bounds) < len(chunks.bounds)
+    assert smaller_first.rows == chunks.rows
     data = text.encode()[len(HEAD) :]
     assert chunks.bounds[0][0] == 0
     assert chunks.bounds[-1][1] == len(data)
