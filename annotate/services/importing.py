@@ -1575,6 +1575,8 @@ def _insert_read_chunks(
     allowed = pa.array([c.value for c in (*choices_for(st.kind), Choice.RETRACT)], pa.string())
     stored_fp = study_fingerprint(s, st)
     items = repo.item_ids(s, st.id)
+    item_keys = pa.array(list(items), pa.string())
+    item_ids = np.fromiter(items.values(), dtype=np.int64, count=len(items))
     exact, legacy, last = repo.annotator_lookup(s)
     stored_last = last  # the worker counts ``last`` on as it gives new annotators ids
     given_ids: dict[str, int] = {}
@@ -1599,13 +1601,10 @@ def _insert_read_chunks(
             raise _StreamFallbackError
         if stored is not None and pc.any(pc.is_in(t.uuid, value_set=stored)).as_py():
             raise _StreamFallbackError  # a vote id stored already
-        enc = pc.dictionary_encode(t.item_key)
-        keys = enc.dictionary.to_pylist()
-        if any(k not in items for k in keys):
-            raise _StreamFallbackError
-        item = np.array([items[k] for k in keys], dtype=np.int64)[
-            enc.indices.to_numpy(zero_copy_only=False)
-        ]
+        at = pc.index_in(t.item_key, value_set=item_keys)  # (no Python per key)
+        if at.null_count:
+            raise _StreamFallbackError  # an item the study does not have
+        item = item_ids[at.to_numpy(zero_copy_only=False)]
         enc = pc.dictionary_encode(t.annotator)  # distinct names, in order of first appearance
         added: list[str] = []
         for who in enc.dictionary.to_pylist():
