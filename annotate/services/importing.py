@@ -1214,7 +1214,8 @@ def _pack_votes(
             cell[:] = _fixed_chars(pc.fill_null(pick(table.supersedes), ""), w)
         else:  # pragma: no cover - the layout and this function change together
             raise AssertionError(f"no packing for {name!r}")
-    return repo.PackedVotes(plan.study_id, out.tobytes(), n)
+    # the matrix's own bytes (no copy: SQLite copies a bound blob anyway)
+    return repo.PackedVotes(plan.study_id, out.data.cast("B") if n else b"", n)
 
 
 def _packed_choices() -> Any:

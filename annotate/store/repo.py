@@ -1241,7 +1241,8 @@ class PackedVotes:
     """
 
     study_id: int
-    data: bytes
+    data: bytes | memoryview
+    """The records, one after the other (``bytes``, or a 1-D ``memoryview`` of bytes)."""
     rows: int
 
     def __post_init__(self) -> None:
