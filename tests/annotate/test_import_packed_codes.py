@@ -70,3 +70,31 @@ def test_every_choice_and_response_time_round_trips(tmp_path: Path) -> None:
     ).fetchall()
     con.close()
     assert got == [(c, "text", ms, "null" if ms is None else "integer") for c, ms in want]
+
+
+def test_fixed_chars_pads_as_utf8_rpad() -> None:
+    """importing._fixed_chars (bytes laid into rows of spaces) against pyarrow's own
+    ``utf8_rpad`` of the same values: equal widths, mixed widths, empty values, a sliced
+    array; a value longer than the width or a missing one is refused."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pytest
+
+    rng = np.random.default_rng(3)
+    stamps = ["2025-01-01 10:00:00", "2025-01-02 10:00:00.250000", ""]
+    cases = [
+        pa.array([f"00000000-0000-4000-8000-{k:012d}" for k in range(50)]),
+        pa.array([stamps[i] for i in rng.integers(0, 3, 200)]),
+        pa.array(["", "x" * 36, "", "ab"] * 10).slice(3, 30),
+        pa.array([], pa.string()),
+    ]
+    for col in cases:
+        width = 36
+        padded = pc.utf8_rpad(col, width=width, padding=" ").to_pylist()
+        want = np.frombuffer("".join(padded).encode(), dtype=np.uint8).reshape(len(col), width)
+        assert np.array_equal(importing._fixed_chars(col, width), want)
+    with pytest.raises(ValueError, match="longer than 4 bytes"):
+        importing._fixed_chars(pa.array(["abc", "abcde"]), 4)
+    with pytest.raises(ValueError, match="missing"):
+        importing._fixed_chars(pa.array(["abc", None]), 4)

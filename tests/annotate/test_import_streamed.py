@@ -318,3 +318,55 @@ def test_a_refused_row_is_checked_without_a_second_fast_read(
     if "fine" not in case:
         assert got["votes"] == []
         assert got == got | dump(base)
+
+
+@pytest.mark.parametrize("end", ["\n", ""], ids=["newline at the end", "no newline at the end"])
+@pytest.mark.parametrize("probe", [40, 1 << 22], ids=["short probe", "whole-file probe"])
+def test_chunks_cover_whole_lines_and_count_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, end: str, probe: int
+) -> None:
+    """open_vote_chunks cuts at line ends, whatever mean line length its probe of the first
+    bytes gives, and counts each chunk's lines (the last one without a line end too)."""
+    text = (HEAD + body()).rstrip("\n") + end
+    csv = tmp_path / "vote_log.csv"
+    csv.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(votes_io, "_LENGTH_PROBE", probe)
+    chunks = votes_io.open_vote_chunks(csv, CHUNK)
+    assert chunks is not None
+    smaller_first = votes_io.open_vote_chunks(csv, CHUNK * 4, CHUNK)
+    assert smaller_first is not None
+    assert smaller_first.bounds[0] == chunks.bounds[0]  # the first chunk as small
+    assert len(smaller_first.bounds) < len(chunks.bounds)
+    assert smaller_first.rows == chunks.rows
+    data = text.encode()[len(HEAD) :]
+    assert chunks.bounds[0][0] == 0
+    assert chunks.bounds[-1][1] == len(data)
+    for (_, b), (c, _) in zip(chunks.bounds, chunks.bounds[1:], strict=False):
+        assert b == c
+        assert data[b - 1 : b] == b"\n"
+    pieces = [data[a:b] for a, b in chunks.bounds]
+    assert chunks.lines == [len(p.decode().splitlines()) for p in pieces]
+    assert chunks.rows == len(chunks) == body().count("\n")
+    assert len(chunks.bounds) > 5
+
+
+def test_a_rolled_back_attempt_gives_its_memory_back(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the streamed import hands back (a bad row in its last chunk): the heap is
+    trimmed (importing._trim_heap, glibc's malloc_trim) before the usual import reads the
+    file again; the error is the same as without streaming."""
+    calls: list[int] = []
+    real = importing._trim_heap
+
+    def spy() -> None:
+        calls.append(1)
+        real()  # runs here without error (a no-op where there is no malloc_trim)
+
+    monkeypatch.setattr(importing, "_trim_heap", spy)
+    bad = row(1000, "tiny", "ann", "p1", "first", "", "", "", "", "")  # a repeated vote id
+    streamed, before, _, taken = three(tmp_path, base, HEAD + body() + bad, monkeypatch)
+    assert not taken
+    assert calls == [1]
+    assert "error" in streamed
+    assert streamed == before

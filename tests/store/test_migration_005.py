@@ -193,8 +193,8 @@ def _rows(base: Path) -> tuple[int, int, int]:
 
 
 def test_bulk_insert_double_supersede_fails_at_rebuild_and_rolls_back(base: Path) -> None:
-    """Two rows superseding one vote pass the insert (index dropped) and fail when
-    ux_vote_supersedes is rebuilt; the rollback restores the index."""
+    """Two rows superseding one vote fail the bulk insert (ux_vote_supersedes, kept during
+    it: repo.BULK_KEPT_INDEXES); the rollback leaves the database as it was."""
     sid, aid, item = _rows(base)
     before = snapshot(base)
     engine = open_store(base)
