@@ -85,9 +85,15 @@ def vote_rows_sql(where: str) -> str:
 def read_vote_rows(cursor: Any, study_id: int, after_id: int) -> RowArray | None:
     """The rows of :func:`annotate.store.repo.vote_rows_after` as an ``(n, 8)`` int64
     array (``(0, 8)`` without rows), through a SQLite DB-API ``cursor``; None when a
-    column is not made of integers (the caller then fetches the rows one by one)."""
-    cursor.execute(vote_rows_sql("v.id > ?"), (study_id, after_id))
-    row = cursor.fetchone()
+    column is not made of integers, or its text would be longer than SQLite's longest
+    string (``SQLITE_MAX_LENGTH``, 1e9 bytes by default: some 100 million rows), which
+    SQLite refuses with "string or blob too big" (the caller then fetches the rows one
+    by one)."""
+    try:
+        cursor.execute(vote_rows_sql("v.id > ?"), (study_id, after_id))
+        row = cursor.fetchone()
+    except sqlite3.DataError:  # SQLITE_TOOBIG: the statement read nothing, wrote nothing
+        return None
     return _parse(int(row[0]), row[1:])
 
 

@@ -262,6 +262,28 @@ def test_a_value_not_an_integer_is_read_row_by_row(
     con.close()
 
 
+def test_a_column_text_longer_than_sqlite_allows_is_read_row_by_row(
+    store: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A study so large that a column's text would pass SQLite's longest string
+    (``SQLITE_MAX_LENGTH``, 1e9 bytes: some 100 million rows). Instead of writing them,
+    the statement asks SQLite for a blob of 2e9 bytes, which it refuses the same way
+    ("string or blob too big", SQLITE_TOOBIG, raised as ``sqlite3.DataError``): the
+    one-statement read declines (None), and ``repo.vote_rows_array`` reads the rows one
+    by one: the reference's rows."""
+    sid = _ids(store)["tiny"]
+    con = sqlite3.connect(_path(store))
+    want = _reference(con, sid, 0)
+    too_big = "SELECT count(*), zeroblob(2000000000) FROM vote v WHERE v.study_id = ? AND {}"
+    monkeypatch.setattr(quick_votes, "vote_rows_sql", too_big.format)
+    with pytest.raises(sqlite3.DataError, match="too big"):
+        con.execute(quick_votes.vote_rows_sql("v.id > ?"), (sid, 0)).fetchone()
+    assert quick_votes.read_vote_rows(con.cursor(), sid, 0) is None
+    con.close()
+    with Session(store) as s:
+        _same(repo.vote_rows_array(s, sid, 0), want)
+
+
 def test_read_study(store: Engine, tmp_path: Path) -> None:
     """The prefetch child's read: the difficulty study's rows from id 0 and its id; None
     for an arena study, a missing one, or a database not exactly up to date (its
