@@ -1546,7 +1546,7 @@ def human_difficulty_scale(
     >>> round(r.spearman[0].value, 3)
     1.0
     """
-    from ranking.pairwise import am_elo
+    from ranking.pairwise import _am_elo_started
 
     check_in_range(confidence, "confidence", 0.0, 1.0)
     if not 0.0 < confidence < 1.0:
@@ -1602,7 +1602,9 @@ def human_difficulty_scale(
         fa, fb, fk = np.r_[fa, fa[rows]], np.r_[fb, fb[rows]], np.r_[fk, fk[rows]]
         outcome = np.r_[outcome, np.full(rows.size, 0.5)]
     try:
-        fit = am_elo(
+        # am_elo from the ability step's start: its optimum to the fit's tolerance, in
+        # fewer iterations (ranking.pairwise._am_elo_started)
+        fit = _am_elo_started(
             fa,
             fb,
             fk,
