@@ -276,8 +276,13 @@ def stable_arena_components(
     groups = component_members(component)
     fits: list[ComponentFit] = []
     for g, members in enumerate(groups):
-        # one component holds every vote: no copies of the vote arrays
-        sel = slice(None) if len(groups) == 1 else vote_component == g
+        # one component holds every vote: no copies of the vote arrays; otherwise the
+        # component's rows in ascending order, gathered (the arrays' boolean indexing by
+        # ``vote_component == g`` gives the same rows in the same order, but scanning the
+        # mask once per array costs about five times as much where components interleave)
+        sel: slice | IntArray = (
+            slice(None) if len(groups) == 1 else np.flatnonzero(vote_component == g)
+        )
         cache = None
         if delta_caches is not None:
             cache = delta_caches.setdefault(int(members[0]), DeltaCache())

@@ -114,3 +114,36 @@ def test_malformed_input_raises_named_errors() -> None:
         stable_arena_components(
             [0], [1], [0], [1.0], n_items=2, n_annotators=1, both_bad=[True, False]
         )
+
+
+def test_interleaved_components_get_their_votes_in_order() -> None:
+    """Votes of the components interleaved (as they arrive in a study): each component's
+    fit, with the per-vote signals, is stable_arena on its votes in their order (selected
+    by a boolean mask here), bit for bit."""
+    a, b, k, w, n, m = two_arenas()
+    order = np.random.default_rng(3).permutation(a.size)
+    a, b, k, w = a[order], b[order], k[order], w[order]
+    rng = np.random.default_rng(4)
+    left, fast = rng.random(a.size) < 0.5, rng.random(a.size) < 0.1
+    res = stable_arena_components(
+        a, b, k, w, n_items=n, n_annotators=m, left_chosen=left, fast=fast
+    )
+    for g, cf in enumerate(res.fits):
+        sel = res.vote_component == g
+        assert cf.result is not None
+        assert cf.delta_rule is not None
+        ref = stable_arena(
+            a[sel] - 6 * g,
+            b[sel] - 6 * g,
+            k[sel],
+            w[sel],
+            n_models=6,
+            n_annotators=m,
+            delta=cf.result.delta,
+            left_chosen=left[sel],
+            fast=fast[sel],
+        )
+        np.testing.assert_array_equal(cf.result.ratings, ref.ratings)
+        np.testing.assert_array_equal(cf.result.abilities, ref.abilities)
+        assert cf.result.status == ref.status
+        assert cf.result.reasons == ref.reasons
