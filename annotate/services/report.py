@@ -1089,6 +1089,12 @@ def _prior_scale(
     )
 
 
+def _floats(x: Any) -> list[float]:
+    """The data of a (masked) array as Python floats, masked entries included."""
+    out: list[float] = np.asarray(np.ma.getdata(x), dtype=np.float64).tolist()
+    return out
+
+
 def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> HumanScale:
     """Fit the human scale on each group of questions linked by judged pairs.
 
@@ -1165,39 +1171,22 @@ def _human_scale(data: _StudyData, cols: list[_Column], confidence: float) -> Hu
         out_groups.append(ScaleGroup(gi, int(qs.size), int(sel.size), True, None, h.n_votes))
         total_votes += h.n_votes
         total_iter += h.iterations
-        qmask = _mask(h.difficulty)
+        # the per-question and per-annotator values as Python floats once (the same
+        # values as float() of each element), not a masked array's .data per element
+        qmask = _mask(h.difficulty).tolist()
+        harder, easier = h.always_harder.tolist(), h.always_easier.tolist()
+        diff, low, up = (_floats(x) for x in (h.difficulty, h.lower, h.upper))
         for j, q in enumerate(qs.tolist()):
-            ex = (
-                "always harder"
-                if h.always_harder[j]
-                else "always easier"
-                if h.always_easier[j]
-                else None
-            )
+            ex = "always harder" if harder[j] else "always easier" if easier[j] else None
             base = questions[q]
             if qmask[j]:
                 questions[q] = QuestionScale(base.key, base.subject, None, None, None, ex, gi)
             else:
-                questions[q] = QuestionScale(
-                    base.key,
-                    base.subject,
-                    float(h.difficulty.data[j]),
-                    float(h.lower.data[j]),
-                    float(h.upper.data[j]),
-                    ex,
-                    gi,
-                )
-        rmask = _mask(h.reliability)
-        judged = np.bincount(va[vc != SKIP], minlength=n_a)
-        for i in range(n_a):
-            if not rmask[i]:
-                rel[i].append(
-                    (
-                        float(h.reliability.data[i]),
-                        _none(h.reliability_standard_errors.data[i]),
-                        float(judged[i]),
-                    )
-                )
+                questions[q] = QuestionScale(base.key, base.subject, diff[j], low[j], up[j], ex, gi)
+        judged = np.bincount(va[vc != SKIP], minlength=n_a).tolist()
+        r_val, r_se = _floats(h.reliability), _floats(h.reliability_standard_errors)
+        for i in np.flatnonzero(~_mask(h.reliability)).tolist():
+            rel[i].append((r_val[i], _none(r_se[i]), float(judged[i])))
         for e, name in enumerate(h.estimator_names):
             sp, kd = h.spearman[e], h.kendall[e]
             if D is not None and (sp.n <= EXACT_P_MAX_N or kd.n <= EXACT_P_MAX_N):
