@@ -895,22 +895,26 @@ class _AgreementPlan:
     are multiplied in all; the rows are made in the tree's order, a base before the rows
     made from it. A difference on more than ``_DELTA_SHARE`` of the pairs is not used.
 
-    ``extra`` (A, P), optional: one more row of credits, made by :meth:`extra_counts` from
-    the products of :meth:`counts` (the one that differs least from it on the pairs, or
-    on its own), only when asked for.
+    The operands are made from the votes (:func:`_credits`, the credits of
+    :func:`_agreement_tensor`, on the pairs multiplied only), with ``tie_credit``.
+    ``extra`` (P,), optional: one more prediction row, whose credits have no tie credit,
+    made by :meth:`extra_counts` from the products of :meth:`counts` (from the row whose
+    prediction differs least from it, or on its own), only when asked for.
     """
 
     def __init__(
         self,
-        agree: npt.NDArray[np.float32],
+        votes: _Votes,
         distinct: IntArray,
-        extra: tuple[npt.NDArray[np.float32], IntArray] | None = None,
+        tie_credit: float,
+        extra: IntArray | None = None,
     ) -> None:
-        n_u, n_a, n_p = agree.shape
-        self.n_a = n_a
+        n_u, n_p = distinct.shape
+        self.n_a = votes.n_annotators
+        self.code_t = np.ascontiguousarray(votes.code.T)  # (P, A): a pair's votes, a row
         # a row's own product needs only the pairs where it gives some credit (none on a
         # tied prediction with tie_credit 0)
-        credited = [np.flatnonzero(agree[u].any(axis=0)) for u in range(n_u)]
+        credited = [self._credited(votes, row, tie_credit) for row in distinct]
         # Prim's algorithm: cost[u] the fewest pairs that make row u from the rows
         # already made (or on its own: base -1), by[u] that base
         cost = np.array([c.size for c in credited], dtype=np.float64)
@@ -921,52 +925,61 @@ class _AgreementPlan:
         for _ in range(n_u):
             u = int(np.flatnonzero(~done)[np.argmin(cost[~done])])
             done[u] = True
-            self.steps.append(
-                (
-                    u,
-                    *self._operand(
-                        agree[u], agree, int(by[u]), distinct[u], distinct, credited[u], n_p
-                    ),
-                )
-            )
+            base = int(by[u])
+            # from a base: the same credits where the two predict alike
+            cols = credited[u] if base < 0 else np.flatnonzero(distinct[base] != distinct[u])
+            m = self._operand(distinct[u], tie_credit, cols, distinct, base, tie_credit)
+            self.steps.append((u, base, None if base < 0 and cols.size == n_p else cols, m))
             differ = (distinct != distinct[u]).sum(axis=1)
             closer = ~done & (differ < cost) & (differ <= _DELTA_SHARE * n_p)
             cost[closer] = differ[closer]
             by[closer] = u
         self.extra: tuple[int, IntArray | None, npt.NDArray[np.float32]] | None = None
         if extra is not None:
-            row, pred = extra
-            own = np.flatnonzero(row.any(axis=0))
-            differ = (distinct != pred).sum(axis=1)
+            own = self._credited(votes, extra, 0.0)
+            differ = (distinct != extra).sum(axis=1)
             v = int(np.argmin(differ)) if n_u else -1
-            base = v if v >= 0 and differ[v] < own.size and differ[v] <= _DELTA_SHARE * n_p else -1
-            self.extra = self._operand(row, agree, base, pred, distinct, own, n_p, exact_pairs=True)
+            ok = v >= 0 and differ[v] < own.size and differ[v] <= _DELTA_SHARE * n_p
+            base = v if ok else -1
+            if base < 0:
+                cols = own
+            else:  # where the predictions differ, and where both predict a tie that
+                # the base credits (tie_credit) and the extra row does not
+                both_tie = (distinct[base] == TIE) & (extra == TIE) & (votes.judged_per_pair > 0)
+                cols = np.flatnonzero(
+                    (distinct[base] != extra) | (both_tie if tie_credit else False)
+                )
+            m = self._operand(extra, 0.0, cols, distinct, base, tie_credit)
+            self.extra = (base, None if base < 0 and cols.size == n_p else cols, m)
 
     @staticmethod
+    def _credited(votes: _Votes, pred: IntArray, tie_credit: float) -> IntArray:
+        """The pairs where some vote earns a credit against the prediction row ``pred``."""
+        some = np.where(
+            pred == FIRST_HARDER,
+            votes.n_first > 0,
+            np.where(pred == SECOND_HARDER, votes.n_second > 0, votes.judged_per_pair > 0),
+        )
+        if not tie_credit:
+            some &= pred != TIE
+        return np.flatnonzero(some)
+
     def _operand(
-        row: npt.NDArray[np.float32],
-        agree: npt.NDArray[np.float32],
-        base: int,
+        self,
         pred: IntArray,
+        credit: float,
+        cols: IntArray,
         distinct: IntArray,
-        credited: IntArray,
-        n_p: int,
-        *,
-        exact_pairs: bool = False,
-    ) -> tuple[int, IntArray | None, npt.NDArray[np.float32]]:
-        """(base, pairs or None for all, the (pairs, A) operand) of ``row``. From a base,
-        the pairs where the predictions differ, or with ``exact_pairs`` (a row whose
-        credits are not the base's for the same prediction: the extra row, without tie
-        credit) those where any credit differs."""
-        if base < 0:
-            cols = None if credited.size == n_p else credited
-            own = row if cols is None else row[:, cols]
-            return -1, cols, np.ascontiguousarray(own.T)
-        if exact_pairs:
-            cols = np.flatnonzero((row != agree[base]).any(axis=0))
-        else:  # rows of the same credits: equal predictions give equal credits
-            cols = np.flatnonzero(distinct[base] != pred)
-        return base, cols, np.ascontiguousarray((row[:, cols] - agree[base][:, cols]).T)
+        base: int,
+        base_credit: float,
+    ) -> npt.NDArray[np.float32]:
+        """The (pairs, A) operand of the row ``pred`` on the pairs ``cols``: its credits,
+        minus those of the row ``base`` (``base_credit``) when it has one."""
+        code = self.code_t[cols]  # (pairs, A)
+        out = _credits(code, pred[cols], credit)
+        if base >= 0:
+            out -= _credits(code, distinct[base][cols], base_credit)
+        return out
 
     def counts(self, wp: FloatArray) -> npt.NDArray[np.float32]:
         """(b, E_distinct, A) in float32 (a transposed view of (E_distinct, b, A)): each row
@@ -993,6 +1006,18 @@ class _AgreementPlan:
 
 _DELTA_SHARE = 0.6
 """Largest share of pairs on which :class:`_AgreementPlan` multiplies a difference."""
+
+
+def _credits(
+    code_t: npt.NDArray[np.int8], pred: IntArray, tie_credit: float
+) -> npt.NDArray[np.float32]:
+    """(pairs, A) in float32: the credits of :func:`_agreement_tensor` (transposed) of the
+    votes ``code_t`` (pairs, A) against the predictions ``pred`` (pairs,)."""
+    p = pred[:, None]
+    out: npt.NDArray[np.float32] = ((code_t == p) & (p != TIE)).astype(np.float32)
+    if tie_credit:
+        out[(p == TIE) & (code_t > 0)] = tie_credit
+    return out
 
 
 def _distinct_rows(pred: IntArray) -> tuple[IntArray, IntArray]:
@@ -1372,9 +1397,8 @@ def alignment_report(
         extra = None
         if near_tie == "weighted":
             s0 = votes.point_counts(margin)[1]
-            majority = np.where(s0 > 0, FIRST_HARDER, np.where(s0 < 0, SECOND_HARDER, TIE))
-            extra = (_agreement_tensor(votes, majority[None], 0.0, np.float32)[0], majority)
-        plan = _AgreementPlan(agree, distinct, extra)
+            extra = np.where(s0 > 0, FIRST_HARDER, np.where(s0 < 0, SECOND_HARDER, TIE))
+        plan = _AgreementPlan(votes, distinct, float(tie_credit), extra)
     elif do_pairs or do_both:
         agree_pa = agree.transpose(2, 0, 1).reshape(n_p, n_u * n_a)
 

@@ -262,7 +262,7 @@ def test_agreement_plan_rows_are_numpys_float64_products(tie_credit: float) -> N
     distinct, _ = al._distinct_rows(np.vstack([pred, pred[0], far, majority]))
     agree = al._agreement_tensor(votes, distinct, tie_credit, np.float32)
     extra = al._agreement_tensor(votes, majority[None], 0.0, np.float32)[0]
-    plan = al._AgreementPlan(agree, distinct, (extra, majority))
+    plan = al._AgreementPlan(votes, distinct, tie_credit, majority)
     assert any(base >= 0 for _, base, _, _ in plan.steps)  # some rows made from a base
     assert sorted(u for u, _, _, _ in plan.steps) == list(range(distinct.shape[0]))
     wp = rng.multinomial(n_p, np.ones(n_p) / n_p, size=50).astype(np.float64)
