@@ -635,6 +635,7 @@ def _consensus_batch(
     *,
     all_weights: bool = True,
     point_products: _PointProducts | None = None,
+    with_counts: bool = True,
 ) -> tuple[IntArray, BoolArray, BoolArray, BoolArray, FloatArray, FloatArray, FloatArray]:
     """Consensus for B replicates at once.
 
@@ -655,6 +656,8 @@ def _consensus_batch(
     judged_t`` and a callable giving ``wp`` times the credits of a vote that matches the
     point estimate's majority on its decisive pairs, each (B, A), from which the near-tie
     weights of the replicates are made (:func:`_near_tie_weights_from_point`).
+    Without ``with_counts`` (the bootstrap, which keeps only the consensus) the first and
+    second counts are not made: empty arrays instead.
     """
     n_b = max(1 if wp is None else wp.shape[0], 1 if wa is None else wa.shape[0])
     shape = (n_b, votes.n_pairs)
@@ -707,9 +710,12 @@ def _consensus_batch(
             cell = np.ix_(rows, cols)
             resolved[cell] = res
             cons[cell] = np.where(res, np.where(score > 0, FIRST_HARDER, SECOND_HARDER), cons[cell])
-    n1 = np.broadcast_to(0.5 * (tot + dif), shape)
-    n2 = np.broadcast_to(0.5 * (tot - dif), shape)
-    return cons.astype(np.int64), decisive, near, resolved, weights, n1, n2
+    if with_counts:
+        n1 = np.broadcast_to(0.5 * (tot + dif), shape)
+        n2 = np.broadcast_to(0.5 * (tot - dif), shape)
+    else:
+        n1 = n2 = np.empty((0, 0))
+    return cons.astype(np.int64, copy=False), decisive, near, resolved, weights, n1, n2
 
 
 def _near_tie_weights(votes: _Votes, dec_w: FloatArray, first_majority: BoolArray) -> FloatArray:
@@ -1055,7 +1061,14 @@ def _batch_consensus_stats(
     """
     point = wp is None and wa is None
     cons = _consensus_batch(
-        votes, wp, wa, margin, rule, all_weights=point, point_products=point_products
+        votes,
+        wp,
+        wa,
+        margin,
+        rule,
+        all_weights=point,
+        point_products=point_products,
+        with_counts=False,
     )[0]
     n_b, n_e = cons.shape[0], pred.shape[0]
     pred_onehot = np.stack([(pred == c).T for c in (FIRST_HARDER, SECOND_HARDER, TIE)], axis=1)

@@ -842,23 +842,27 @@ def _agreement(
             pk = tuple(map(tuple, cells.tolist()))
         else:  # every pair defined: the floats straight from tolist
             pk = tuple(map(tuple, values.tolist()))
-        po = tuple(map(tuple, np.asarray(pc.overlap).astype(np.int64).tolist()))
+        po = tuple(map(tuple, np.asarray(pc.overlap, dtype=np.int64).tolist()))
         mean = pc.mean()
         mean_k, mean_r = mean.value, mean.reason
         lo = leave_one_out_agreement(R, labels=[1.0, 2.0])
-        km = _mask(lo.kappa)
-        pm = _mask(lo.percent_agreement)
+        # Python floats and ints by tolist (the same numbers as float() and int() of each)
         loo = tuple(
             AnnotatorAgreement(
-                a,
-                int(judged[i]),
-                int(skipped[i]),
-                None if km[i] else float(lo.kappa.data[i]),
-                lo.reasons[i],
-                None if pm[i] else float(lo.percent_agreement.data[i]),
-                int(lo.n_units[i]),
+                a, n_judged, n_skipped, None if k_m else k, reason, None if p_m else pct, n_u
             )
-            for i, a in enumerate(names)
+            for a, n_judged, n_skipped, k_m, k, reason, p_m, pct, n_u in zip(
+                names,
+                judged.tolist(),
+                skipped.tolist(),
+                _mask(lo.kappa).tolist(),
+                np.asarray(lo.kappa.data, dtype=np.float64).tolist(),
+                lo.reasons,
+                _mask(lo.percent_agreement).tolist(),
+                np.asarray(lo.percent_agreement.data, dtype=np.float64).tolist(),
+                np.asarray(lo.n_units).tolist(),
+                strict=True,
+            )
         )
     return Agreement(
         fleiss,
