@@ -1014,6 +1014,24 @@ _DELTA_SHARE = 0.6
 """Largest share of pairs on which :class:`_AgreementPlan` multiplies a difference."""
 
 
+def _credit_sums(votes: _Votes, pred: IntArray, tie_credit: float) -> FloatArray:
+    """(E, A) in float64: each annotator's summed credits against each prediction row,
+    ``_agreement_tensor(votes, pred, tie_credit).sum(axis=2)``, for a credit of 0, 1/2
+    or 1, by counting: a vote matching a prediction of the first (second) question is
+    ``(judged + diff) / 2`` (``(judged - diff) / 2``), one on a tied prediction
+    ``tie_credit * judged``; so the sums are two products with the (A, P) matrices
+    ``judged`` and ``diff``, in multiples of 1/2 below 2**22, exact in float32 (as
+    :func:`_count_matmul`) and so equal to the float64 sum of the credits bit for bit."""
+    m1 = (pred == FIRST_HARDER).T.astype(np.float64)  # (P, E)
+    m2 = (pred == SECOND_HARDER).T.astype(np.float64)
+    on_judged = 0.5 * (m1 + m2) + tie_credit * (pred == TIE).T
+    on_diff = 0.5 * (m1 - m2)
+    judged = _count_matmul(on_judged.T, votes.counts("judged_t"))  # (E, A)
+    signed = _count_matmul(on_diff.T, votes.counts("diff_t"))
+    out: FloatArray = judged + signed
+    return out
+
+
 def _credits(
     code_t: npt.NDArray[np.int8], pred: IntArray, tie_credit: float
 ) -> npt.NDArray[np.float32]:
@@ -1372,12 +1390,14 @@ def alignment_report(
     # The products are exact (_count_matmul), so each copy is what its own row gives.
     distinct, row_of = _distinct_rows(pred) if exact else (pred, np.arange(n_e))
     n_u = distinct.shape[0]
-    agree = _agreement_tensor(
-        votes, distinct, float(tie_credit), np.float32 if exact else np.float64
-    )  # (E_distinct, A, P)
+    # (E_distinct, A, P) credits: only without exact products (the plan makes its own)
+    agree = None if exact else _agreement_tensor(votes, distinct, float(tie_credit))
     n_judged = votes.judged_per_annotator.astype(np.float64)  # (A,)
     has_votes = n_judged > 0
-    credit = agree.sum(axis=2, dtype=np.float64)[row_of]  # exact sums of halves either way
+    if agree is None:  # exact sums of halves, made by counting
+        credit = _credit_sums(votes, distinct, float(tie_credit))[row_of]
+    else:
+        credit = agree.sum(axis=2, dtype=np.float64)[row_of]
     ind = np.where(has_votes, credit / np.maximum(n_judged, 1.0), 0.0)  # (E, A)
     individual = _masked(ind, mask=np.broadcast_to(~has_votes, ind.shape).copy())
     mean_ind = ind[:, has_votes].mean(axis=1)
@@ -1413,6 +1433,7 @@ def alignment_report(
             extra = np.where(s0 > 0, FIRST_HARDER, np.where(s0 < 0, SECOND_HARDER, TIE))
         plan = _AgreementPlan(votes, distinct, float(tie_credit), extra)
     elif do_pairs or do_both:
+        assert agree is not None
         agree_pa = agree.transpose(2, 0, 1).reshape(n_p, n_u * n_a)
 
     def point_products(

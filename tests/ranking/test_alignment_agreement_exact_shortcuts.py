@@ -270,3 +270,24 @@ def test_agreement_plan_rows_are_numpys_float64_products(tie_credit: float) -> N
     for u in range(distinct.shape[0]):
         np.testing.assert_array_equal(made[:, u], wp @ agree[u].T.astype(np.float64))
     np.testing.assert_array_equal(plan.extra_counts(wp, made), wp @ extra.T.astype(np.float64))
+
+
+@pytest.mark.parametrize("tie_credit", [0.0, 0.5, 1.0])
+def test_credit_sums_by_counting_are_the_summed_credits(tie_credit: float) -> None:
+    # the point estimate's credits by two count products against numpy's float64 sum of
+    # the credit tensor (and a plain Python count of one annotator's credits)
+    difficulty, pairs, pair, annotator, vote, n_a, n_p = _study(
+        13, present=0.8, skip=0.1, n_p=60, n_a=20
+    )
+    votes = al._check_votes(pair, annotator, vote, n_pairs=n_p, n_annotators=n_a)
+    pred = al._predict(difficulty, pairs, 0.0)
+    assert (pred == al.TIE).any()
+    sums = al._credit_sums(votes, pred, tie_credit)
+    reference = al._agreement_tensor(votes, pred, tie_credit).sum(axis=2, dtype=np.float64)
+    assert bits(sums) == bits(reference)
+    code = votes.code[0]
+    by_hand = sum(
+        (1.0 if c == p else 0.0) if p != al.TIE else (tie_credit if c > 0 else 0.0)
+        for c, p in zip(code.tolist(), pred[1].tolist(), strict=True)
+    )
+    assert sums[1, 0] == by_hand
