@@ -291,3 +291,21 @@ def test_credit_sums_by_counting_are_the_summed_credits(tie_credit: float) -> No
         for c, p in zip(code.tolist(), pred[1].tolist(), strict=True)
     )
     assert sums[1, 0] == by_hand
+
+
+def test_sums_exact32_bound_gives_the_row_sum_answer() -> None:
+    # the cheap bound (length times the largest count) only ever says yes where the row
+    # sums are below 2**24; near the limit the sums decide
+    limit = ap._EXACT32_SUM
+    rng = np.random.default_rng(14)
+    cases = [
+        rng.poisson(2.0, size=(30, 1000)).astype(np.float32),  # bootstrap counts
+        np.full((2, 4), limit / 4 - 1, dtype=np.float32),  # sums just below 2**24
+        np.full((2, 4), limit / 4, dtype=np.float32),  # sums at 2**24
+        np.array([[limit - 1.0, 0.0], [0.0, 1.0]], dtype=np.float32),  # one big count
+        np.array([[-(limit / 2), -(limit / 2)]], dtype=np.float32),  # negative counts
+        np.zeros((0, 3), dtype=np.float32),
+    ]
+    for w in cases:
+        expected = w.size == 0 or float(np.abs(w).sum(axis=1, dtype=np.float64).max()) < limit
+        assert ap._sums_exact32(w) == expected
