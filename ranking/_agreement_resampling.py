@@ -208,7 +208,11 @@ def fleiss_kappa_complete(
             method=method,
         )
     raters = ~np.isnan(data).all(axis=1)
-    counts, _ = rating_counts(data[raters][:, complete], labels=lab)
+    # the raters and units kept (the data itself when all are: no copy)
+    kept = data if m == data.shape[0] else data[raters]
+    if not complete.all():
+        kept = kept[:, complete]
+    counts, _ = rating_counts(kept, labels=lab)
     return fleiss_kappa(counts)
 
 
@@ -452,16 +456,19 @@ def _with_abstain_products(
     F: FloatArray,
     rater_weights: FloatArray,
     label_products: list[npt.NDArray[np.float32]],
+    design: _RaterDesign | None = None,
 ) -> list[npt.NDArray[np.float32]]:
     """:func:`_rater_products` of ``Fa`` (abstention first, then the labels) reusing those
     of ``F`` (the labels): a label's indicator is the same whether abstentions are missing
-    or a category, so only the abstention's product is new (checked). When every rater
-    rated every unit (abstentions included), it is the drawn raters minus the labels'
-    counts (exact integers), without a product."""
-    if not np.array_equal(Fa[1:], F):  # pragma: no cover - the same indicators by design
+    or a category, so only the abstention's product is new (checked, unless ``design``,
+    the :class:`_RaterDesign` of ``Fa``, is given by a caller that built ``Fa`` from
+    ``F``). When every rater rated every unit (abstentions included), it is the drawn
+    raters minus the labels' counts (exact integers), without a product."""
+    if design is None and not np.array_equal(Fa[1:], F):  # pragma: no cover - by design
         return _rater_products(Fa, rater_weights)
+    everyone = design.everyone if design is not None else bool((Fa.sum(axis=0) > 0).all())
     W = rater_weights.astype(np.float32)
-    if _sums_exact32(W) and (Fa.sum(axis=0) > 0).all():
+    if _sums_exact32(W) and everyone:
         abstained = np.repeat(W.sum(axis=1, dtype=np.float32)[:, None], Fa.shape[2], axis=1)
         for x in label_products:
             abstained -= x
@@ -753,6 +760,7 @@ def agreement_bootstrap(
             Fa[0] = np.equal(data, float(abstain))
             Fa[1:] = F
         design = _RaterDesign(F)  # the 0/1 matrices of the rater draws' products, once
+        design_a: _RaterDesign | None = None  # Fa's, made once when the raters are drawn
         units_ok = int((~np.isnan(data)).any(axis=0).sum()) >= 2
         raters_ok = n_raters >= 2
         if "units" in schemes and units_ok:
@@ -770,8 +778,11 @@ def agreement_bootstrap(
             dist["alpha_r"] = _distribution(a, conf, "annotators")
             dist["fleiss_r"] = _distribution(k, conf, "annotators")
             if Fa is not None:
-                n_fa = _with_abstain_products(Fa, F, wr, n_f)
-                k_ab = _replicates_over_raters(Fa, wr, need_alpha=False, products=n_fa)[1]
+                design_a = _RaterDesign(Fa) if design_a is None else design_a
+                n_fa = _with_abstain_products(Fa, F, wr, n_f, design_a)
+                k_ab = _replicates_over_raters(
+                    Fa, wr, need_alpha=False, products=n_fa, design=design_a
+                )[1]
                 dist["fleiss_ab_r"] = _distribution(k_ab, conf, "annotators")
         if "both" in schemes and units_ok and raters_ok:
             wu = _boot_counts(gen, n_boot, n_units)
@@ -781,9 +792,10 @@ def agreement_bootstrap(
             dist["alpha_b"] = _distribution(a, conf, "both")
             dist["fleiss_b"] = _distribution(k, conf, "both")
             if Fa is not None:
-                n_fa = _with_abstain_products(Fa, F, wr, n_f)
+                design_a = _RaterDesign(Fa) if design_a is None else design_a
+                n_fa = _with_abstain_products(Fa, F, wr, n_f, design_a)
                 k_ab = _replicates_over_raters(
-                    Fa, wr, need_alpha=False, unit_weights=wu, products=n_fa
+                    Fa, wr, need_alpha=False, unit_weights=wu, products=n_fa, design=design_a
                 )[1]
                 dist["fleiss_ab_b"] = _distribution(k_ab, conf, "both")
     return AgreementBootstrapResult(

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -112,6 +112,10 @@ TIE: int = 0
 
 NearTie: TypeAlias = Literal["weighted", "exclude"]
 MaskedFloatArray: TypeAlias = "np.ma.MaskedArray[Any, np.dtype[np.float64]]"
+
+_PointProducts: TypeAlias = "tuple[FloatArray, Callable[[], FloatArray]]"
+"""``wp @ judged_t`` and a callable giving ``wp`` times the credits of the votes that
+match the point majority (:func:`_consensus_batch`)."""
 
 _CHUNK = 256
 _SCORE_EPS = 1e-9
@@ -630,6 +634,8 @@ def _consensus_batch(
     rule: str,
     *,
     all_weights: bool = True,
+    point_products: _PointProducts | None = None,
+    with_counts: bool = True,
 ) -> tuple[IntArray, BoolArray, BoolArray, BoolArray, FloatArray, FloatArray, FloatArray]:
     """Consensus for B replicates at once.
 
@@ -645,6 +651,13 @@ def _consensus_batch(
     others (their counts are exact integers, :func:`_count_matmul`); the score enters
     only through ``|score| > _SCORE_EPS`` and its sign, which a different summation order
     of the same terms (some 1e-16 relative) does not move.
+
+    ``point_products`` (with ``wp``, when the counts are exact in float32): ``wp @
+    judged_t`` and a callable giving ``wp`` times the credits of a vote that matches the
+    point estimate's majority on its decisive pairs, each (B, A), from which the near-tie
+    weights of the replicates are made (:func:`_near_tie_weights_from_point`).
+    Without ``with_counts`` (the bootstrap, which keeps only the consensus) the first and
+    second counts are not made: empty arrays instead.
     """
     n_b = max(1 if wp is None else wp.shape[0], 1 if wa is None else wa.shape[0])
     shape = (n_b, votes.n_pairs)
@@ -674,6 +687,17 @@ def _consensus_batch(
             dec_r = decisive[rows]
             if wp is None and votes.exact32:  # annotators resampled, pairs not
                 w_r = _near_tie_weights_unweighted(votes, margin, dec_r, first_majority[rows])
+            elif wp is not None and point_products is not None and votes.exact32:
+                den, agree_majority = point_products
+                w_r = _near_tie_weights_from_point(
+                    votes,
+                    margin,
+                    wp[rows],
+                    dec_r,
+                    first_majority[rows],
+                    den[rows],
+                    agree_majority()[rows],
+                )
             else:
                 dec_w = dec_r.astype(np.float64) if wp is None else wp[rows] * dec_r
                 w_r = _near_tie_weights(votes, dec_w, first_majority[rows])
@@ -686,9 +710,12 @@ def _consensus_batch(
             cell = np.ix_(rows, cols)
             resolved[cell] = res
             cons[cell] = np.where(res, np.where(score > 0, FIRST_HARDER, SECOND_HARDER), cons[cell])
-    n1 = np.broadcast_to(0.5 * (tot + dif), shape)
-    n2 = np.broadcast_to(0.5 * (tot - dif), shape)
-    return cons.astype(np.int64), decisive, near, resolved, weights, n1, n2
+    if with_counts:
+        n1 = np.broadcast_to(0.5 * (tot + dif), shape)
+        n2 = np.broadcast_to(0.5 * (tot - dif), shape)
+    else:
+        n1 = n2 = np.empty((0, 0))
+    return cons.astype(np.int64, copy=False), decisive, near, resolved, weights, n1, n2
 
 
 def _near_tie_weights(votes: _Votes, dec_w: FloatArray, first_majority: BoolArray) -> FloatArray:
@@ -721,6 +748,37 @@ def _near_tie_weights_unweighted(
     d_dec = sparse.csr_matrix(decisive.astype(np.float32) - dec0)
     d_s = sparse.csr_matrix((s_r - s0).astype(np.float32))
     judged = judged0 + np.asarray(d_dec @ votes.matrix("judged_t", np.float32), np.float64)
+    signed = signed0 + np.asarray(d_s @ votes.matrix("diff_t", np.float32), np.float64)
+    return _weights_from_counts(judged, signed)
+
+
+def _near_tie_weights_from_point(
+    votes: _Votes,
+    margin: float,
+    wp: FloatArray,
+    decisive: BoolArray,
+    first_majority: BoolArray,
+    den: FloatArray,
+    agree0: FloatArray,
+) -> FloatArray:
+    """:func:`_near_tie_weights` with pair weights ``wp * decisive`` (b, P) (pairs
+    resampled), from ``den = wp @ judged_t`` and ``agree0``, the counts (b, A) of each
+    annotator's votes that match the point estimate's majority on its decisive pairs:
+    there the point's signed count ``(wp * s0) @ diff_t`` is ``2 agree0 - judged0``
+    (a vote for the majority counts +1, one against it -1), so only sparse products are
+    left, over the pairs the point leaves undecided and those where the replicate's
+    decisive pairs or majorities differ from the point's (a few per replicate). Counts of
+    votes: exact integers either way (products in float32, :func:`_count_matmul`)."""
+    dec0, s0, _, _ = votes.point_counts(margin)
+    w32 = wp.astype(np.float32)
+    judged_t = votes.matrix("judged_t", np.float32)
+    undecided = sparse.csr_matrix(w32 * (dec0 - np.float32(1.0)))
+    judged0 = den + np.asarray(undecided @ judged_t, np.float64)  # (wp * dec0) @ judged_t
+    signed0 = 2.0 * agree0 - judged0
+    s_r = np.where(decisive, np.where(first_majority, 1.0, -1.0), 0.0).astype(np.float32)
+    d_dec = sparse.csr_matrix(w32 * (decisive.astype(np.float32) - dec0))
+    d_s = sparse.csr_matrix(w32 * (s_r - s0))
+    judged = judged0 + np.asarray(d_dec @ judged_t, np.float64)
     signed = signed0 + np.asarray(d_s @ votes.matrix("diff_t", np.float32), np.float64)
     return _weights_from_counts(judged, signed)
 
@@ -830,53 +888,160 @@ class _AgreementPlan:
     distinct prediction row's agreement credits, shape (b, E_distinct, A)) with less work.
 
     Two estimators' predictions usually differ on a minority of the pairs, and where they
-    agree so do their credits; so a row is the product of an earlier row (its base) plus
+    agree so do their credits; so a row is the product of another row (its base) plus
     the product of the difference of the credits on the pairs where the two differ, a
     matrix product over those pairs only. Exact, like :func:`_count_matmul` (float32 only):
     counts times credits and credit differences (multiples of 1/2 of at most 1 in size)
     sum to multiples of 1/2 below 2**23 in any order, and the base plus the difference,
     both such numbers whose sum is one too, is exact in float32; so each row equals its
-    direct product bit for bit. A row that differs from every earlier row on more than
-    ``_DELTA_SHARE`` of the pairs, or on more pairs than it credits, is multiplied on its
-    own, over the pairs where it gives some credit (the others add exact zeros).
+    direct product bit for bit, whatever its base. The bases are a minimum spanning tree
+    (Prim's, from a virtual root whose edge to a row is multiplying that row on its own,
+    over the pairs where it gives some credit, the others adding exact zeros): each row
+    is made from the row it differs from least, or on its own, so that the fewest pairs
+    are multiplied in all; the rows are made in the tree's order, a base before the rows
+    made from it. A difference on more than ``_DELTA_SHARE`` of the pairs is not used.
+
+    The operands are made from the votes (:func:`_credits`, the credits of
+    :func:`_agreement_tensor`, on the pairs multiplied only), with ``tie_credit``.
+    ``extra`` (P,), optional: one more prediction row, whose credits have no tie credit,
+    made by :meth:`extra_counts` from the products of :meth:`counts` (from the row whose
+    prediction differs least from it, or on its own), only when asked for.
     """
 
-    def __init__(self, agree: npt.NDArray[np.float32], distinct: IntArray) -> None:
-        n_u, n_a, n_p = agree.shape
-        self.n_a = n_a
-        # (base row or -1, the pairs multiplied or None for all, the (pairs, A) operand)
-        self.steps: list[tuple[int, IntArray | None, npt.NDArray[np.float32]]] = []
-        for u in range(n_u):
-            # a row's own product needs only the pairs where it gives some credit (none
-            # on a tied prediction with tie_credit 0)
-            credited = np.flatnonzero(agree[u].any(axis=0))
-            base, cols = -1, None if credited.size == n_p else credited
-            if u:
-                differ = (distinct[:u] != distinct[u]).sum(axis=1)
-                v = int(np.argmin(differ))
-                if differ[v] <= _DELTA_SHARE * n_p and differ[v] < credited.size:
-                    base, cols = v, np.flatnonzero(distinct[v] != distinct[u])
+    def __init__(
+        self,
+        votes: _Votes,
+        distinct: IntArray,
+        tie_credit: float,
+        extra: IntArray | None = None,
+    ) -> None:
+        n_u, n_p = distinct.shape
+        self.n_a = votes.n_annotators
+        self.code_t = np.ascontiguousarray(votes.code.T)  # (P, A): a pair's votes, a row
+        # a row's own product needs only the pairs where it gives some credit (none on a
+        # tied prediction with tie_credit 0)
+        credited = [self._credited(votes, row, tie_credit) for row in distinct]
+        # Prim's algorithm: cost[u] the fewest pairs that make row u from the rows
+        # already made (or on its own: base -1), by[u] that base
+        cost = np.array([c.size for c in credited], dtype=np.float64)
+        by = np.full(n_u, -1, dtype=np.int64)
+        done = np.zeros(n_u, dtype=bool)
+        # (row, base row or -1, the pairs multiplied or None for all, the operand)
+        self.steps: list[tuple[int, int, IntArray | None, npt.NDArray[np.float32]]] = []
+        for _ in range(n_u):
+            u = int(np.flatnonzero(~done)[np.argmin(cost[~done])])
+            done[u] = True
+            base = int(by[u])
+            # from a base: the same credits where the two predict alike
+            cols = credited[u] if base < 0 else np.flatnonzero(distinct[base] != distinct[u])
+            m = self._operand(distinct[u], tie_credit, cols, distinct, base, tie_credit)
+            self.steps.append((u, base, None if base < 0 and cols.size == n_p else cols, m))
+            differ = (distinct != distinct[u]).sum(axis=1)
+            closer = ~done & (differ < cost) & (differ <= _DELTA_SHARE * n_p)
+            cost[closer] = differ[closer]
+            by[closer] = u
+        self.extra: tuple[int, IntArray | None, npt.NDArray[np.float32]] | None = None
+        if extra is not None:
+            own = self._credited(votes, extra, 0.0)
+            differ = (distinct != extra).sum(axis=1)
+            v = int(np.argmin(differ)) if n_u else -1
+            ok = v >= 0 and differ[v] < own.size and differ[v] <= _DELTA_SHARE * n_p
+            base = v if ok else -1
             if base < 0:
-                own = agree[u] if cols is None else agree[u][:, cols]
-                m = np.ascontiguousarray(own.T)  # (P or pairs credited, A)
-            else:
-                m = np.ascontiguousarray((agree[u][:, cols] - agree[base][:, cols]).T)
-            self.steps.append((base, cols, m))
+                cols = own
+            else:  # where the predictions differ, and where both predict a tie that
+                # the base credits (tie_credit) and the extra row does not
+                both_tie = (distinct[base] == TIE) & (extra == TIE) & (votes.judged_per_pair > 0)
+                cols = np.flatnonzero(
+                    (distinct[base] != extra) | (both_tie if tie_credit else False)
+                )
+            m = self._operand(extra, 0.0, cols, distinct, base, tie_credit)
+            self.extra = (base, None if base < 0 and cols.size == n_p else cols, m)
+
+    @staticmethod
+    def _credited(votes: _Votes, pred: IntArray, tie_credit: float) -> IntArray:
+        """The pairs where some vote earns a credit against the prediction row ``pred``."""
+        some = np.where(
+            pred == FIRST_HARDER,
+            votes.n_first > 0,
+            np.where(pred == SECOND_HARDER, votes.n_second > 0, votes.judged_per_pair > 0),
+        )
+        if not tie_credit:
+            some &= pred != TIE
+        return np.flatnonzero(some)
+
+    def _operand(
+        self,
+        pred: IntArray,
+        credit: float,
+        cols: IntArray,
+        distinct: IntArray,
+        base: int,
+        base_credit: float,
+    ) -> npt.NDArray[np.float32]:
+        """The (pairs, A) operand of the row ``pred`` on the pairs ``cols``: its credits,
+        minus those of the row ``base`` (``base_credit``) when it has one."""
+        code = self.code_t[cols]  # (pairs, A)
+        out = _credits(code, pred[cols], credit)
+        if base >= 0:
+            out -= _credits(code, distinct[base][cols], base_credit)
+        return out
 
     def counts(self, wp: FloatArray) -> npt.NDArray[np.float32]:
         """(b, E_distinct, A) in float32 (a transposed view of (E_distinct, b, A)): each row
         a product, or its base plus a product, all exact in float32 (above)."""
         w32 = wp.astype(np.float32)
         out = np.empty((len(self.steps), wp.shape[0], self.n_a), dtype=np.float32)
-        for u, (base, cols, m) in enumerate(self.steps):
+        for u, base, cols, m in self.steps:
             np.matmul(w32 if cols is None else w32[:, cols], m, out=out[u])
             if base >= 0:
                 out[u] += out[base]
         return out.transpose(1, 0, 2)
 
+    def extra_counts(self, wp: FloatArray, made: npt.NDArray[np.float32]) -> FloatArray:
+        """``wp @ extra.T`` (b, A) in float64, from ``made``, what :meth:`counts` gave for
+        the same ``wp`` (exact, as above)."""
+        assert self.extra is not None
+        base, cols, m = self.extra
+        w32 = wp.astype(np.float32)
+        out: npt.NDArray[np.float32] = np.matmul(w32 if cols is None else w32[:, cols], m)
+        if base >= 0:
+            out += made[:, base]
+        return out.astype(np.float64)
+
 
 _DELTA_SHARE = 0.6
 """Largest share of pairs on which :class:`_AgreementPlan` multiplies a difference."""
+
+
+def _credit_sums(votes: _Votes, pred: IntArray, tie_credit: float) -> FloatArray:
+    """(E, A) in float64: each annotator's summed credits against each prediction row,
+    ``_agreement_tensor(votes, pred, tie_credit).sum(axis=2)``, for a credit of 0, 1/2
+    or 1, by counting: a vote matching a prediction of the first (second) question is
+    ``(judged + diff) / 2`` (``(judged - diff) / 2``), one on a tied prediction
+    ``tie_credit * judged``; so the sums are two products with the (A, P) matrices
+    ``judged`` and ``diff``, in multiples of 1/2 below 2**22, exact in float32 (as
+    :func:`_count_matmul`) and so equal to the float64 sum of the credits bit for bit."""
+    m1 = (pred == FIRST_HARDER).T.astype(np.float64)  # (P, E)
+    m2 = (pred == SECOND_HARDER).T.astype(np.float64)
+    on_judged = 0.5 * (m1 + m2) + tie_credit * (pred == TIE).T
+    on_diff = 0.5 * (m1 - m2)
+    judged = _count_matmul(on_judged.T, votes.counts("judged_t"))  # (E, A)
+    signed = _count_matmul(on_diff.T, votes.counts("diff_t"))
+    out: FloatArray = judged + signed
+    return out
+
+
+def _credits(
+    code_t: npt.NDArray[np.int8], pred: IntArray, tie_credit: float
+) -> npt.NDArray[np.float32]:
+    """(pairs, A) in float32: the credits of :func:`_agreement_tensor` (transposed) of the
+    votes ``code_t`` (pairs, A) against the predictions ``pred`` (pairs,)."""
+    p = pred[:, None]
+    out: npt.NDArray[np.float32] = ((code_t == p) & (p != TIE)).astype(np.float32)
+    if tie_credit:
+        out[(p == TIE) & (code_t > 0)] = tie_credit
+    return out
 
 
 def _distinct_rows(pred: IntArray) -> tuple[IntArray, IntArray]:
@@ -903,6 +1068,7 @@ def _batch_consensus_stats(
     margin: float,
     rule: str,
     tie_credit: float,
+    point_products: _PointProducts | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Consensus alignment and kappa, shape (B, E) each; NaN where undefined.
 
@@ -912,7 +1078,16 @@ def _batch_consensus_stats(
     (:func:`_consensus_batch`); the point estimate is the one :func:`vote_consensus` gives.
     """
     point = wp is None and wa is None
-    cons = _consensus_batch(votes, wp, wa, margin, rule, all_weights=point)[0]
+    cons = _consensus_batch(
+        votes,
+        wp,
+        wa,
+        margin,
+        rule,
+        all_weights=point,
+        point_products=point_products,
+        with_counts=False,
+    )[0]
     n_b, n_e = cons.shape[0], pred.shape[0]
     pred_onehot = np.stack([(pred == c).T for c in (FIRST_HARDER, SECOND_HARDER, TIE)], axis=1)
     pred_onehot = pred_onehot.reshape(votes.n_pairs, 3 * n_e).astype(np.float64)  # (P, 3E)
@@ -1215,12 +1390,14 @@ def alignment_report(
     # The products are exact (_count_matmul), so each copy is what its own row gives.
     distinct, row_of = _distinct_rows(pred) if exact else (pred, np.arange(n_e))
     n_u = distinct.shape[0]
-    agree = _agreement_tensor(
-        votes, distinct, float(tie_credit), np.float32 if exact else np.float64
-    )  # (E_distinct, A, P)
+    # (E_distinct, A, P) credits: only without exact products (the plan makes its own)
+    agree = None if exact else _agreement_tensor(votes, distinct, float(tie_credit))
     n_judged = votes.judged_per_annotator.astype(np.float64)  # (A,)
     has_votes = n_judged > 0
-    credit = agree.sum(axis=2, dtype=np.float64)[row_of]  # exact sums of halves either way
+    if agree is None:  # exact sums of halves, made by counting
+        credit = _credit_sums(votes, distinct, float(tie_credit))[row_of]
+    else:
+        credit = agree.sum(axis=2, dtype=np.float64)[row_of]
     ind = np.where(has_votes, credit / np.maximum(n_judged, 1.0), 0.0)  # (E, A)
     individual = _masked(ind, mask=np.broadcast_to(~has_votes, ind.shape).copy())
     mean_ind = ind[:, has_votes].mean(axis=1)
@@ -1247,9 +1424,27 @@ def alignment_report(
     plan: _AgreementPlan | None = None
     agree_pa: npt.NDArray[np.floating[Any]] | None = None
     if (do_pairs or do_both) and exact:
-        plan = _AgreementPlan(agree, distinct)
+        # with near-ties resolved by weights, one more row: the credits of a vote that
+        # matches the point majority on its decisive pairs, from which the replicates'
+        # near-tie weights are made (_near_tie_weights_from_point), when one has a near-tie
+        extra = None
+        if near_tie == "weighted":
+            s0 = votes.point_counts(margin)[1]
+            extra = np.where(s0 > 0, FIRST_HARDER, np.where(s0 < 0, SECOND_HARDER, TIE))
+        plan = _AgreementPlan(votes, distinct, float(tie_credit), extra)
     elif do_pairs or do_both:
+        assert agree is not None
         agree_pa = agree.transpose(2, 0, 1).reshape(n_p, n_u * n_a)
+
+    def point_products(
+        wp: FloatArray, den: FloatArray, num: npt.NDArray[np.floating[Any]]
+    ) -> _PointProducts | None:
+        """What the replicates' near-tie weights are made from (:func:`_consensus_batch`),
+        with the plan's products ``num`` of the same ``wp``."""
+        if plan is None or plan.extra is None:
+            return None
+        made = plan
+        return den, lambda: made.extra_counts(wp, np.asarray(num, dtype=np.float32))
 
     def agreement_counts(wp: FloatArray) -> npt.NDArray[np.floating[Any]]:
         """(b, E_distinct, A): bootstrap-weighted agreement credit of each annotator (exact
@@ -1276,7 +1471,9 @@ def alignment_report(
                 vals[np.broadcast_to(~ok[:, None, :], vals.shape)] = np.nan
                 with _quiet():  # per distinct row, then copied to its estimators (b, E)
                     bp_mean[start : start + b] = np.nanmean(vals, axis=2)[:, row_of]
-            s, k = _batch_consensus_stats(votes, pred, wp, None, margin, near_tie, tie_credit)
+            s, k = _batch_consensus_stats(
+                votes, pred, wp, None, margin, near_tie, tie_credit, point_products(wp, den, num)
+            )
             bp_share[start : start + b] = s
             bp_kap[start : start + b] = k
 
@@ -1323,7 +1520,9 @@ def alignment_report(
                 bb_mean[start : start + b] = np.where(
                     cnt[:, None] > 0, total / np.where(cnt > 0, cnt, 1.0)[:, None], np.nan
                 )
-            s, k = _batch_consensus_stats(votes, pred, wp, wa, margin, near_tie, tie_credit)
+            s, k = _batch_consensus_stats(
+                votes, pred, wp, wa, margin, near_tie, tie_credit, point_products(wp, den, num)
+            )
             bb_share[start : start + b] = s
             bb_kap[start : start + b] = k
 

@@ -603,10 +603,14 @@ def _align(
     full = tuple(range(n_p))
     for key, members in sorted(groups.items(), key=lambda kv: kv[0] != full):
         sel = np.array(key, dtype=np.int64)
-        pos = np.full(n_p, -1, dtype=np.int64)
-        pos[sel] = np.arange(sel.size)
-        vmask = pos[data.vote_pair] >= 0
-        vp, va, vc = pos[data.vote_pair[vmask]], data.vote_annotator[vmask], data.vote_code[vmask]
+        if key == full:  # every pair: the votes as they are
+            vp, va, vc = data.vote_pair, data.vote_annotator, data.vote_code
+        else:
+            pos = np.full(n_p, -1, dtype=np.int64)
+            pos[sel] = np.arange(sel.size)
+            vmask = pos[data.vote_pair] >= 0
+            vp = pos[data.vote_pair[vmask]]
+            va, vc = data.vote_annotator[vmask], data.vote_code[vmask]
         D = np.vstack([np.where(np.isnan(cols[j].values), 0.0, cols[j].values) for j in members])
         subset_note = (
             ()
@@ -642,22 +646,34 @@ def _align(
         ind_vals = np.asarray(rep.individual.data, dtype=np.float64).tolist()
         low_vals = np.asarray(rep.individual_low.data, dtype=np.float64).tolist()
         high_vals = np.asarray(rep.individual_high.data, dtype=np.float64).tolist()
+        sel_list = sel.tolist()
         for e, j in enumerate(members):
-            preds = ["n/a"] * n_p
-            for i, pr in zip(sel.tolist(), rep.predictions[e].tolist(), strict=True):
-                preds[i] = PRED_WORDS[int(pr)]
-            ind = []
-            for a, name in enumerate(data.annotators):
-                masked, lo_m = ind_mask[e][a], low_mask[e][a]
-                ind.append(
-                    AnnotatorAlignment(
-                        name,
-                        None if masked else ind_vals[e][a],
-                        None if lo_m else low_vals[e][a],
-                        None if lo_m else high_vals[e][a],
-                        judged[a],
-                    )
+            words = list(map(PRED_WORDS.__getitem__, rep.predictions[e].tolist()))
+            if key == full:
+                preds = words
+            else:
+                preds = ["n/a"] * n_p
+                for i, word in zip(sel_list, words, strict=True):
+                    preds[i] = word
+            ind = tuple(
+                AnnotatorAlignment(
+                    name,
+                    None if masked else value,
+                    None if lo_m else low,
+                    None if lo_m else high,
+                    n_judged,
                 )
+                for name, masked, lo_m, value, low, high, n_judged in zip(
+                    data.annotators,
+                    ind_mask[e],
+                    low_mask[e],
+                    ind_vals[e],
+                    low_vals[e],
+                    high_vals[e],
+                    judged,
+                    strict=True,
+                )
+            )
             results[j] = _Aligned(
                 rep.consensus_alignment[e],
                 rep.kappa[e],
@@ -665,7 +681,7 @@ def _align(
                 rep.consensus.n_consensus,
                 int(sel.size),
                 int(rep.n_tied_predictions[e]),
-                tuple(ind),
+                ind,
                 preds,
                 subset_note,
             )
@@ -826,23 +842,27 @@ def _agreement(
             pk = tuple(map(tuple, cells.tolist()))
         else:  # every pair defined: the floats straight from tolist
             pk = tuple(map(tuple, values.tolist()))
-        po = tuple(map(tuple, np.asarray(pc.overlap).astype(np.int64).tolist()))
+        po = tuple(map(tuple, np.asarray(pc.overlap, dtype=np.int64).tolist()))
         mean = pc.mean()
         mean_k, mean_r = mean.value, mean.reason
         lo = leave_one_out_agreement(R, labels=[1.0, 2.0])
-        km = _mask(lo.kappa)
-        pm = _mask(lo.percent_agreement)
+        # Python floats and ints by tolist (the same numbers as float() and int() of each)
         loo = tuple(
             AnnotatorAgreement(
-                a,
-                int(judged[i]),
-                int(skipped[i]),
-                None if km[i] else float(lo.kappa.data[i]),
-                lo.reasons[i],
-                None if pm[i] else float(lo.percent_agreement.data[i]),
-                int(lo.n_units[i]),
+                a, n_judged, n_skipped, None if k_m else k, reason, None if p_m else pct, n_u
             )
-            for i, a in enumerate(names)
+            for a, n_judged, n_skipped, k_m, k, reason, p_m, pct, n_u in zip(
+                names,
+                judged.tolist(),
+                skipped.tolist(),
+                _mask(lo.kappa).tolist(),
+                np.asarray(lo.kappa.data, dtype=np.float64).tolist(),
+                lo.reasons,
+                _mask(lo.percent_agreement).tolist(),
+                np.asarray(lo.percent_agreement.data, dtype=np.float64).tolist(),
+                np.asarray(lo.n_units).tolist(),
+                strict=True,
+            )
         )
     return Agreement(
         fleiss,

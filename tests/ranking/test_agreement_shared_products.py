@@ -23,7 +23,9 @@ def test_reused_label_products_give_the_fresh_result(
     data[rng.random(data.shape) < 0.1] = np.nan  # missing votes
     kwargs = dict(n_boot=200, labels=(1.0, 2.0), abstain=0.0, resample=resample)
     reused = agreement_bootstrap(data, rng=5, **kwargs)
-    monkeypatch.setattr(ar, "_with_abstain_products", lambda Fa, F, w, n: ar._rater_products(Fa, w))
+    monkeypatch.setattr(
+        ar, "_with_abstain_products", lambda Fa, F, w, n, *design: ar._rater_products(Fa, w)
+    )
     fresh = agreement_bootstrap(data, rng=5, **kwargs)
     assert bits(reused) == bits(fresh)
     assert reused.distribution(

@@ -83,16 +83,25 @@ def test_near_tie_weights_only_where_needed_give_every_replicates(
         n_boot=400,
         resample=("units", "annotators", "both"),
     )
-    rows: list[int] = []
-    real = al._near_tie_weights
+    rows: dict[str, int] = {}
 
-    def counted(votes: Any, dec_w: Any, first_majority: Any) -> Any:
-        rows.append(dec_w.shape[0])
-        return real(votes, dec_w, first_majority)
+    def counting(name: str) -> None:
+        real = getattr(al, name)
 
-    monkeypatch.setattr(al, "_near_tie_weights", counted)
+        def counted(votes: Any, *args: Any) -> Any:
+            out = real(votes, *args)
+            rows[name] = rows.get(name, 0) + out.shape[0]
+            return out
+
+        monkeypatch.setattr(al, name, counted)
+
+    for name in ("_near_tie_weights_unweighted", "_near_tie_weights_from_point"):
+        counting(name)
     fast = alignment_report(difficulty, pairs, pair, annotator, vote, rng=2, **kwargs)
-    assert sum(rows) > 100  # the bootstrap met near-ties (few annotators, wide margin)
+    # the bootstrap met near-ties (few annotators, wide margin), over annotators and with
+    # the pairs resampled
+    assert rows["_near_tie_weights_unweighted"] > 100
+    assert rows["_near_tie_weights_from_point"] > 100
     batch = al._consensus_batch
 
     def every_row(*args: Any, **kw: Any) -> Any:
@@ -231,3 +240,72 @@ def test_fleiss_over_raters_when_every_unit_is_complete() -> None:
     _, general = ar._replicates_over_raters(Fa, w, need_alpha=False, unit_weights=ones)
     assert np.isfinite(fast).sum() > 250
     assert fast.tobytes() == general.tobytes()
+
+
+@pytest.mark.parametrize("tie_credit", [0.0, 0.5, 1.0])
+def test_agreement_plan_rows_are_numpys_float64_products(tie_credit: float) -> None:
+    # rows made on their own, from a base (a spanning tree of the rows, some far from
+    # every other), and the extra row (the point majority), against numpy's float64
+    # products of the bootstrap counts with each row's credits
+    difficulty, pairs, pair, annotator, vote, n_a, n_p = _study(
+        11, present=0.9, skip=0.05, n_p=70, n_a=30
+    )
+    votes = al._check_votes(pair, annotator, vote, n_pairs=n_p, n_annotators=n_a)
+    rng = np.random.default_rng(12)
+    pred = al._predict(difficulty, pairs, 0.0)
+    far = rng.choice([0, 1, 2], size=(2, n_p))  # rows unlike the others
+    s0 = votes.point_counts(0.0)[1]
+    majority = np.where(s0 > 0, 1, np.where(s0 < 0, 2, 0))
+    assert (majority == 0).sum() >= 3  # pairs without a majority: a tie credit there
+    # a prediction row equal to the majority: the extra row's base, whose credits differ
+    # from the extra row's (no tie credit) only where both predict a tie
+    distinct, _ = al._distinct_rows(np.vstack([pred, pred[0], far, majority]))
+    agree = al._agreement_tensor(votes, distinct, tie_credit, np.float32)
+    extra = al._agreement_tensor(votes, majority[None], 0.0, np.float32)[0]
+    plan = al._AgreementPlan(votes, distinct, tie_credit, majority)
+    assert any(base >= 0 for _, base, _, _ in plan.steps)  # some rows made from a base
+    assert sorted(u for u, _, _, _ in plan.steps) == list(range(distinct.shape[0]))
+    wp = rng.multinomial(n_p, np.ones(n_p) / n_p, size=50).astype(np.float64)
+    made = plan.counts(wp)
+    for u in range(distinct.shape[0]):
+        np.testing.assert_array_equal(made[:, u], wp @ agree[u].T.astype(np.float64))
+    np.testing.assert_array_equal(plan.extra_counts(wp, made), wp @ extra.T.astype(np.float64))
+
+
+@pytest.mark.parametrize("tie_credit", [0.0, 0.5, 1.0])
+def test_credit_sums_by_counting_are_the_summed_credits(tie_credit: float) -> None:
+    # the point estimate's credits by two count products against numpy's float64 sum of
+    # the credit tensor (and a plain Python count of one annotator's credits)
+    difficulty, pairs, pair, annotator, vote, n_a, n_p = _study(
+        13, present=0.8, skip=0.1, n_p=60, n_a=20
+    )
+    votes = al._check_votes(pair, annotator, vote, n_pairs=n_p, n_annotators=n_a)
+    pred = al._predict(difficulty, pairs, 0.0)
+    assert (pred == al.TIE).any()
+    sums = al._credit_sums(votes, pred, tie_credit)
+    reference = al._agreement_tensor(votes, pred, tie_credit).sum(axis=2, dtype=np.float64)
+    assert bits(sums) == bits(reference)
+    code = votes.code[0]
+    by_hand = sum(
+        (1.0 if c == p else 0.0) if p != al.TIE else (tie_credit if c > 0 else 0.0)
+        for c, p in zip(code.tolist(), pred[1].tolist(), strict=True)
+    )
+    assert sums[1, 0] == by_hand
+
+
+def test_sums_exact32_bound_gives_the_row_sum_answer() -> None:
+    # the cheap bound (length times the largest count) only ever says yes where the row
+    # sums are below 2**24; near the limit the sums decide
+    limit = ap._EXACT32_SUM
+    rng = np.random.default_rng(14)
+    cases = [
+        rng.poisson(2.0, size=(30, 1000)).astype(np.float32),  # bootstrap counts
+        np.full((2, 4), limit / 4 - 1, dtype=np.float32),  # sums just below 2**24
+        np.full((2, 4), limit / 4, dtype=np.float32),  # sums at 2**24
+        np.array([[limit - 1.0, 0.0], [0.0, 1.0]], dtype=np.float32),  # one big count
+        np.array([[-(limit / 2), -(limit / 2)]], dtype=np.float32),  # negative counts
+        np.zeros((0, 3), dtype=np.float32),
+    ]
+    for w in cases:
+        expected = w.size == 0 or float(np.abs(w).sum(axis=1, dtype=np.float64).max()) < limit
+        assert ap._sums_exact32(w) == expected
