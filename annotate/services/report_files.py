@@ -8,15 +8,21 @@ literal; the plots come from :mod:`annotate.services.plots`.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from annotate.names import one_line
-from annotate.services.json_ready import symmetric_texts
+from annotate.services.json_ready import matrix_lines, symmetric_texts
 from annotate.services.paths import inside, output_folder
-from annotate.services.report_model import RESAMPLE_LABELS, ArenaReport, HumanAlignmentReport
+from annotate.services.report_model import (
+    RESAMPLE_LABELS,
+    Agreement,
+    ArenaReport,
+    HumanAlignmentReport,
+)
 from annotate.services.report_view import EXACT_P_MAX_N, arena_view, printed_view
 from annotate.views import ReportTable
 from ranking.alignment import Estimate, Interval
@@ -107,6 +113,22 @@ def _cell(c: object) -> str:
     return one_line(c)
 
 
+_MD_SPECIAL_RE = re.compile("[" + re.escape("\\`*_[]<>#~") + "]")
+"""The characters :func:`md_escape` escapes, but ``|``."""
+
+
+def _md_plain(joined: str, cells: int) -> bool:
+    """Whether :func:`md_escape` leaves each of ``cells`` cells unchanged, given their
+    text joined by ``" | "``: printable (one_line changes only characters that are not:
+    controls, line and paragraph separators, bidi marks, surrogates, and splitlines' line
+    ends), without a character md_escape escapes, and no ``|`` but the separators'."""
+    return (
+        joined.isprintable()
+        and _MD_SPECIAL_RE.search(joined) is None
+        and joined.count("|") == cells - 1
+    )
+
+
 class _Escaped(dict[str, str]):
     """:func:`md_escape` with memory: report tables repeat few distinct cell texts
     (numbers with two or three decimals), so each is escaped once."""
@@ -123,7 +145,11 @@ def _md_table(t: ReportTable) -> list[str]:
     esc = _Escaped()
     lines.append("| " + " | ".join(md_escape(c) for c in t.columns) + " |")
     lines.append("|" + "|".join("---" for _ in t.columns) + "|")
-    lines.extend("| " + " | ".join([esc[c] for c in row]) + " |" for row in t.rows)
+    for row in t.rows:
+        joined = " | ".join(row)
+        if not _md_plain(joined, len(row)):
+            joined = " | ".join([esc[c] for c in row])
+        lines.append("| " + joined + " |")
     if t.note:
         lines += ["", f"*{md_escape(t.note)}*"]
     return [*lines, ""]
@@ -315,6 +341,49 @@ def _f_row(row: Sequence[float | None]) -> list[str]:
     return [_f(v) for v in row]
 
 
+def write_pairwise_csv(path: Path, header: Sequence[str], g: Agreement) -> Path:
+    """pairwise_kappa.csv: what :func:`write_csv` writes of the rows
+    ``[annotator, *repr of each kappa ("" when undefined)]``, the kappa texts made and
+    joined by :func:`annotate.services.json_ready.matrix_lines` (a number's text needs no
+    quoting and is printable ASCII: the line after the annotator is written as it is)."""
+    lines = matrix_lines(g.pairwise_kappa, ",", "")
+    if lines is None or len(lines) != len(g.annotators):
+        return write_csv(path, header, _pairwise_rows(g))
+    write_csv(path, header, ())
+    with path.open("a", encoding="utf-8", newline="") as fh:
+        fh.writelines(
+            [
+                _first_cell(a) + "," + line + "\r\n"
+                for a, line in zip(g.annotators, lines, strict=True)
+            ]
+        )
+    return path
+
+
+def _first_cell(c: object) -> str:
+    """The first cell of a report CSV row of several cells as :func:`write_csv` writes it."""
+    text = _cell(c)
+    if "," not in text and '"' not in text:  # one_line left no CR or LF
+        return text
+    import csv
+    import io
+
+    buf = io.StringIO(newline="")
+    csv.writer(buf).writerow([text, ""])
+    return buf.getvalue()[: -len(",\r\n")]
+
+
+def _pairwise_rows(g: Agreement) -> list[list[str]]:
+    return [
+        [a, *texts]
+        for a, texts in zip(
+            g.annotators,
+            symmetric_texts(g.pairwise_kappa, float.__repr__) or map(_f_row, g.pairwise_kappa),
+            strict=True,
+        )
+    ]
+
+
 def _iv(i: Interval | None) -> list[str]:
     return ["", ""] if i is None else [repr(i.low), repr(i.high)]
 
@@ -341,11 +410,16 @@ _EST_HEAD = (
 )
 
 
-def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list[str]]]]:
+def _csv_tables(
+    r: HumanAlignmentReport,
+) -> dict[str, tuple[list[str], list[list[str]] | None]]:
+    """The report's CSVs by file name: header and rows; None as the rows of
+    pairwise_kappa.csv (:func:`write_pairwise_csv` writes it)."""
+
     def head(name: str) -> list[str]:
         return [name + s for s in _EST_HEAD]
 
-    out: dict[str, tuple[list[str], list[list[str]]]] = {}
+    out: dict[str, tuple[list[str], list[list[str]] | None]] = {}
     out["alignment.csv"] = (
         [
             "method",
@@ -489,17 +563,7 @@ def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list
             for x in g.leave_one_out
         ],
     )
-    out["pairwise_kappa.csv"] = (
-        ["annotator", *g.annotators],
-        [
-            [a, *texts]
-            for a, texts in zip(
-                g.annotators,
-                symmetric_texts(g.pairwise_kappa, float.__repr__) or map(_f_row, g.pairwise_kappa),
-                strict=True,
-            )
-        ],
-    )
+    out["pairwise_kappa.csv"] = (["annotator", *g.annotators], None)  # write_pairwise_csv
     hs = r.human_scale
     out["human_scale.csv"] = (
         [
@@ -562,7 +626,11 @@ def write_report(
     folder = output_folder(folder)
     files: list[Path] = []
     for name, (header, rows) in _csv_tables(r).items():
-        files.append(write_csv(inside(folder, name), header, rows))
+        path = inside(folder, name)
+        if rows is None:
+            files.append(write_pairwise_csv(path, header, r.agreement))
+        else:
+            files.append(write_csv(path, header, rows))
     notes: list[str] = []
     t = time.perf_counter()
     pngs: list[Path] = []
