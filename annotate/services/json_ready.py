@@ -509,6 +509,14 @@ _LAST_ARROW: ContextVar[list[tuple[bytes, Any]] | None] = ContextVar("_LAST_ARRO
 bytes and its mask's); None outside."""
 
 
+def kept_scope() -> contextlib.AbstractContextManager[None]:
+    """:func:`kept_texts`, or nothing inside one already (whose kept results then last
+    until its end: the report's files, then its ``--json``)."""
+    if _LAST_MATRIX.get() is not None:
+        return contextlib.nullcontext()
+    return kept_texts()
+
+
 @contextlib.contextmanager
 def kept_texts() -> Iterator[None]:
     """Within this block :func:`symmetric_texts` keeps its last result for a repeated call

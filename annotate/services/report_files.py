@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from annotate.names import one_line
-from annotate.services.json_ready import matrix_lines, symmetric_texts
+from annotate.services.json_ready import float_matrix, kept_scope, matrix_lines, symmetric_texts
 from annotate.services.paths import inside, output_folder
 from annotate.services.report_model import (
     RESAMPLE_LABELS,
@@ -622,15 +622,39 @@ def write_report(
     r: HumanAlignmentReport, folder: Path, *, plots: bool = True, latex: bool = False
 ) -> WrittenReport:
     """Write ``report.md``, the CSVs, (with ``plots``) the PNGs and (with ``latex``)
-    ``report.tex`` under ``folder``."""
+    ``report.tex`` under ``folder``.
+
+    pairwise_kappa.csv (19 MB at 1,000 annotators) is written by a second thread while
+    this one writes the rest: its texts are made in pyarrow, which lets the other
+    thread run (:func:`write_pairwise_csv`). The kappa matrix is converted once for it
+    and for the Markdown (:func:`annotate.services.json_ready.float_matrix`, kept for the
+    call, or for the caller's :func:`annotate.services.json_ready.kept_texts` scope)."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
     folder = output_folder(folder)
-    files: list[Path] = []
-    for name, (header, rows) in _csv_tables(r).items():
-        path = inside(folder, name)
-        if rows is None:
-            files.append(write_pairwise_csv(path, header, r.agreement))
-        else:
-            files.append(write_csv(path, header, rows))
+    with kept_scope(), ThreadPoolExecutor(max_workers=1) as pool:
+        float_matrix(r.agreement.pairwise_kappa)  # here, before both threads read it
+        files: list[Path] = []
+        pairwise = None
+        for name, (header, rows) in _csv_tables(r).items():
+            path = inside(folder, name)
+            if rows is None:
+                run = contextvars.copy_context().run  # the scope's kept matrix and texts
+                pairwise = pool.submit(run, write_pairwise_csv, path, header, r.agreement)
+                files.append(path)
+            else:
+                files.append(write_csv(path, header, rows))
+        written = _write_rest(r, folder, files, plots=plots, latex=latex)
+        if pairwise is not None:
+            pairwise.result()  # its error, if any, raised here
+    return written
+
+
+def _write_rest(
+    r: HumanAlignmentReport, folder: Path, files: list[Path], *, plots: bool, latex: bool
+) -> WrittenReport:
+    """:func:`write_report` after the CSVs: the plots, report.md and report.tex."""
     notes: list[str] = []
     t = time.perf_counter()
     pngs: list[Path] = []

@@ -132,3 +132,17 @@ def test_md_table_equals_escaping_every_cell() -> None:
     got = _md_table(t)
     body = ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in rows]
     assert got[4 : 4 + len(rows)] == body
+
+
+def test_kept_scope_opens_a_scope_only_outside_one() -> None:
+    from annotate.services.json_ready import kept_scope
+
+    m = tuple(tuple(r) for r in np.eye(4).tolist())
+    with kept_scope():
+        first = float_matrix(m)
+        assert float_matrix(m) is first  # a scope of its own
+    assert float_matrix(m) is not first  # let go at its end
+    with kept_texts():
+        with kept_scope():  # inside the caller's: its results outlive this block
+            inner = float_matrix(m)
+        assert float_matrix(m) is inner
