@@ -116,17 +116,16 @@ def _cell(c: object) -> str:
 _MD_SPECIAL_RE = re.compile("[" + re.escape("\\`*_[]<>#~") + "]")
 """The characters :func:`md_escape` escapes, but ``|``."""
 
+_MD_SPECIAL_BUT_PIPE = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#~"})
+
 
 def _md_plain(joined: str, cells: int) -> bool:
-    """Whether :func:`md_escape` leaves each of ``cells`` cells unchanged, given their
-    text joined by ``" | "``: printable (one_line changes only characters that are not:
-    controls, line and paragraph separators, bidi marks, surrogates, and splitlines' line
-    ends), without a character md_escape escapes, and no ``|`` but the separators'."""
-    return (
-        joined.isprintable()
-        and _MD_SPECIAL_RE.search(joined) is None
-        and joined.count("|") == cells - 1
-    )
+    """Whether :func:`md_escape` of each of ``cells`` cells is the cell with its special
+    characters escaped and nothing else, given their text joined by ``" | "``: printable
+    (one_line changes only characters that are not: controls, line and paragraph
+    separators, bidi marks, surrogates, and splitlines' line ends), with no ``|`` but the
+    separators'. The joined text, escaped but for ``|``, is then the escaped cells joined."""
+    return joined.isprintable() and joined.count("|") == cells - 1
 
 
 class _Escaped(dict[str, str]):
@@ -147,7 +146,10 @@ def _md_table(t: ReportTable) -> list[str]:
     lines.append("|" + "|".join("---" for _ in t.columns) + "|")
     for row in t.rows:
         joined = " | ".join(row)
-        if not _md_plain(joined, len(row)):
+        if _md_plain(joined, len(row)):
+            if _MD_SPECIAL_RE.search(joined) is not None:  # "[0.1, 0.2]": escaped at once
+                joined = joined.translate(_MD_SPECIAL_BUT_PIPE)
+        else:
             joined = " | ".join([esc[c] for c in row])
         lines.append("| " + joined + " |")
     if t.note:
