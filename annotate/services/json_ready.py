@@ -41,6 +41,8 @@ def json_ready(obj: Any, *, where: str = "", reasons: dict[str, str] | None = No
     {'a': None, 'b': [1.0, None], 'a_reason': 'not a finite number for these data'}
     """
     if isinstance(obj, dict):
+        if _plain_scalars(obj.values()):  # what the loop below would copy as it is
+            return dict(obj)
         out: dict[str, Any] = {}
         extra: dict[str, str] = {}
         for k, v in obj.items():
@@ -64,6 +66,23 @@ def json_ready(obj: Any, *, where: str = "", reasons: dict[str, str] | None = No
     if isinstance(obj, np.ndarray):
         return json_ready(obj.tolist(), where=where, reasons=reasons)
     return obj
+
+
+_SCALAR_TYPES = frozenset({str, int, bool, float, type(None)})
+
+
+def _plain_scalars(values: Any) -> bool:
+    """Whether every one of ``values`` is a str, int, bool, None or finite float (exact
+    types: what :func:`json_ready` returns as it is and the encoder writes as a scalar)."""
+    types = set(map(type, values))
+    if not types <= _SCALAR_TYPES:
+        return False
+    return float not in types or all(map(math.isfinite, [v for v in values if type(v) is float]))
+
+
+def _plain_floats(seq: list[Any]) -> bool:
+    """Whether every item of ``seq`` is a finite Python float (exact type)."""
+    return set(map(type, seq)) <= {float} and all(map(math.isfinite, seq))
 
 
 def _plain_numbers(seq: list[Any] | tuple[Any, ...]) -> list[Any] | None:
@@ -198,6 +217,22 @@ def _encode(o: Any, level: int, out: list[str], default: Callable[[Any], Any]) -
             out.append("{}")
             return
         inner = "\n" + "  " * (level + 1)
+        if _plain_scalars(o.values()):  # each item as the loop below writes it, joined once
+            items = [_key(k) + ": " + _scalar(v) for k, v in o.items()]  # type: ignore[operator]
+            out.append("{" + inner + ("," + inner).join(items) + "\n" + "  " * level + "}")
+            return
+        if set(map(type, o.values())) == {list} and all(map(_plain_floats, o.values())):
+            # {annotator: [low, high]}: each list as the list branch above writes it
+            close = inner + "]"
+            row_sep = "," + inner + "  "
+            items = [
+                _key(k) + ": " + ("[" + inner + "  " + row_sep.join(map(float.__repr__, v)) + close)
+                if v
+                else _key(k) + ": []"
+                for k, v in o.items()
+            ]
+            out.append("{" + inner + ("," + inner).join(items) + "\n" + "  " * level + "}")
+            return
         out.append("{" + inner)
         first = True
         for k, v in o.items():
@@ -216,7 +251,37 @@ def _float_matrix(o: list[Any] | tuple[Any, ...], types: set[type], sep: str) ->
     matrix of finite floats and Nones (:func:`matrix_lines`); None otherwise."""
     if len(o) < 2 or not types <= {list, tuple}:
         return None
-    return matrix_lines(o, sep, "null", finite=True)
+    lines = matrix_lines(o, sep, "null", finite=True)
+    return lines if lines is not None else int_matrix_lines(o, sep)
+
+
+def int_matrix_lines(rows: Sequence[Sequence[Any]], sep: str) -> list[str] | None:
+    """``[sep.join(map(int.__repr__, row)) for row in rows]`` for a non-empty rectangular
+    matrix of Python ints (not bools) within int64 (the report's pairwise overlap, a
+    million cells at 1,000 annotators), joined in pyarrow on a long matrix; None for
+    anything else."""
+    if len(rows) == 0 or not isinstance(rows, list | tuple):
+        return None
+    width = len(rows[0])
+    if width == 0 or any(len(r) != width for r in rows):
+        return None
+    for r in rows:
+        if set(map(type, r)) != {int}:
+            return None
+    if len(rows) * width < ARROW_MIN:
+        return [sep.join(map(int.__repr__, r)) for r in rows]
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        a = np.array(rows, dtype=np.int64).ravel()
+    except (ImportError, OverflowError):  # an int beyond int64
+        return None
+    texts = pc.cast(_arrow_ints(a), pa.string())  # int64 as text: int.__repr__'s digits
+    offsets = np.arange(0, a.size + 1, width, dtype=np.int32)
+    lists = pa.ListArray.from_arrays(_arrow_ints(offsets), texts)
+    out: list[str] = pc.binary_join(lists, _arrow_text(sep)).to_pylist()
+    return out
 
 
 def symmetric_texts(

@@ -146,3 +146,41 @@ def test_kept_scope_opens_a_scope_only_outside_one() -> None:
         with kept_scope():  # inside the caller's: its results outlive this block
             inner = float_matrix(m)
         assert float_matrix(m) is inner
+
+
+def test_indented_json_fast_paths_equal_the_standard_encoder() -> None:
+    """Dicts of scalars, dicts of float lists (intervals), int matrices (the overlap),
+    joined at once: the text of ``json.dumps(indent=2)``, the reference."""
+    import json
+
+    from annotate.services.json_ready import indented_json, int_matrix_lines, json_ready
+
+    rng = np.random.default_rng(7)
+    overlap = rng.integers(-(2**40), 2**40, (300, 300)).tolist()  # 90,000 cells: pyarrow
+    doc = {
+        "scalars": {"a": 1, "b": 0.1, "c": None, "d": True, "e": "é\n\x1b", "f": -0.0},
+        "intervals": {f"ann{i}": [float(x), float(x) + 0.5] for i, x in enumerate(range(20))},
+        "mixed": {"a": [0.5, 1.0], "b": [], "c": [1e-7, -0.0], "d": [1, 2.0]},
+        "overlap": overlap,
+        "small": [[1, 2], [3, 4]],
+        "bools": [[True, False], [False, True]],
+        "keys": {1: "x", 2.5: "y", None: "z", False: 0},
+    }
+    reference = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
+    assert indented_json(doc) == reference
+    assert indented_json(json_ready(doc)) == reference
+    assert json_ready(doc) == doc
+    assert int_matrix_lines(overlap, ",") == [",".join(map(str, r)) for r in overlap]
+    assert int_matrix_lines([[2**64, 1], [1, 1]], ",") == [f"{2**64},1", "1,1"]  # Python's
+    huge = [row[:] for row in overlap]
+    huge[5][7] = 2**64
+    assert int_matrix_lines(huge, ",") is None  # beyond int64: the caller's own path
+    assert indented_json(huge) == json.dumps(huge, indent=2)
+    assert int_matrix_lines([[True, 1], [1, 1]], ",") is None
+    bad = {"a": {"x": float("inf"), "y": 1.0}, "b": {"x": [float("nan")]}}
+    assert json_ready(bad) == {
+        "a": {"x": None, "y": 1.0, "x_reason": "not a finite number for these data"},
+        "b": {"x": [None]},
+    }
+    with pytest.raises(ValueError, match="Out of range float"):
+        indented_json({"x": [float("nan"), 1.0]})
