@@ -184,3 +184,19 @@ def test_indented_json_fast_paths_equal_the_standard_encoder() -> None:
     }
     with pytest.raises(ValueError, match="Out of range float"):
         indented_json({"x": [float("nan"), 1.0]})
+
+
+@pytest.mark.parametrize(
+    "name", ["plain", "del\x7f", "c1\x9b", "bidi\u202e", "sep\u2028", "é", "esc\x1b[31m"]
+)
+def test_report_json_printed_as_json_text_escapes_it(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``annotate report --json`` prints what :func:`annotate.cli.output.json_text` (the
+    reference: ``json.dumps`` then the terminal escapes) prints, ASCII or not."""
+    from annotate.cli.output import json_text
+    from annotate.cli.report import _print_json
+
+    doc = {"annotator": name, "values": [0.5, None], "matrix": [[1.0, 0.25], [0.25, 1.0]]}
+    _print_json(doc)
+    assert capsys.readouterr().out == json_text(doc) + "\n"
