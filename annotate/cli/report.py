@@ -207,6 +207,10 @@ def _difficulty_report(args: argparse.Namespace, engine: Any, prefetch: Any) -> 
             progress=progress,
             prefetch=prefetch,
         )
+    # the collector off for the files and the printing (cmd_report turns it on again):
+    # they make no garbage cycles, but their thousands of new tuples (the pairwise table's
+    # rows, a thousand cells each) set off young collections that walk every cell
+    gc.disable()
     if args.out:
         folder = output_folder(Path(args.out))
     else:
