@@ -9,8 +9,10 @@ kappa matrix: the standard library's indented encoder is pure Python).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
+import operator
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -384,7 +386,7 @@ def float_matrix(rows: Sequence[Sequence[Any]]) -> _Matrix | None:
     report's pairwise kappa matrix, a tuple of tuples, is read by its CSV and by its
     Markdown view: one conversion of its million cells instead of two)."""
     last = _LAST_MATRIX.get()
-    if last and last[0][0] is rows:
+    if last and (last[0][0] is rows or _same_cells(rows, last[0][0])):
         return last[0][1]
     got = _float_matrix_of(rows)
     if last is not None:
@@ -392,8 +394,27 @@ def float_matrix(rows: Sequence[Sequence[Any]]) -> _Matrix | None:
     return got
 
 
+def _same_cells(rows: Sequence[Sequence[Any]], other: Any) -> bool:
+    """Whether ``rows`` holds the very objects of ``other``, cell for cell (the ``--json``
+    document's copy of the kappa matrix: lists of the report's own floats), checked in C
+    passes that stop at the first other object."""
+    if not isinstance(rows, list | tuple) or not isinstance(other, list | tuple):
+        return False
+    if len(rows) != len(other):
+        return False
+    try:
+        if any(map(operator.ne, map(len, rows), map(len, other))):
+            return False
+    except TypeError:  # not rows of cells
+        return False
+    cells = itertools.chain.from_iterable(rows)
+    return all(map(operator.is_, cells, itertools.chain.from_iterable(other)))
+
+
 def _float_matrix_of(rows: Sequence[Sequence[Any]]) -> _Matrix | None:
     if not rows or not isinstance(rows, list | tuple):
+        return None
+    if not all(isinstance(r, list | tuple) for r in rows):
         return None
     width = len(rows[0])
     if width == 0 or any(len(r) != width for r in rows):

@@ -81,10 +81,19 @@ def test_float_matrix_is_converted_once_in_a_scope() -> None:
         assert first is not None
         assert float_matrix(m) is first
         assert float_matrix(tuple(m)) is first  # the same tuple object
-        got = float_matrix([list(r) for r in m])
+        assert float_matrix([list(r) for r in m]) is first  # the same float objects
+        other = [[float(repr(v)) for v in r] for r in m]  # equal values, other objects
+        got = float_matrix(other)
         assert got is not None
         assert got is not first
         assert np.array_equal(got[0], first[0])
+        zero = [[0.0, -0.0], [-0.0, 0.0]]
+        assert float_matrix(zero) is not None
+        flipped = [[-0.0, 0.0], [0.0, -0.0]]  # equal cells (==), other bits
+        got = float_matrix(flipped)
+        assert got is not None
+        assert np.signbit(got[0]).tolist() == [[True, False], [False, True]]
+        assert float_matrix([1.0, 2.0]) is None  # not rows
     holes = [[0.5, None], [None, float("nan")]]
     got = float_matrix(holes)
     assert got is not None
