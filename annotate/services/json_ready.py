@@ -9,8 +9,10 @@ kappa matrix: the standard library's indented encoder is pure Python).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
+import operator
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -41,6 +43,8 @@ def json_ready(obj: Any, *, where: str = "", reasons: dict[str, str] | None = No
     {'a': None, 'b': [1.0, None], 'a_reason': 'not a finite number for these data'}
     """
     if isinstance(obj, dict):
+        if _plain_scalars(obj.values()):  # what the loop below would copy as it is
+            return dict(obj)
         out: dict[str, Any] = {}
         extra: dict[str, str] = {}
         for k, v in obj.items():
@@ -64,6 +68,23 @@ def json_ready(obj: Any, *, where: str = "", reasons: dict[str, str] | None = No
     if isinstance(obj, np.ndarray):
         return json_ready(obj.tolist(), where=where, reasons=reasons)
     return obj
+
+
+_SCALAR_TYPES = frozenset({str, int, bool, float, type(None)})
+
+
+def _plain_scalars(values: Any) -> bool:
+    """Whether every one of ``values`` is a str, int, bool, None or finite float (exact
+    types: what :func:`json_ready` returns as it is and the encoder writes as a scalar)."""
+    types = set(map(type, values))
+    if not types <= _SCALAR_TYPES:
+        return False
+    return float not in types or all(map(math.isfinite, [v for v in values if type(v) is float]))
+
+
+def _plain_floats(seq: list[Any]) -> bool:
+    """Whether every item of ``seq`` is a finite Python float (exact type)."""
+    return set(map(type, seq)) <= {float} and all(map(math.isfinite, seq))
 
 
 def _plain_numbers(seq: list[Any] | tuple[Any, ...]) -> list[Any] | None:
@@ -174,15 +195,10 @@ def _encode(o: Any, level: int, out: list[str], default: Callable[[Any], Any]) -
         inner = "\n" + "  " * (level + 1)
         sep = "," + inner
         types = set(map(type, o))
-        matrix = _float_matrix(o, types)
-        if matrix is not None:  # rows of floats, each written as the branch below does
-            row_inner = inner + "  "
-            row_sep = "," + row_inner
-            out.append(
-                "["
-                + inner
-                + sep.join(["[" + row_inner + row_sep.join(t) + inner + "]" for t in matrix])
-            )
+        row_inner = inner + "  "
+        matrix = _float_matrix(o, types, "," + row_inner)
+        if matrix is not None:  # rows of floats, each written as the branches below do
+            out.append("[" + inner + sep.join(["[" + row_inner + t + inner + "]" for t in matrix]))
         elif types <= _INT_TYPES and type(None) not in types and bool not in types:
             out.append("[" + inner + sep.join(map(int.__repr__, o)))
         elif types == {float} and all(map(math.isfinite, o)):
@@ -203,6 +219,22 @@ def _encode(o: Any, level: int, out: list[str], default: Callable[[Any], Any]) -
             out.append("{}")
             return
         inner = "\n" + "  " * (level + 1)
+        if _plain_scalars(o.values()):  # each item as the loop below writes it, joined once
+            items = [_key(k) + ": " + _scalar(v) for k, v in o.items()]  # type: ignore[operator]
+            out.append("{" + inner + ("," + inner).join(items) + "\n" + "  " * level + "}")
+            return
+        if set(map(type, o.values())) == {list} and all(map(_plain_floats, o.values())):
+            # {annotator: [low, high]}: each list as the list branch above writes it
+            close = inner + "]"
+            row_sep = "," + inner + "  "
+            items = [
+                _key(k) + ": " + ("[" + inner + "  " + row_sep.join(map(float.__repr__, v)) + close)
+                if v
+                else _key(k) + ": []"
+                for k, v in o.items()
+            ]
+            out.append("{" + inner + ("," + inner).join(items) + "\n" + "  " * level + "}")
+            return
         out.append("{" + inner)
         first = True
         for k, v in o.items():
@@ -216,12 +248,42 @@ def _encode(o: Any, level: int, out: list[str], default: Callable[[Any], Any]) -
     _encode(default(o), level, out, default)
 
 
-def _float_matrix(o: list[Any] | tuple[Any, ...], types: set[type]) -> list[list[str]] | None:
-    """The JSON of each number of ``o`` when it is a symmetric matrix of finite floats
-    (:func:`symmetric_texts`); None otherwise."""
+def _float_matrix(o: list[Any] | tuple[Any, ...], types: set[type], sep: str) -> list[str] | None:
+    """The JSON of the numbers of each row of ``o`` joined by ``sep``, when ``o`` is a
+    matrix of finite floats and Nones (:func:`matrix_lines`); None otherwise."""
     if len(o) < 2 or not types <= {list, tuple}:
         return None
-    return symmetric_texts(o, float.__repr__, finite=True)
+    lines = matrix_lines(o, sep, "null", finite=True)
+    return lines if lines is not None else int_matrix_lines(o, sep)
+
+
+def int_matrix_lines(rows: Sequence[Sequence[Any]], sep: str) -> list[str] | None:
+    """``[sep.join(map(int.__repr__, row)) for row in rows]`` for a non-empty rectangular
+    matrix of Python ints (not bools) within int64 (the report's pairwise overlap, a
+    million cells at 1,000 annotators), joined in pyarrow on a long matrix; None for
+    anything else."""
+    if len(rows) == 0 or not isinstance(rows, list | tuple):
+        return None
+    width = len(rows[0])
+    if width == 0 or any(len(r) != width for r in rows):
+        return None
+    for r in rows:
+        if set(map(type, r)) != {int}:
+            return None
+    if len(rows) * width < ARROW_MIN:
+        return [sep.join(map(int.__repr__, r)) for r in rows]
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        a = np.array(rows, dtype=np.int64).ravel()
+    except (ImportError, OverflowError):  # an int beyond int64
+        return None
+    texts = pc.cast(_arrow_ints(a), pa.string())  # int64 as text: int.__repr__'s digits
+    offsets = np.arange(0, a.size + 1, width, dtype=np.int32)
+    lists = pa.ListArray.from_arrays(_arrow_ints(offsets), texts)
+    out: list[str] = pc.binary_join(lists, _arrow_text(sep)).to_pylist()
+    return out
 
 
 def symmetric_texts(
@@ -310,6 +372,204 @@ def float_reprs(values: npt.NDArray[np.float64]) -> list[str]:
     return out
 
 
+_Matrix = tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_] | None]
+"""A matrix as floats (None cells NaN) and the mask of its None cells (None: none)."""
+
+
+def float_matrix(rows: Sequence[Sequence[Any]]) -> _Matrix | None:
+    """``rows`` as a 2-d float64 array and the mask of its None cells (None: no None
+    cell), for a non-empty rectangular matrix of Python floats and Nones (a None cell is
+    NaN in the array); None for anything else (another type: an int, a numpy float; ragged
+    rows).
+
+    Inside :func:`kept_texts` the last answer is kept for the same ``rows`` object (the
+    report's pairwise kappa matrix, a tuple of tuples, is read by its CSV and by its
+    Markdown view: one conversion of its million cells instead of two)."""
+    last = _LAST_MATRIX.get()
+    if last and (last[0][0] is rows or _same_cells(rows, last[0][0])):
+        return last[0][1]
+    got = _float_matrix_of(rows)
+    if last is not None:
+        last[:] = [(rows, got)]
+    return got
+
+
+def _same_cells(rows: Sequence[Sequence[Any]], other: Any) -> bool:
+    """Whether ``rows`` holds the very objects of ``other``, cell for cell (the ``--json``
+    document's copy of the kappa matrix: lists of the report's own floats), checked in C
+    passes that stop at the first other object."""
+    if not isinstance(rows, list | tuple) or not isinstance(other, list | tuple):
+        return False
+    if len(rows) != len(other):
+        return False
+    try:
+        if any(map(operator.ne, map(len, rows), map(len, other))):
+            return False
+    except TypeError:  # not rows of cells
+        return False
+    cells = itertools.chain.from_iterable(rows)
+    return all(map(operator.is_, cells, itertools.chain.from_iterable(other)))
+
+
+def _float_matrix_of(rows: Sequence[Sequence[Any]]) -> _Matrix | None:
+    if not rows or not isinstance(rows, list | tuple):
+        return None
+    if not all(isinstance(r, list | tuple) for r in rows):
+        return None
+    width = len(rows[0])
+    if width == 0 or any(len(r) != width for r in rows):
+        return None
+    types: set[type] = set()
+    for r in rows:
+        row_types = set(map(type, r))
+        if not row_types <= _FLOAT_TYPES:  # an int matrix (the overlap) declined at once
+            return None
+        types |= row_types
+    a = np.array(rows, dtype=np.float64)  # a None is NaN
+    if a.shape != (len(rows), width):  # pragma: no cover - rows of floats are rectangular
+        return None
+    if type(None) not in types:
+        return a, None
+    mask = np.zeros(a.shape, dtype=bool)
+    for i, j in zip(*np.nonzero(np.isnan(a)), strict=True):  # a None, or a NaN float
+        mask[i, j] = rows[i][j] is None
+    return a, mask
+
+
+MATRIX_LINES_MAX = 40_000_000
+"""Cells of the largest matrix :func:`matrix_lines` joins (its texts, some 20 bytes a
+cell, stay below the 2 GiB of a pyarrow string array)."""
+
+
+def matrix_lines(
+    rows: Sequence[Sequence[Any]], sep: str, none: str, *, finite: bool = False
+) -> list[str] | None:
+    """``[sep.join(none if v is None else float.__repr__(v) for v in row) for row in rows]``
+    for a matrix of Python floats and Nones (:func:`float_matrix`); None for anything else,
+    with ``finite`` also for a matrix holding a NaN or an infinity, and without pyarrow.
+
+    The texts are those of :func:`float_reprs` (pyarrow's cast, checked against ``repr``),
+    made and joined in pyarrow without a Python string per cell: the million cells of a
+    1,000-annotator pairwise kappa matrix in about a tenth of a second. A matrix equal to
+    its transpose bit for bit converts each unordered pair of cells once. Inside
+    :func:`kept_texts` the last matrix's texts are kept (by its bytes), so the report's CSV
+    and its ``--json`` (other separators) convert it once."""
+    got = float_matrix(rows)
+    if got is None:
+        return None
+    a, mask = got
+    if a.size > MATRIX_LINES_MAX:
+        return None
+    if finite:
+        ok = np.isfinite(a) if mask is None else np.isfinite(a) | mask
+        if not ok.all():
+            return None
+    if a.size < ARROW_MIN:  # not worth pyarrow (nor its import)
+        return [sep.join([none if v is None else float.__repr__(v) for v in row]) for row in rows]
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return None
+    texts = _matrix_texts(a, mask)
+    if mask is not None:
+        texts = pc.fill_null(texts, _arrow_text(none))
+    n, width = a.shape
+    offsets = np.arange(0, n * width + 1, width, dtype=np.int32)
+    lists = pa.ListArray.from_arrays(_arrow_ints(offsets), texts)
+    out: list[str] = pc.binary_join(lists, _arrow_text(sep)).to_pylist()
+    return out
+
+
+def _matrix_texts(a: npt.NDArray[np.float64], mask: npt.NDArray[np.bool_] | None) -> Any:
+    """The pyarrow string array of ``float.__repr__`` of every cell of ``a`` in row order,
+    null where ``mask``; kept inside :func:`kept_texts` (by the bytes of ``a`` and
+    ``mask``)."""
+    last = _LAST_ARROW.get()
+    key = a.tobytes() + (b"" if mask is None else mask.tobytes()) if last is not None else b""
+    for k, kept in last or ():
+        if k == key and len(kept) == a.size:
+            return kept
+    n, width = a.shape
+    bits = a.view(np.int64)
+    symmetric = n == width and np.array_equal(bits, bits.T)
+    if symmetric and mask is not None:
+        symmetric = np.array_equal(mask, mask.T)
+    if symmetric:  # each unordered pair once, then every cell taken from its pair's text
+        iu = np.triu_indices(n)
+        at = np.empty((n, n), dtype=np.int64)
+        at[iu] = np.arange(iu[0].size)
+        at[iu[1], iu[0]] = at[iu]
+        upper = _arrow_reprs(a[iu], None if mask is None else mask[iu])
+        texts = upper.take(_arrow_ints(at.ravel()))
+    else:
+        texts = _arrow_reprs(a.ravel(), None if mask is None else mask.ravel())
+    if last is not None:
+        last[:] = [(key, texts)]
+    return texts
+
+
+def _arrow_ints(v: npt.NDArray[Any]) -> Any:
+    """A pyarrow int32 or int64 array on the buffer of ``v`` (no pandas: see float_reprs)."""
+    import pyarrow as pa
+
+    v = np.ascontiguousarray(v)
+    kind = {np.dtype(np.int32): pa.int32(), np.dtype(np.int64): pa.int64()}[v.dtype]
+    return pa.Array.from_buffers(kind, len(v), [None, pa.py_buffer(v)])
+
+
+def _arrow_text(text: str) -> Any:
+    """``text`` as a pyarrow string scalar, made from buffers (``pa.scalar`` imports pandas)."""
+    import pyarrow as pa
+
+    data = text.encode("utf-8")
+    offsets = np.array([0, len(data)], dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])[
+        0
+    ]
+
+
+def _arrow_strings(texts: Sequence[str]) -> Any:
+    """A pyarrow string array of ``texts``, made from buffers."""
+    import pyarrow as pa
+
+    data = [t.encode("utf-8") for t in texts]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(d) for d in data], out=offsets[1:])
+    return pa.Array.from_buffers(
+        pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+    )
+
+
+def _arrow_reprs(v: npt.NDArray[np.float64], null: npt.NDArray[np.bool_] | None) -> Any:
+    """:func:`float_reprs` of the 1-d array ``v`` as a pyarrow string array, null where
+    ``null``: the same cast and the same cases given to Python, put in place in pyarrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    valid = None if null is None else pa.py_buffer(np.packbits(~null, bitorder="little"))
+    doubles = pa.Array.from_buffers(pa.float64(), len(v), [valid, pa.py_buffer(v)])
+    texts = pc.cast(doubles, pa.string())
+    exponent = pc.match_substring(texts, "e")
+    bare = pc.invert(pc.or_(pc.match_substring(texts, "."), exponent))
+    end = 1 << 30  # past the end of every text: the slice is empty, ".0" appended
+    texts = pc.if_else(bare, pc.utf8_replace_slice(texts, end, end, ".0"), texts)
+    with np.errstate(invalid="ignore"):
+        size = np.abs(v)
+        python = ~np.isfinite(v) | ((size < 1e-4) & (v != 0)) | (size >= 1e16)
+    at = pc.indices_nonzero(exponent)  # uint64, no nulls (a null is not nonzero)
+    python[np.frombuffer(at.buffers()[1], np.uint64, len(at), 8 * at.offset)] = True
+    if null is not None:
+        python &= ~null
+    if python.any():
+        fixed = [float.__repr__(x) for x in v[python].tolist()]
+        flags = pa.py_buffer(np.packbits(python, bitorder="little"))
+        where = pa.Array.from_buffers(pa.bool_(), len(v), [None, flags])
+        texts = pc.replace_with_mask(texts, where, _arrow_strings(fixed))
+    return texts
+
+
 def warm_float_reprs() -> None:
     """Import pyarrow and make its first cast (0.25 s, once per process) ahead, while the
     caller would otherwise wait (``annotate report`` while its child reads the votes)."""
@@ -324,6 +584,25 @@ _LAST_TEXTS: ContextVar[list[tuple[Callable[[float], str], bytes, list[list[str]
 bytes, texts); None outside."""
 
 
+_LAST_MATRIX: ContextVar[list[tuple[object, _Matrix | None]] | None] = ContextVar(
+    "_LAST_MATRIX", default=None
+)
+"""Inside :func:`kept_texts`: the last matrix :func:`float_matrix` converted (the rows
+object and its answer); None outside."""
+
+_LAST_ARROW: ContextVar[list[tuple[bytes, Any]] | None] = ContextVar("_LAST_ARROW", default=None)
+"""Inside :func:`kept_texts`: the last texts of :func:`_matrix_texts` (by the matrix's
+bytes and its mask's); None outside."""
+
+
+def kept_scope() -> contextlib.AbstractContextManager[None]:
+    """:func:`kept_texts`, or nothing inside one already (whose kept results then last
+    until its end: the report's files, then its ``--json``)."""
+    if _LAST_MATRIX.get() is not None:
+        return contextlib.nullcontext()
+    return kept_texts()
+
+
 @contextlib.contextmanager
 def kept_texts() -> Iterator[None]:
     """Within this block :func:`symmetric_texts` keeps its last result for a repeated call
@@ -335,7 +614,11 @@ def kept_texts() -> Iterator[None]:
     keeps nothing unless it opens a scope there.
     """
     token = _LAST_TEXTS.set([])
+    matrix = _LAST_MATRIX.set([])
+    arrow = _LAST_ARROW.set([])
     try:
         yield
     finally:
+        _LAST_ARROW.reset(arrow)
+        _LAST_MATRIX.reset(matrix)
         _LAST_TEXTS.reset(token)

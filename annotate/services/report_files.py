@@ -8,15 +8,21 @@ literal; the plots come from :mod:`annotate.services.plots`.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from annotate.names import one_line
-from annotate.services.json_ready import symmetric_texts
+from annotate.services.json_ready import float_matrix, kept_scope, matrix_lines, symmetric_texts
 from annotate.services.paths import inside, output_folder
-from annotate.services.report_model import RESAMPLE_LABELS, ArenaReport, HumanAlignmentReport
+from annotate.services.report_model import (
+    RESAMPLE_LABELS,
+    Agreement,
+    ArenaReport,
+    HumanAlignmentReport,
+)
 from annotate.services.report_view import EXACT_P_MAX_N, arena_view, printed_view
 from annotate.views import ReportTable
 from ranking.alignment import Estimate, Interval
@@ -107,6 +113,21 @@ def _cell(c: object) -> str:
     return one_line(c)
 
 
+_MD_SPECIAL_RE = re.compile("[" + re.escape("\\`*_[]<>#~") + "]")
+"""The characters :func:`md_escape` escapes, but ``|``."""
+
+_MD_SPECIAL_BUT_PIPE = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#~"})
+
+
+def _md_plain(joined: str, cells: int) -> bool:
+    """Whether :func:`md_escape` of each of ``cells`` cells is the cell with its special
+    characters escaped and nothing else, given their text joined by ``" | "``: printable
+    (one_line changes only characters that are not: controls, line and paragraph
+    separators, bidi marks, surrogates, and splitlines' line ends), with no ``|`` but the
+    separators'. The joined text, escaped but for ``|``, is then the escaped cells joined."""
+    return joined.isprintable() and joined.count("|") == cells - 1
+
+
 class _Escaped(dict[str, str]):
     """:func:`md_escape` with memory: report tables repeat few distinct cell texts
     (numbers with two or three decimals), so each is escaped once."""
@@ -123,7 +144,14 @@ def _md_table(t: ReportTable) -> list[str]:
     esc = _Escaped()
     lines.append("| " + " | ".join(md_escape(c) for c in t.columns) + " |")
     lines.append("|" + "|".join("---" for _ in t.columns) + "|")
-    lines.extend("| " + " | ".join([esc[c] for c in row]) + " |" for row in t.rows)
+    for row in t.rows:
+        joined = " | ".join(row)
+        if _md_plain(joined, len(row)):
+            if _MD_SPECIAL_RE.search(joined) is not None:  # "[0.1, 0.2]": escaped at once
+                joined = joined.translate(_MD_SPECIAL_BUT_PIPE)
+        else:
+            joined = " | ".join([esc[c] for c in row])
+        lines.append("| " + joined + " |")
     if t.note:
         lines += ["", f"*{md_escape(t.note)}*"]
     return [*lines, ""]
@@ -315,6 +343,49 @@ def _f_row(row: Sequence[float | None]) -> list[str]:
     return [_f(v) for v in row]
 
 
+def write_pairwise_csv(path: Path, header: Sequence[str], g: Agreement) -> Path:
+    """pairwise_kappa.csv: what :func:`write_csv` writes of the rows
+    ``[annotator, *repr of each kappa ("" when undefined)]``, the kappa texts made and
+    joined by :func:`annotate.services.json_ready.matrix_lines` (a number's text needs no
+    quoting and is printable ASCII: the line after the annotator is written as it is)."""
+    lines = matrix_lines(g.pairwise_kappa, ",", "")
+    if lines is None or len(lines) != len(g.annotators):
+        return write_csv(path, header, _pairwise_rows(g))
+    write_csv(path, header, ())
+    with path.open("a", encoding="utf-8", newline="") as fh:
+        fh.writelines(
+            [
+                _first_cell(a) + "," + line + "\r\n"
+                for a, line in zip(g.annotators, lines, strict=True)
+            ]
+        )
+    return path
+
+
+def _first_cell(c: object) -> str:
+    """The first cell of a report CSV row of several cells as :func:`write_csv` writes it."""
+    text = _cell(c)
+    if "," not in text and '"' not in text:  # one_line left no CR or LF
+        return text
+    import csv
+    import io
+
+    buf = io.StringIO(newline="")
+    csv.writer(buf).writerow([text, ""])
+    return buf.getvalue()[: -len(",\r\n")]
+
+
+def _pairwise_rows(g: Agreement) -> list[list[str]]:
+    return [
+        [a, *texts]
+        for a, texts in zip(
+            g.annotators,
+            symmetric_texts(g.pairwise_kappa, float.__repr__) or map(_f_row, g.pairwise_kappa),
+            strict=True,
+        )
+    ]
+
+
 def _iv(i: Interval | None) -> list[str]:
     return ["", ""] if i is None else [repr(i.low), repr(i.high)]
 
@@ -341,11 +412,16 @@ _EST_HEAD = (
 )
 
 
-def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list[str]]]]:
+def _csv_tables(
+    r: HumanAlignmentReport,
+) -> dict[str, tuple[list[str], list[list[str]] | None]]:
+    """The report's CSVs by file name: header and rows; None as the rows of
+    pairwise_kappa.csv (:func:`write_pairwise_csv` writes it)."""
+
     def head(name: str) -> list[str]:
         return [name + s for s in _EST_HEAD]
 
-    out: dict[str, tuple[list[str], list[list[str]]]] = {}
+    out: dict[str, tuple[list[str], list[list[str]] | None]] = {}
     out["alignment.csv"] = (
         [
             "method",
@@ -489,17 +565,7 @@ def _csv_tables(r: HumanAlignmentReport) -> dict[str, tuple[list[str], list[list
             for x in g.leave_one_out
         ],
     )
-    out["pairwise_kappa.csv"] = (
-        ["annotator", *g.annotators],
-        [
-            [a, *texts]
-            for a, texts in zip(
-                g.annotators,
-                symmetric_texts(g.pairwise_kappa, float.__repr__) or map(_f_row, g.pairwise_kappa),
-                strict=True,
-            )
-        ],
-    )
+    out["pairwise_kappa.csv"] = (["annotator", *g.annotators], None)  # write_pairwise_csv
     hs = r.human_scale
     out["human_scale.csv"] = (
         [
@@ -558,11 +624,39 @@ def write_report(
     r: HumanAlignmentReport, folder: Path, *, plots: bool = True, latex: bool = False
 ) -> WrittenReport:
     """Write ``report.md``, the CSVs, (with ``plots``) the PNGs and (with ``latex``)
-    ``report.tex`` under ``folder``."""
+    ``report.tex`` under ``folder``.
+
+    pairwise_kappa.csv (19 MB at 1,000 annotators) is written by a second thread while
+    this one writes the rest: its texts are made in pyarrow, which lets the other
+    thread run (:func:`write_pairwise_csv`). The kappa matrix is converted once for it
+    and for the Markdown (:func:`annotate.services.json_ready.float_matrix`, kept for the
+    call, or for the caller's :func:`annotate.services.json_ready.kept_texts` scope)."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
     folder = output_folder(folder)
-    files: list[Path] = []
-    for name, (header, rows) in _csv_tables(r).items():
-        files.append(write_csv(inside(folder, name), header, rows))
+    with kept_scope(), ThreadPoolExecutor(max_workers=1) as pool:
+        float_matrix(r.agreement.pairwise_kappa)  # here, before both threads read it
+        files: list[Path] = []
+        pairwise = None
+        for name, (header, rows) in _csv_tables(r).items():
+            path = inside(folder, name)
+            if rows is None:
+                run = contextvars.copy_context().run  # the scope's kept matrix and texts
+                pairwise = pool.submit(run, write_pairwise_csv, path, header, r.agreement)
+                files.append(path)
+            else:
+                files.append(write_csv(path, header, rows))
+        written = _write_rest(r, folder, files, plots=plots, latex=latex)
+        if pairwise is not None:
+            pairwise.result()  # its error, if any, raised here
+    return written
+
+
+def _write_rest(
+    r: HumanAlignmentReport, folder: Path, files: list[Path], *, plots: bool, latex: bool
+) -> WrittenReport:
+    """:func:`write_report` after the CSVs: the plots, report.md and report.tex."""
     notes: list[str] = []
     t = time.perf_counter()
     pngs: list[Path] = []

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from annotate.services.json_ready import float_matrix
 from annotate.services.report_model import (
     AnnotatorAlignment,
     ArenaReport,
@@ -42,19 +43,20 @@ def num_row(row: Sequence[float | None], digits: int) -> tuple[str, ...]:
 
 def num_rows(rows: Sequence[Sequence[float | None]], digits: int) -> list[tuple[str, ...]]:
     """:func:`num_row` of every row of a matrix (the pairwise kappa table: a million cells
-    at 1,000 annotators), in vectorised passes when every cell is a float.
+    at 1,000 annotators), in vectorised passes when every cell is a float or None
+    (:func:`annotate.services.json_ready.float_matrix`, whose conversion the report's CSV
+    shares).
 
     A cell's text is ``format(x, ".{digits}f")``: the exact binary value rounded to
     ``digits`` decimals. With ``t = x * 10**digits`` below 2**30 in magnitude, ``t`` is
     within 2**-24 of the exact product, so unless its fraction is within 1e-6 of one half
     (a tie or near-tie, formatted by Python) rounding ``t`` gives the same integer ``k``,
     and the text is the sign bit's "-" then ``k`` with the decimal point put in."""
-    if digits < 1 or not rows or not all(set(map(type, r)) == {float} for r in rows):
+    got = float_matrix(rows) if digits >= 1 else None  # a None cell is NaN there
+    if got is None:
         return [num_row(r, digits) for r in rows]
-    width = len(rows[0])
-    if any(len(r) != width for r in rows):
-        return [num_row(r, digits) for r in rows]
-    a = np.array(rows, dtype=np.float64)
+    a, _ = got
+    width = a.shape[1]
     scale = 10**digits
     with np.errstate(all="ignore"):  # infinities and NaN are formatted by Python
         t = a * scale
@@ -78,9 +80,9 @@ def num_rows(rows: Sequence[Sequence[float | None]], digits: int) -> list[tuple[
     table[present if index is code else np.arange(present.size)] = texts
     out = table[index]
     slow = np.flatnonzero(~fast.ravel())
-    if slow.size:
+    if slow.size:  # and the None cells ("—")
         flat = out.reshape(-1)
-        flat[slow] = [num(x, digits) for x in a.reshape(-1)[slow].tolist()]
+        flat[slow] = [num(rows[k // width][k % width], digits) for k in slow.tolist()]
     return list(map(tuple, out.tolist()))
 
 
