@@ -1163,6 +1163,14 @@ def _lognormal_nodes(
     np.maximum(lev, 0.0, out=lev)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         np.log(lev, out=lev)  # -inf at 0 (then -_PANEL_FAR)
+        # below a positive centre, log g = log c + k s / c (g = c exp(k s / c), which is
+        # c + k s to first order and stays positive where c + k s does not: the levels
+        # then follow the feature down to g = 0 instead of collapsing)
+        pos = c > 0.0
+        low = _PANEL_LEVELS < 0.0
+        lev[np.ix_(pos, low)] = (
+            np.log(c[pos])[:, None] + (s[pos] / c[pos])[:, None] * _PANEL_LEVELS[low]
+        )
         lev -= mu
         lev /= sigma
     np.clip(lev, -_PANEL_FAR, _PANEL_FAR, out=lev)
