@@ -1125,6 +1125,106 @@ annotators; honest annotators flagged for any reason stay below 1.5% there."""
 
 _GH_U, _GH_W = np.polynomial.hermite_e.hermegauss(40)
 _GH_W = _GH_W / _GH_W.sum()
+"""40-point Gauss-Hermite rule (probabilists'), normalised: the expectations over the honest
+log-normal where each annotator's error depends on the ability (:class:`_SeAt`, off by default:
+:func:`_truncated_lognormal_fit_at` and its predictive p-values). Not accurate where the error is
+small next to the spread (section 11 of ``benchmarks/results/bench_verdicts_cpu.txt``); the
+default path uses :func:`_lognormal_nodes`."""
+
+_PANEL_T, _PANEL_W = np.polynomial.legendre.leggauss(10)
+"""Gauss-Legendre nodes and weights on ``[-1, 1]`` used on every panel of
+:func:`_lognormal_nodes`."""
+
+_PANEL_LOG_W = np.log(_PANEL_W)
+
+_PANEL_BULK = np.array([-9.0, -4.0, -1.5, 1.5, 4.0, 9.0])
+"""Fixed breakpoints of :func:`_lognormal_nodes` on the standard normal scale ``u``: the
+standard normal's bulk (its mass outside ``[-9, 9]``, 2e-19, is left out) in panels short
+enough for 10 Gauss-Legendre nodes."""
+
+_PANEL_LEVELS = np.array([-6.0, -3.5, -1.5, 0.0, 1.5, 3.5, 6.0])
+"""Breakpoints of :func:`_lognormal_nodes` around an annotator's feature at ``g = c``:
+``g = c + k s`` for these ``k`` (those at or below 0 left out), carried to ``u``."""
+
+_PANEL_FAR = 37.0
+"""How far out on ``u`` :func:`_lognormal_nodes` follows a feature outside ``[-9, 9]``
+(the normal density underflows near 38.5)."""
+
+
+def _lognormal_nodes(
+    c: FloatArray, s: FloatArray, mu: float, sigma: float
+) -> tuple[FloatArray, FloatArray]:
+    """Per-annotator quadrature for ``E_u[f(u)]``, ``u ~ N(0, 1)``, where ``f`` depends on
+    ``g = exp(mu + sigma u)`` through a normal of width ``s_j`` at ``g = c_j`` (a density
+    ``phi((c - g) / s)`` or a step ``Phi((g - c) / s)``): nodes ``u`` and log-weights,
+    both (annotators, at most 120), the weights including the normal density of ``u``.
+
+    Composite Gauss-Legendre, 10 nodes on each of 12 panels per annotator, between the
+    breakpoints ``_PANEL_BULK`` (the normal's bulk) and the images on ``u`` of ``g = c +
+    k s`` for ``k`` in ``_PANEL_LEVELS`` (within ``+-_PANEL_FAR``; those at ``g <= 0`` go
+    to ``-_PANEL_FAR``, where the panels they make weigh nothing; panels empty in every
+    row are left out). Fixed Gauss-Hermite nodes (the rule before, 40 of them) step over
+    the feature once ``s`` is small next to ``g sigma`` (from about 100 votes per
+    annotator); here the feature always has its own panels, so the rule is accurate from
+    ``s / (g sigma)`` of 1e-3 to 10 (``tests/ranking/test_arena_lognormal.py``: the
+    density, the selection probability and the predictive p-value against
+    ``scipy.integrate.quad``, within 2e-6 relative for spreads up to 3), and its value
+    moves smoothly with ``mu`` and ``sigma`` (the breakpoints do).
+    """
+    n = c.size
+    pts = np.empty((n, _PANEL_BULK.size + _PANEL_LEVELS.size))
+    pts[:, : _PANEL_BULK.size] = _PANEL_BULK
+    lev = pts[:, _PANEL_BULK.size :]
+    np.multiply(s[:, None], _PANEL_LEVELS, out=lev)
+    lev += c[:, None]
+    np.maximum(lev, 0.0, out=lev)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        np.log(lev, out=lev)  # -inf at 0 (then -_PANEL_FAR)
+        # below a positive centre, log g = log c + k s / c (g = c exp(k s / c), which is
+        # c + k s to first order and stays positive where c + k s does not: the levels
+        # then follow the feature down to g = 0 instead of collapsing)
+        pos = c > 0.0
+        low = _PANEL_LEVELS < 0.0
+        lev[np.ix_(pos, low)] = (
+            np.log(c[pos])[:, None] + (s[pos] / c[pos])[:, None] * _PANEL_LEVELS[low]
+        )
+        lev -= mu
+        lev /= sigma
+    np.clip(lev, -_PANEL_FAR, _PANEL_FAR, out=lev)
+    pts.sort(axis=1)
+    half = 0.5 * (pts[:, 1:] - pts[:, :-1])
+    mid = 0.5 * (pts[:, 1:] + pts[:, :-1])
+    used = np.flatnonzero(half.any(axis=0))  # panels empty in every row left out
+    if used.size < half.shape[1]:
+        half, mid = half[:, used], mid[:, used]
+    u = (mid[:, :, None] + half[:, :, None] * _PANEL_T).reshape(n, -1)
+    with np.errstate(divide="ignore"):  # empty panels: weight 0
+        log_w = (np.log(half)[:, :, None] + _PANEL_LOG_W).reshape(n, -1)
+    q = u * u
+    q *= 0.5
+    q += _LOG_SQRT_2PI
+    log_w -= q
+    return u, log_w
+
+
+def _lognormal_terms(
+    y: FloatArray, s: FloatArray, lo: FloatArray, mu: float, sigma: float
+) -> tuple[FloatArray, FloatArray]:
+    """Each annotator's log density ``log(E_g[phi((y - g) / s)] / s)`` and selection
+    probability ``E_g[Phi((g - lo) / s)]``, ``g ~ LN(mu, sigma**2)`` (:func:`_lognormal_nodes`;
+    the density in log space, so it does not underflow)."""
+    from scipy.special import ndtr
+
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        u, log_w = _lognormal_nodes(y, s, mu, sigma)
+        z = (y[:, None] - np.exp(mu + sigma * u)) / s[:, None]
+        h = log_w - 0.5 * z * z
+        top = h.max(axis=1)
+        log_a = np.log(np.exp(h - top[:, None]).sum(axis=1)) + top - np.log(s) - _LOG_SQRT_2PI
+        u, log_w = _lognormal_nodes(lo, s, mu, sigma)
+        x = (np.exp(mu + sigma * u) - lo[:, None]) / s[:, None]
+        keep = (np.exp(log_w) * ndtr(x)).sum(axis=1)
+    return log_a, keep
 
 
 def _truncated_lognormal_fit(
@@ -1136,62 +1236,41 @@ def _truncated_lognormal_fit(
     Maximum likelihood of the normal measurement-error model truncated from below (Hausman
     and Wise, 1977) on the ability scale itself: ``y_j`` has density
     ``E_g[phi((y_j - g) / se_j)] / se_j / E_g[Phi((g - lower_j) / se_j)]``, the
-    expectations over the log-normal by 40-point Gauss-Hermite quadrature. The earlier
-    fit (:func:`_truncated_normal_fit`) put the noise on ``log theta`` by the delta method,
-    which at ``theta / se`` of 2-4 (the clear annotators at 50-100 votes) is skewed and
-    too small below: it overstated the spread and understated the centre (bench_flags,
-    200 x 100 votes, sd 0.5: sd 0.79, centre 0.0028 against a median honest ability of
-    0.0050), so random voters looked like the honest lower tail. As before, ``sigma`` is
-    kept at most 3 (and at least ``_LOGNORMAL_MIN_SIGMA``) and ``exp(mu)`` at most the
-    median of ``y`` (the likelihood is flat when few values sit far above the cut).
+    expectations over the log-normal by each annotator's own composite Gauss-Legendre rule
+    (:func:`_lognormal_nodes`: panels around ``g = y_j`` for the density and ``g =
+    lower_j`` for the selection). The earlier fit (:func:`_truncated_normal_fit`) put the
+    noise on ``log theta`` by the delta method, which at ``theta / se`` of 2-4 (the clear
+    annotators at 50-100 votes) is skewed and too small below: it overstated the spread and
+    understated the centre (bench_flags, 200 x 100 votes, sd 0.5: sd 0.79, centre 0.0028
+    against a median honest ability of 0.0050), so random voters looked like the honest
+    lower tail. As before, ``sigma`` is kept at most 3 (and at least
+    ``_LOGNORMAL_MIN_SIGMA``) and ``exp(mu)`` at most the median of ``y`` (the likelihood is
+    flat when few values sit far above the cut).
 
-    The likelihood is not unimodal where the annotators' noise is small next to the
-    spread (from about 100 votes each: the 40 nodes then pass over the data one by one), so
-    which local optimum a method reaches depends on its path. The path is Nelder-Mead's in
-    ``(mu, log sigma)`` from the log median and the noise-corrected robust spread of
-    ``log y`` (above ``_LOGNORMAL_SUBSAMPLE`` annotators, from the fit of an evenly spaced
-    subsample, as before: :func:`_lognormal_nelder_mead`), now stopped once its simplex is
-    ``_LOGNORMAL_COARSE`` across (the same iterates as the earlier fit to xatol 1e-6 up to
-    there: about 30 evaluations of about 90), and the optimum of that basin is then found
-    by projected Newton with the analytic gradient and Hessian (:func:`_lognormal_newton`,
-    two or three steps), which must stay within ``_LOGNORMAL_POLISH_RADIUS`` of where
-    Nelder-Mead stopped. Should either fail, Nelder-Mead to xatol 1e-6 as before, and
-    should that fail too, the start.
+    Until session 12 the expectations used 40 fixed Gauss-Hermite nodes, which step over
+    the density once ``se`` is small next to ``g sigma`` (from about 100 votes per
+    annotator): the likelihood was then off by up to 1,077 in log (2,500 annotators x 1,000
+    votes) and had several local optima, one of which Nelder-Mead's path picked. With the
+    integrals accurate (about 1e-6 relative or better, checked against
+    ``scipy.integrate.quad``) the likelihood is smooth, and the fit is projected Newton
+    from the start (:func:`_lognormal_newton`: the log median and the noise-corrected
+    robust spread of ``log y``, :func:`_lognormal_start`), checked against a grid search of
+    the quad likelihood; should Newton fail, Nelder-Mead in ``(mu, log sigma)`` from the
+    start (above ``_LOGNORMAL_SUBSAMPLE`` annotators from an evenly spaced subsample's fit,
+    :func:`_lognormal_nelder_mead`), and should that fail too, the start.
     """
     y = np.asarray(y, dtype=np.float64)
     s = np.asarray(se, dtype=np.float64)
     lo = np.asarray(lower, dtype=np.float64)
     med = float(np.median(np.log(y)))
     start = _lognormal_start(y, s, lo)
-    found = None
-    rough = _lognormal_nelder_mead(y, s, lo, start, xatol=_LOGNORMAL_COARSE, fatol=math.inf)
-    if rough[2]:
-        found = _lognormal_newton(y, s, lo, rough[0], math.exp(rough[1]))
-        if found is not None and (
-            abs(found[0] - rough[0]) > _LOGNORMAL_POLISH_RADIUS
-            or abs(found[1] - math.exp(rough[1])) > _LOGNORMAL_POLISH_RADIUS
-        ):
-            found = None  # another basin: not the one the path led to
+    found = _lognormal_newton(y, s, lo, float(start[0]), math.exp(float(start[1])))
     if found is not None:
         mu, sigma = found
     else:
         mu, log_sigma, _ = _lognormal_nelder_mead(y, s, lo, start)
         sigma = math.exp(log_sigma)
     return min(mu, med), min(sigma, 3.0)
-
-
-_LOGNORMAL_COARSE = 1e-2
-"""Simplex size (in ``mu`` and ``log sigma``) at which :func:`_truncated_lognormal_fit` stops
-Nelder-Mead and finishes by Newton. On the report's 1,000 x 1,000 study and bench_flags-like
-draws of 40-2,500 annotators, the result equals the earlier Nelder-Mead's (xatol 1e-6) to
-6e-7 at 1e-2, 3e-3 and 1e-3 alike (24-48 evaluations at 1e-2 instead of 81-119). Over 53
-draws of 20-1,000 annotators, 30-1,000 votes and spreads 0.2-1.0: at 1e-2 (28.5 evaluations
-on average) 48 polished to the earlier optimum and 5 fell back to the full Nelder-Mead; at
-3e-2 (21) 47 and 6; at 0.1 (10) one draw ended silently in another optimum nearby."""
-
-_LOGNORMAL_POLISH_RADIUS = 0.05
-"""How far (in ``mu`` and in ``sigma``) Newton may move from where Nelder-Mead stopped before
-its optimum is taken for another basin's (then Nelder-Mead goes on as before)."""
 
 
 def _lognormal_nelder_mead(
@@ -1204,8 +1283,8 @@ def _lognormal_nelder_mead(
     fatol: float = 1e-9,
 ) -> tuple[float, float, bool]:
     """``(mu, log sigma)`` maximising the likelihood of :func:`_truncated_lognormal_fit` by
-    Nelder-Mead in ``(mu, log sigma)`` from ``start`` (the whole fit before
-    :func:`_lognormal_newton`) and True, or the start and False should it fail (the
+    Nelder-Mead in ``(mu, log sigma)`` from ``start`` (its fallback should Newton fail)
+    and True, or the start and False should it fail (the
     subsample's fit, if there was one). Above ``_LOGNORMAL_SUBSAMPLE`` annotators it starts
     from the fit of an evenly spaced subsample of them (to xatol 1e-6) with a small simplex;
     ``xatol`` and ``fatol`` are those of the final (full) fit."""
@@ -1252,52 +1331,62 @@ def _lognormal_derivatives(
     its gradient (2,) and Hessian (2, 2) in ``(mu, sigma)``; None where it is not finite
     or a truncation probability is below 1e-280 (no reliable derivatives there).
 
-    With ``g_i = exp(mu + sigma u_i)`` (the nodes ``u_i``, weights ``w_i``),
-    ``A_j = sum_i w_i phi(z_ij)``, ``z_ij = (y_j - g_i) / s_j``, and ``B_j = sum_i w_i
-    Phi(x_ij)``, ``x_ij = (g_i - lo_j) / s_j``, the likelihood is ``-sum_j (log A_j -
-    log s_j - log B_j)`` (the value of :func:`_lognormal_nll` to rounding; ``phi`` is
-    taken relative to its largest value in each row, so ``A_j`` does not underflow). By
-    the chain rule through ``g_i``: ``d phi(z) / dg = phi z / s``, ``d2 phi(z) / dg2 =
-    phi (z**2 - 1) / s**2``, ``d Phi(x) / dg = phi(x) / s``, ``d2 Phi(x) / dg2 = -x
-    phi(x) / s**2``; ``dg / dmu = g``, ``dg / dsigma = g u``, and ``d2 g`` is ``g``, ``g
-    u``, ``g u**2`` (mu mu, mu sigma, sigma sigma). Checked against finite differences and
-    the optimum against scipy's minimisers in ``tests/ranking/test_arena_lognormal.py``.
+    With each annotator's nodes ``u_i`` and weights ``w_i`` (:func:`_lognormal_nodes`,
+    around ``y_j`` for the density and ``lo_j`` for the selection), ``g_i = exp(mu + sigma
+    u_i)``, ``A_j = sum_i w_i phi(z_ij)``, ``z_ij = (y_j - g_i) / s_j``, and ``B_j = sum_i
+    w_i Phi(x_ij)``, ``x_ij = (g_i - lo_j) / s_j``, the likelihood is ``-sum_j (log A_j -
+    log s_j - log B_j)`` (the value of :func:`_lognormal_nll`; ``phi`` is taken in log
+    space relative to the largest term of each row, so ``A_j`` does not underflow). The
+    derivatives are those of the integrals, under the integral sign at the same nodes: by
+    the chain rule through ``g``, ``d phi(z) / dg = phi z / s``, ``d2 phi(z) / dg2 = phi
+    (z**2 - 1) / s**2``, ``d Phi(x) / dg = phi(x) / s``, ``d2 Phi(x) / dg2 = -x phi(x) /
+    s**2``; ``dg / dmu = g``, ``dg / dsigma = g u``, and ``d2 g`` is ``g``, ``g u``, ``g
+    u**2`` (mu mu, mu sigma, sigma sigma). Checked against finite differences of
+    ``scipy.integrate.quad``'s likelihood in ``tests/ranking/test_arena_lognormal.py``.
     """
     from scipy.special import ndtr
 
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        g = np.exp(mu + sigma * _GH_U)
+        u, log_w = _lognormal_nodes(y, s, mu, sigma)
+        g = np.exp(mu + sigma * u)
         if not np.all(np.isfinite(g)):
             return None
         sc = s[:, None]
-        z = (y[:, None] - g[None, :]) / sc
-        h = z * z
-        h *= -0.5
+        z = (y[:, None] - g) / sc
+        h = log_w - 0.5 * z * z
         top = h.max(axis=1)
-        h -= top[:, None]
-        e = np.exp(h, out=h)  # phi(z) / phi(z of the nearest node)
-        a_rel = e @ _GH_W
-        x = (g[None, :] - lo[:, None]) / sc
-        big = ndtr(x) @ _GH_W
-        if not (np.all(np.isfinite(a_rel)) and np.all(big > 1e-280)):
-            return None
+        e = np.exp(h - top[:, None])  # w phi(z) relative to the row's largest term
+        a_rel = e.sum(axis=1)
         log_a = np.log(a_rel) + top - _LOG_SQRT_2PI
-        f = -float(np.sum(log_a - np.log(s) - np.log(big)))
-        w3 = _GH_W[:, None] * np.column_stack([g, g * _GH_U, g * _GH_U**2])  # w g, w g u, ...
-        v3 = w3 * g[:, None]  # w g**2, w g**2 u, w g**2 u**2
-        ez = e * z
-        a1 = (ez @ w3) / (s * a_rel)[:, None]  # d A / A (mu, sigma) and part of d2 A / A
+        q = e * z
+        q *= g  # w phi(z) z g: times 1, u, u**2 for d2 g (mu mu, mu sigma, sigma sigma)
+        a1 = _row_moments(q, u) / (s * a_rel)[:, None]
         z *= z
         z -= 1.0
         z *= e
-        a2 = (z @ v3) / (s * s * a_rel)[:, None]
-        phx = x * x
-        phx *= -0.5
-        np.exp(phx, out=phx)
-        phx /= _SQRT_2PI
-        b1 = (phx @ w3) / (s * big)[:, None]
-        phx *= x
-        b2 = -(phx @ v3) / (s * s * big)[:, None]
+        z *= g
+        z *= g  # w phi(z) (z**2 - 1) g**2: times 1, u, u**2 for dg dg
+        a2 = _row_moments(z, u) / (s * s * a_rel)[:, None]
+        u, log_w = _lognormal_nodes(lo, s, mu, sigma)
+        g = np.exp(mu + sigma * u)
+        if not np.all(np.isfinite(g)):
+            return None
+        w = np.exp(log_w)
+        x = (g - lo[:, None]) / sc
+        big = (w * ndtr(x)).sum(axis=1)
+        if not (np.all(np.isfinite(a_rel)) and np.all(big > 1e-280)):
+            return None
+        f = -float(np.sum(log_a - np.log(s) - np.log(big)))
+        q = x * x
+        q *= -0.5
+        np.exp(q, out=q)
+        q *= w
+        q *= g
+        q /= _SQRT_2PI  # w phi(x) g
+        b1 = _row_moments(q, u) / (s * big)[:, None]
+        q *= x
+        q *= g  # w phi(x) x g**2
+        b2 = -_row_moments(q, u) / (s * s * big)[:, None]
     ga, gb = a1[:, :2], b1[:, :2]
     grad = -(ga.sum(axis=0) - gb.sum(axis=0))
     ha = (a1 + a2).sum(axis=0) - np.array(
@@ -1313,6 +1402,17 @@ def _lognormal_derivatives(
     return f, grad, hess
 
 
+def _row_moments(q: FloatArray, u: FloatArray) -> FloatArray:
+    """``sum_i q_ji u_ji**k`` for ``k`` = 0, 1, 2, per row ``j``: shape (rows, 3)."""
+    out = np.empty((q.shape[0], 3))
+    out[:, 0] = q.sum(axis=1)
+    q = q * u
+    out[:, 1] = q.sum(axis=1)
+    q *= u
+    out[:, 2] = q.sum(axis=1)
+    return out
+
+
 def _lognormal_newton(
     y: FloatArray, s: FloatArray, lo: FloatArray, mu: float, sigma: float
 ) -> tuple[float, float] | None:
@@ -1324,11 +1424,12 @@ def _lognormal_newton(
     1e-10 of the largest, so the step descends where it is not positive definite; ``sigma``
     left out of the step while it sits at its bound with the gradient pushing it below),
     at most 1 long in either coordinate, then halves until the likelihood does not rise
-    (projecting ``sigma`` onto its bound). The likelihood is even in ``sigma`` (the nodes
-    are symmetric), so near ``sigma = 0`` it is about quadratic in ``sigma`` and the
+    (projecting ``sigma`` onto its bound). The likelihood is even in ``sigma`` (``u`` and
+    ``-u`` alike), so near ``sigma = 0`` it is about quadratic in ``sigma`` and the
     alike-annotators case (optimum at the bound) is reached in a step or two. Converged
     once the full Newton step of the free coordinates is below 1e-9 in both (``sigma``'s
-    relative to itself when larger than 1).
+    relative to itself when larger than 1), or below ``_NEWTON_LAST_STEP`` where the
+    Hessian is positive definite: that step is then taken without another evaluation.
     """
     floor = _LOGNORMAL_MIN_SIGMA
     sigma = max(sigma, floor)
@@ -1340,8 +1441,10 @@ def _lognormal_newton(
         active = sigma <= floor and grad[1] > 0.0
         if active:
             step = np.array([-grad[0] / abs(hess[0, 0]) if hess[0, 0] != 0.0 else 0.0, 0.0])
+            convex = hess[0, 0] > 0.0
         else:
             vals, vecs = np.linalg.eigh(hess)
+            convex = bool(vals.min() > 0.0)
             vals = np.maximum(np.abs(vals), 1e-10 * max(float(np.abs(vals).max()), 1e-300))
             step = -(vecs @ ((vecs.T @ grad) / vals))
         if not np.all(np.isfinite(step)):
@@ -1349,6 +1452,9 @@ def _lognormal_newton(
         size = abs(float(step[0])), abs(float(step[1])) / max(1.0, sigma)
         if max(size) <= 1e-9:
             return mu, sigma
+        if max(size) <= _NEWTON_LAST_STEP and convex:
+            # quadratic convergence: the step's own error is of the order of its square
+            return mu + float(step[0]), max(sigma + float(step[1]), floor)
         step /= max(1.0, float(np.abs(step).max()))
         t = 1.0
         while True:
@@ -1364,6 +1470,11 @@ def _lognormal_newton(
 
 
 _NEWTON_MAX_ITER = 100
+
+_NEWTON_LAST_STEP = 1e-6
+"""A Newton step this small (in ``mu`` and ``sigma``) at a positive definite Hessian is the
+last one (:func:`_lognormal_newton`); it saves an evaluation of the derivatives, a sixth
+of the fit's cost (the step after it was 1e-12 or less on the report's study)."""
 """Iterations of :func:`_lognormal_newton` before it gives up (Nelder-Mead then)."""
 
 
@@ -1385,63 +1496,20 @@ def _lognormal_start(y: FloatArray, s: FloatArray, lo: FloatArray) -> FloatArray
 
 
 def _lognormal_nll(y: FloatArray, s: FloatArray, lo: FloatArray) -> Callable[[FloatArray], float]:
-    """The negative log-likelihood of :func:`_truncated_lognormal_fit` in ``(mu, log sigma)``.
-
-    The numbers of the plain expression ``-sum(log(E[phi(z)] / s) - log(E[Phi(x)]))``
-    (``z = (y - g) / s``, ``x = (g - lo) / s``, ``phi`` and ``Phi`` by scipy's own
-    formulas, ``_norm_pdf`` and ``ndtr``), bit for bit, so that Nelder-Mead takes the same
-    path: the (annotators x 40) work arrays are reused in place, ``exp`` is skipped where
-    its argument is below ``_EXP_ZERO`` (where it is exactly 0) and ``ndtr`` where its
-    argument is at least ``_NDTR_ONE`` (where it is exactly 1), about half of the points
-    of a typical fit (``ndtr`` is most of the cost). ``tests/ranking/test_arena_lognormal.py``
-    checks both cut-offs and the values against the plain expression.
-    """
-    from scipy.special import ndtr
-
+    """The negative log-likelihood of :func:`_truncated_lognormal_fit` in ``(mu, log sigma)``:
+    ``-sum(log(E[phi(z)] / s) - log(E[Phi(x)]))`` (``z = (y - g) / s``, ``x = (g - lo) /
+    s``), the expectations by :func:`_lognormal_terms` (each annotator's own nodes, the
+    density in log space, so it does not underflow; the selection probability kept at
+    least 1e-300 as before)."""
     y = np.asarray(y, dtype=np.float64)
     s = np.asarray(s, dtype=np.float64)
     lo = np.asarray(lo, dtype=np.float64)
-    y_col, s_col, lo_col = y[:, None], s[:, None], lo[:, None]
-    shape = (y.size, _GH_U.size)
-    z, x = np.empty(shape), np.empty(shape)
-    mask = np.empty(shape, dtype=bool)
 
     def nll(par: FloatArray) -> float:
-        g = np.exp(float(par[0]) + math.exp(float(par[1])) * _GH_U)
-        # exp(-(z**2) / 2) / sqrt(2 pi), with z = (y - g) / s: -(q) / 2 and q * -0.5 are
-        # the same number (a power of two), exp only where it is not 0
-        np.subtract(y_col, g, out=z)
-        np.divide(z, s_col, out=z)
-        np.square(z, out=z)
-        np.multiply(z, -0.5, out=z)
-        np.less(z, _EXP_ZERO, out=mask)  # (NaN: False, so exp keeps it NaN)
-        np.copyto(z, 0.0, where=mask)
-        np.logical_not(mask, out=mask)
-        np.exp(z, out=z, where=mask)
-        np.divide(z, _SQRT_2PI, out=z)
-        dens = z @ _GH_W
-        dens /= s
-        # ndtr((g - lo) / s), only below _NDTR_ONE (a gather: scipy's ufuncs must not be
-        # given where=, which corrupts memory in scipy 1.17)
-        np.subtract(g, lo_col, out=x)
-        np.divide(x, s_col, out=x)
-        np.greater_equal(x, _NDTR_ONE, out=mask)  # (NaN: False, so ndtr keeps it NaN)
-        np.copyto(x, 1.0, where=mask)
-        np.logical_not(mask, out=mask)
-        x[mask] = ndtr(x[mask])
-        keep = x @ _GH_W
-        return float(-np.sum(np.log(np.maximum(dens, 1e-300)) - np.log(np.maximum(keep, 1e-300))))
+        log_a, keep = _lognormal_terms(y, s, lo, float(par[0]), math.exp(float(par[1])))
+        return float(-np.sum(log_a - np.log(np.maximum(keep, 1e-300))))
 
     return nll
-
-
-_EXP_ZERO = -746.0
-"""Arguments below which ``np.exp`` is exactly 0 (the last nonzero is about -745.13, half
-the smallest subnormal)."""
-
-_NDTR_ONE = 8.5
-"""Arguments from which ``scipy.special.ndtr`` is exactly 1 (from about 8.2924: the upper
-tail, below 1e-17 at 8.5, is less than half an ulp of 1)."""
 
 
 _SQRT_2PI = np.sqrt(2 * np.pi)
@@ -1630,7 +1698,10 @@ def _random_test(
     drawn from ``LN(mu, sd**2)`` and estimated with this annotator's standard error
     ``se_j``, gets an estimate at most ``theta_j``:
     ``p_j = E_g[Phi((theta_j - g) / se_j)]``, ``g = exp(mu + sd u)``, ``u ~ N(0, 1)``
-    (40-point Gauss-Hermite). Uniform for an honest annotator (when ``mu``, ``sd`` are
+    (each annotator's composite Gauss-Legendre rule around ``g = theta_j``,
+    :func:`_lognormal_nodes`; 40-point Gauss-Hermite before session 12, which made ``p_j`` a
+    staircase in ``theta_j`` where ``se_j`` is small next to ``g sd``; still so with
+    :class:`_SeAt`, off by default). Uniform for an honest annotator (when ``mu``, ``sd`` are
     right), so Benjamini-Hochberg across annotators bounds the false flags; small for an
     annotator whose estimate sits below what honest heterogeneity and noise explain.
     This is the test of bench_flags_bounds' oracle (the honest annotators' distribution
@@ -1640,6 +1711,7 @@ def _random_test(
     100 votes that the oracle catches (bench_flags, 200 x 100, sd 0.5, 10% random:
     recall 0.49). Without the fit, the earlier test on ``fraction`` times the median.
     """
+    from scipy.special import ndtr
     from scipy.stats import norm
 
     fit = _honest_abilities(th, se, p_adv, clean, se_at)
@@ -1657,9 +1729,17 @@ def _random_test(
         clear = (th > 0) & (p_adv > 0.95) if p_adv is not None else th > 0
         n_clear = int((clear & (True if clean is None else clean)).sum())
         sd = sd * (1.0 + _SD_INFLATE / math.sqrt(max(n_clear, 1)))
+    if se_at is None:
+        u, log_w = _lognormal_nodes(th, safe_se, mu, sd)
+        with np.errstate(over="ignore"):
+            g_u = np.exp(mu + sd * u)
+        p: FloatArray = np.minimum(
+            (np.exp(log_w) * ndtr((th[:, None] - g_u) / safe_se[:, None])).sum(axis=1), 1.0
+        )
+        return t0, p, "predictive"
     g = np.exp(mu + sd * _GH_U)
-    s_g = safe_se[:, None] if se_at is None else np.maximum(se_at.signed_root(g), 1e-300)
-    p: FloatArray = norm.cdf((th[:, None] - g[None, :]) / s_g) @ _GH_W
+    s_g = np.maximum(se_at.signed_root(g), 1e-300)
+    p = norm.cdf((th[:, None] - g[None, :]) / s_g) @ _GH_W
     return t0, p, "predictive"
 
 
