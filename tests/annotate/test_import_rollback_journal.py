@@ -124,7 +124,8 @@ def test_a_refused_file_leaves_the_database_unchanged_and_in_wal_mode(
     shutil.copy(base, db)
     before = dump(db)
     got, modes = import_watching(db, csv, monkeypatch)
-    assert "error" in got and "vote_log.csv:" in got["error"], got
+    assert "error" in got, got
+    assert "vote_log.csv:" in got["error"]
     assert "delete" in modes  # the streamed attempt, rolled back
     assert dump(db) == before
     assert journal_mode(db) == "wal"
