@@ -279,6 +279,15 @@ parents of the votes it writes itself (:func:`repo.missing_vote_parents`): one s
 comparison per study instead of three B-tree lookups per row (~0.5 s per million)."""
 
 
+ROLLBACK_JOURNAL_MAX_ROWS = 1_200_000
+"""The largest import of vote tables that runs with a rollback journal
+(:class:`~annotate.store.engine.RollbackJournal`, when alone on the file): the pages it
+writes (~190 bytes a vote, table and indexes) fit the bulk insert's page cache
+(:data:`repo.BULK_CACHE_KIB`), so nothing spills into the file before COMMIT, and a
+program that opens the file meanwhile reads the last committed state (a spill would take
+SQLite's exclusive lock until COMMIT). A larger import runs in WAL mode, as before."""
+
+
 @contextmanager
 def _import_session(engine: Engine, jobs: list[_Job]) -> Iterator[Session]:
     """The import's write transaction (:func:`~annotate.store.writelock.write_session`);
@@ -315,7 +324,7 @@ def _vote_import_session(engine: Engine, table_rows: int) -> Iterator[Session]:
         raw.execute("PRAGMA foreign_keys=OFF")  # outside any transaction (a no-op inside)
         # pages written once, not to the WAL and again by the checkpoint (the file back in
         # WAL mode after; in WAL mode throughout when another connection has it open)
-        journal = RollbackJournal(raw)
+        journal = RollbackJournal(raw, enabled=table_rows <= ROLLBACK_JOURNAL_MAX_ROWS)
         try:
             with journal, Session(bind=conn) as s, s.begin():
                 yield s

@@ -135,17 +135,21 @@ class RollbackJournal:
     :attr:`active` False). After the block the file goes back to WAL, waiting for
     readers that opened it meanwhile at most :func:`~annotate.store.writelock.lock_timeout`
     (:attr:`in_wal` False if it could not: the caller discards the connection, and the
-    next connection opened puts the file back, :func:`_set_wal`).
+    next connection opened puts the file back, :func:`_set_wal`). Not ``enabled``: the
+    block runs in WAL mode.
     """
 
-    def __init__(self, dbapi_connection: Any) -> None:
+    def __init__(self, dbapi_connection: Any, *, enabled: bool = True) -> None:
         self._conn = dbapi_connection
+        self._enabled = enabled
         self.active = False
         """Whether the block runs with a rollback journal."""
         self.in_wal = True
         """Whether the file is (back) in WAL mode."""
 
     def __enter__(self) -> RollbackJournal:
+        if not self._enabled:
+            return self
         try:
             mode = self._conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
         except sqlite3.OperationalError as err:

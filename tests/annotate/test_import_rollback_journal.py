@@ -111,6 +111,22 @@ def test_alone_on_the_file_the_import_uses_a_rollback_journal(
         assert not Path(f"{db}-journal").exists()
 
 
+def test_an_import_larger_than_the_page_cache_runs_in_wal_mode(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch, large: None
+) -> None:
+    """Over ROLLBACK_JOURNAL_MAX_ROWS rows (pages that would spill into the file before
+    COMMIT, locking readers out): WAL mode, as before."""
+    monkeypatch.setattr(importing, "ROLLBACK_JOURNAL_MAX_ROWS", body().count("\n") - 1)
+    csv = tmp_path / "vote_log.csv"
+    csv.write_text(HEAD + body(), encoding="utf-8")
+    db = tmp_path / "v.db"
+    shutil.copy(base, db)
+    got, modes = import_watching(db, csv, monkeypatch)
+    assert "error" not in got, got
+    assert modes == ["wal"]
+    assert journal_mode(db) == "wal"
+
+
 def test_a_refused_file_leaves_the_database_unchanged_and_in_wal_mode(
     tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch, large: None
 ) -> None:
