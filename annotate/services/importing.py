@@ -279,6 +279,15 @@ parents of the votes it writes itself (:func:`repo.missing_vote_parents`): one s
 comparison per study instead of three B-tree lookups per row (~0.5 s per million)."""
 
 
+ROLLBACK_JOURNAL_MAX_ROWS = 1_200_000
+"""The largest import of vote tables that runs with a rollback journal
+(:class:`~annotate.store.engine.RollbackJournal`, when alone on the file): the pages it
+writes (~190 bytes a vote, table and indexes) fit the bulk insert's page cache
+(:data:`repo.BULK_CACHE_KIB`), so nothing spills into the file before COMMIT, and a
+program that opens the file meanwhile reads the last committed state (a spill would take
+SQLite's exclusive lock until COMMIT). A larger import runs in WAL mode, as before."""
+
+
 @contextmanager
 def _import_session(engine: Engine, jobs: list[_Job]) -> Iterator[Session]:
     """The import's write transaction (:func:`~annotate.store.writelock.write_session`);
@@ -302,6 +311,7 @@ def _import_session(engine: Engine, jobs: list[_Job]) -> Iterator[Session]:
 def _vote_import_session(engine: Engine, table_rows: int) -> Iterator[Session]:
     """:func:`_import_session` of an import whose every job is a vote table, ``table_rows``
     rows in all (0 for any other import)."""
+    from annotate.store.engine import RollbackJournal
     from annotate.store.writelock import database_faults, engine_writer_queue, write_session
 
     if engine.url.get_backend_name() != "sqlite" or table_rows < OWN_FOREIGN_KEYS_MIN_ROWS:
@@ -312,8 +322,11 @@ def _vote_import_session(engine: Engine, table_rows: int) -> Iterator[Session]:
         raw = conn.connection.dbapi_connection
         assert raw is not None
         raw.execute("PRAGMA foreign_keys=OFF")  # outside any transaction (a no-op inside)
+        # pages written once, not to the WAL and again by the checkpoint (the file back in
+        # WAL mode after; in WAL mode throughout when another connection has it open)
+        journal = RollbackJournal(raw, enabled=table_rows <= ROLLBACK_JOURNAL_MAX_ROWS)
         try:
-            with Session(bind=conn) as s, s.begin():
+            with journal, Session(bind=conn) as s, s.begin():
                 yield s
         finally:
             try:
@@ -321,8 +334,9 @@ def _vote_import_session(engine: Engine, table_rows: int) -> Iterator[Session]:
                 restored = raw.execute("PRAGMA foreign_keys").fetchone()[0] == 1
             except sqlite3.Error:
                 restored = False
-            if not restored:
-                conn.invalidate()  # never back to the pool without its foreign keys
+            if not (restored and journal.in_wal):
+                # never back to the pool without its foreign keys or out of WAL mode
+                conn.invalidate()
 
 
 def _check_vote_parents(s: Session, study_id: int, annotator_ids: Any, item_ids: Any) -> None:
