@@ -276,3 +276,48 @@ def test_a_process_killed_during_the_import_leaves_the_database_as_it_was(
     assert journal_mode(db) == "wal"
     assert not Path(f"{db}-journal").exists()
     assert uid(10_000) not in str(before["votes"])
+
+
+def test_a_reader_holding_a_read_open_through_the_commit_fails_the_import_in_one_line(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch, large: None
+) -> None:
+    """The README's limit of the rollback journal: a read transaction that starts during the
+    import and is still open when the import commits (longer than the busy timeout, here
+    shortened to 0.2 s) makes the commit fail with one line; the database is unchanged and
+    goes back to WAL mode once the reader is gone."""
+    from annotate.store import engine as engine_mod
+
+    monkeypatch.setattr(engine_mod, "BUSY_TIMEOUT_MS", 200)
+    csv = tmp_path / "vote_log.csv"
+    csv.write_text(HEAD + body(), encoding="utf-8")
+    db = tmp_path / "v.db"
+    shutil.copy(base, db)
+    before = dump(db)
+    readers: list[sqlite3.Connection] = []
+
+    def hold(path: Path) -> None:
+        con = sqlite3.connect(path, isolation_level=None, timeout=0.2)
+        con.execute("BEGIN")
+        con.execute("SELECT count(*) FROM vote").fetchone()  # a SHARED lock, kept
+        readers.append(con)
+
+    try:
+        got, modes = import_watching(db, csv, monkeypatch, during=hold)
+    finally:
+        for con in readers:
+            con.close()
+    assert modes == ["delete"]
+    assert "error" in got, got
+    message = got["error"]
+    assert "\n" not in message, message
+    assert "locked" in message, message
+    assert "Traceback" not in message
+    engine = open_store(db)  # the next opener: back in WAL mode, nothing written
+    engine.dispose()
+    assert journal_mode(db) == "wal"
+    assert dump(db) == before
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        con.close()
