@@ -348,27 +348,10 @@ def float_reprs(values: npt.NDArray[np.float64]) -> list[str]:
     if v.size < ARROW_MIN:
         return list(map(float.__repr__, v.tolist()))
     try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        import pyarrow  # noqa: F401
     except ImportError:  # pragma: no cover - pyarrow is a dependency
         return list(map(float.__repr__, v.tolist()))
-    # pa.array, pa.scalar and to_numpy would import pandas (0.1-0.25 s) to look for its
-    # types: the array is made from v's buffer, ".0" appended as a slice past the end,
-    # and the indices read from their buffer
-    doubles = pa.Array.from_buffers(pa.float64(), len(v), [None, pa.py_buffer(v)])
-    texts = pc.cast(doubles, pa.string())
-    exponent = pc.match_substring(texts, "e")
-    bare = pc.invert(pc.or_(pc.match_substring(texts, "."), exponent))
-    end = 1 << 30  # past the end of every text: the slice is empty, ".0" appended
-    texts = pc.if_else(bare, pc.utf8_replace_slice(texts, end, end, ".0"), texts)
-    out: list[str] = texts.to_pylist()
-    with np.errstate(invalid="ignore"):
-        size = np.abs(v)
-        python = ~np.isfinite(v) | ((size < 1e-4) & (v != 0)) | (size >= 1e16)
-    at = pc.indices_nonzero(exponent)  # uint64, no nulls
-    python[np.frombuffer(at.buffers()[1], np.uint64, len(at), 8 * at.offset)] = True
-    for i in np.flatnonzero(python).tolist():
-        out[i] = float.__repr__(float(v[i]))
+    out: list[str] = _arrow_reprs(v, None).to_pylist()
     return out
 
 
@@ -543,7 +526,9 @@ def _arrow_strings(texts: Sequence[str]) -> Any:
 
 def _arrow_reprs(v: npt.NDArray[np.float64], null: npt.NDArray[np.bool_] | None) -> Any:
     """:func:`float_reprs` of the 1-d array ``v`` as a pyarrow string array, null where
-    ``null``: the same cast and the same cases given to Python, put in place in pyarrow."""
+    ``null`` (the pass :func:`float_reprs` describes; the cases given to Python put in
+    place in pyarrow). Arrays are made from buffers: ``pa.array``, ``pa.scalar`` and
+    ``to_numpy`` would import pandas (0.1-0.25 s) to look for its types."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
