@@ -1979,7 +1979,7 @@ def _drop_extreme_edges(
 
 
 def _correlation(x: FloatArray, y: FloatArray, kind: str) -> Correlation:
-    from scipy import stats
+    from ranking._special_dist import kendalltau, spearmanr
 
     n = int(x.size)
     if n < 3:
@@ -2001,10 +2001,10 @@ def _correlation(x: FloatArray, y: FloatArray, kind: str) -> Correlation:
             n=n,
         )
     if kind == "spearman":
-        res = stats.spearmanr(x, y)
+        res = spearmanr(x, y)
         value, p = float(res.statistic), float(res.pvalue)
     else:
-        res_k = stats.kendalltau(x, y)
+        res_k = kendalltau(x, y)
         value, p = float(res_k.statistic), float(res_k.pvalue)
     if not np.isfinite(value):
         return Correlation(

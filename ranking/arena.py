@@ -548,7 +548,7 @@ def null_ability_threshold(
     >>> null_ability_threshold([1, -1, 2, -2], [1, 0, 1, 0], [0, 0, 0, 0], n_annotators=1).round(3)
     array([0.757])
     """
-    from scipy.stats import norm
+    from ranking._special_dist import norm_ppf
 
     xv = np.asarray(x, dtype=np.float64)
     wv = np.asarray(outcome, dtype=np.float64)
@@ -567,7 +567,7 @@ def null_ability_threshold(
     mean_u = (sw / safe - 0.5) * sx
     var_u = np.where(n > 1, cxx * cww / np.maximum(n - 1.0, 1.0), 0.0)
     i0 = sxx / 4.0
-    z = float(norm.ppf(quantile))
+    z = float(norm_ppf(quantile))
     out = np.zeros(m)
     ok = i0 > 0
     out[ok] = (mean_u[ok] + z * np.sqrt(var_u[ok])) / i0[ok]
@@ -648,10 +648,10 @@ def _vote_mask(x: npt.ArrayLike | None, name: str, n: int) -> BoolArray | None:
 
 def _binom_two_sided(x: IntArray, n: IntArray) -> FloatArray:
     """Exact two-sided binomial p-value against 1/2 (as scipy.stats.binomtest), NaN if n == 0."""
-    from scipy.stats import binom
+    from ranking._special_dist import binom_cdf
 
     lo = np.minimum(x, n - x)
-    pv = np.where(x * 2 == n, 1.0, np.minimum(1.0, 2.0 * binom.cdf(lo, n, 0.5)))
+    pv = np.where(x * 2 == n, 1.0, np.minimum(1.0, 2.0 * binom_cdf(lo, n, 0.5)))
     out: FloatArray = np.where(n > 0, pv, np.nan)
     return out
 
@@ -697,7 +697,7 @@ def _vote_flags(
     max_fast_share: float,
 ) -> list[list[FlagReason]]:
     """Flags that do not depend on the fit: position bias, too fast, low agreement."""
-    from scipy.stats import binom
+    from ranking._special_dist import binom_cdf, binom_sf
 
     out: list[list[FlagReason]] = [[] for _ in range(m)]
     decisive = w != 0.5
@@ -712,7 +712,7 @@ def _vote_flags(
             )
     if fast is not None:
         n_all, n_fast = counts.sum(axis=1), counts[:, 4:].sum(axis=1)
-        raw = np.where(n_all > 0, binom.sf(n_fast - 1, n_all, max_fast_share), np.nan)
+        raw = np.where(n_all > 0, binom_sf(n_fast - 1, n_all, max_fast_share), np.nan)
         p_adj = adjust_p_values(raw, method=correction)
         for j in np.flatnonzero(p_adj <= alpha):
             out[j].append(
@@ -727,7 +727,7 @@ def _vote_flags(
         chance = np.ma.filled(maj.chance, np.nan)
         n_agree = np.rint(np.nan_to_num(agree) * n_cmp).astype(np.int64)
         raw = np.where(
-            n_cmp > 0, binom.cdf(n_agree, n_cmp, np.clip(np.nan_to_num(chance), 0, 1)), np.nan
+            n_cmp > 0, binom_cdf(n_agree, n_cmp, np.clip(np.nan_to_num(chance), 0, 1)), np.nan
         )
         p_adj = adjust_p_values(raw, method=correction)
         for j in np.flatnonzero(p_adj <= alpha):
@@ -974,13 +974,13 @@ def _bias_aware_wald(
     ``|N(t, 1)|`` (``sqrt`` of the noncentral chi-square quantile with 1 degree of freedom
     and noncentrality ``t**2``), so that the interval covers at ``confidence`` whenever the
     bias is at most ``B_i``; centred on the estimate, never narrower than plain Wald."""
-    from scipy.stats import ncx2, norm
+    from ranking._special_dist import ncx2_ppf, norm_ppf
 
     se = fit.rating_standard_errors
     bias = beta / (1.0 + beta) * (fit.ratings - fit.initial)
     t = np.abs(bias) / np.maximum(se, 1e-300)
-    cv = np.sqrt(ncx2.ppf(confidence, 1, np.maximum(t * t, 1e-12)))
-    cv = np.maximum(cv, float(norm.ppf(0.5 + confidence / 2.0)))
+    cv = np.sqrt(ncx2_ppf(confidence, 1, np.maximum(t * t, 1e-12)))
+    cv = np.maximum(cv, float(norm_ppf(0.5 + confidence / 2.0)))
     lower: FloatArray = fit.ratings - cv * se
     upper: FloatArray = fit.ratings + cv * se
     return lower, upper
@@ -1712,19 +1712,20 @@ def _random_test(
     recall 0.49). Without the fit, the earlier test on ``fraction`` times the median.
     """
     from scipy.special import ndtr
-    from scipy.stats import norm
+
+    from ranking._special_dist import norm_cdf
 
     fit = _honest_abilities(th, se, p_adv, clean, se_at)
     safe_se = np.maximum(se, 1e-300)
     if fit is None:
         pos = th > 0
         t0 = fraction * float(np.median(th[pos])) if pos.any() else 0.0
-        out: FloatArray = norm.cdf((th - t0) / safe_se)
+        out: FloatArray = norm_cdf((th - t0) / safe_se)
         return t0, out, "median"
     mu, sd, predictive = fit
     t0 = math.exp(mu) * min(0.7, math.exp(-1.645 * sd))
     if not predictive:
-        return t0, norm.cdf((th - t0) / safe_se), "log-scale"
+        return t0, norm_cdf((th - t0) / safe_se), "log-scale"
     if se_at is not None and _SD_INFLATE:
         clear = (th > 0) & (p_adv > 0.95) if p_adv is not None else th > 0
         n_clear = int((clear & (True if clean is None else clean)).sum())
@@ -1739,7 +1740,7 @@ def _random_test(
         return t0, p, "predictive"
     g = np.exp(mu + sd * _GH_U)
     s_g = np.maximum(se_at.signed_root(g), 1e-300)
-    p = norm.cdf((th[:, None] - g[None, :]) / s_g) @ _GH_W
+    p = norm_cdf((th[:, None] - g[None, :]) / s_g) @ _GH_W
     return t0, p, "predictive"
 
 
@@ -2139,7 +2140,7 @@ def _side_probabilities(z: FloatArray, n_iter: int = 500) -> tuple[FloatArray, F
     majority of 20 against 11 clearly honest annotators (bench_flags, 20 x 100 votes,
     discrimination sd 0.5, 45% random, study 0).
     """
-    from scipy.stats import norm
+    from ranking._special_dist import norm_ppf
 
     z = np.clip(np.where(np.isfinite(z), z, 0.0), -40.0, 40.0)
     pos, neg = z > 1.0, z < -1.0
@@ -2170,7 +2171,7 @@ def _side_probabilities(z: FloatArray, n_iter: int = 500) -> tuple[FloatArray, F
         if ll - prev < 1e-10:
             break
         prev = ll
-    z_crit = float(norm.ppf(0.95))
+    z_crit = float(norm_ppf(0.95))
     return r[0] * (mu[0] >= z_crit), r[2] * (-mu[2] >= z_crit)
 
 
@@ -2528,7 +2529,7 @@ def stable_arena(
     >>> res.annotators_with("flagged").tolist()
     [0]
     """
-    from scipy.stats import norm
+    from ranking._special_dist import norm_cdf, norm_ppf, norm_sf
 
     _check_arena_options(
         delta,
@@ -2595,7 +2596,7 @@ def stable_arena(
         n_records = np.bincount(k_raw, minlength=m).astype(np.int64)
     dynamic = epsilon is None
     eps_value = 0.0 if epsilon is None else float(epsilon)
-    z_rel = float(norm.ppf(1.0 - alpha))
+    z_rel = float(norm_ppf(1.0 - alpha))
     excluded = np.zeros(m, dtype=bool)
     model_flags: list[list[FlagReason]] = [[] for _ in range(m)]
     theta = np.full(m, np.nan)
@@ -2705,9 +2706,9 @@ def stable_arena(
             # all of them (the judged ones' equal, bit for bit, those of the judged votes)
             z_all = _score_z(ls[a] - ls[b], w, k, m) if cells is None else _score_z_cells(ls, cells)
             zs = z_all[ids]
-            p_adv = np.where(np.isfinite(zs), norm.cdf(zs), 0.5)
+            p_adv = np.where(np.isfinite(zs), norm_cdf(zs), 0.5)
         else:
-            p_adv = norm.cdf((th - eps_value) / safe_se)
+            p_adv = norm_cdf((th - eps_value) / safe_se)
         p_adv_adj = adjust_p_values(p_adv, method=correction)
         theta[ids], theta_se[ids], p_raw[ids], eps[ids] = th, se, p_adv, eps_value
         theta[all_tie], eps[all_tie] = 0.0, eps_value
@@ -2717,7 +2718,7 @@ def stable_arena(
             # every annotator in play with decisive votes, judged or pending, counts
             in_play = (nontie > 0) & ~excluded
             n_agree, n_direction = _direction_support(
-                np.where(np.isfinite(z_all), norm.cdf(z_all), 0.5)[in_play],
+                np.where(np.isfinite(z_all), norm_cdf(z_all), 0.5)[in_play],
                 alpha,
                 ~vote_flagged[in_play],
             )
@@ -2762,7 +2763,7 @@ def stable_arena(
         if tie_on:
             zt = _tie_gap_z(ls, a, b, w, k, n, m, cells)[ids]
             tie_z[ids] = zt
-            p_tie = norm.sf(zt)  # NaN where not tested
+            p_tie = norm_sf(zt)  # NaN where not tested
             if _TIE_TEST == "fisher":
                 from scipy.stats import chi2
 
@@ -2885,7 +2886,7 @@ def stable_arena(
         elif not settled:
             # the annotator's own test decides once the direction is settled: its votes to
             # that point if it is itself undecided, unknown (None) if it waits for others
-            t = float(norm.ppf(1.0 - p_raw[j]))
+            t = float(norm_ppf(1.0 - p_raw[j]))
             own = None if abs(t) >= z_rel else _undecided_votes(nr, t, z_rel)
             status.append("pending")
             to_verdict.append(own)
@@ -2911,7 +2912,7 @@ def stable_arena(
                 + f") on {nr} votes"
             )
         else:
-            t = float(norm.ppf(1.0 - p_raw[j]))
+            t = float(norm_ppf(1.0 - p_raw[j]))
             v = _undecided_votes(nr, t, z_rel)
             status.append("pending")
             to_verdict.append(v)

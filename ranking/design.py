@@ -416,9 +416,9 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    from scipy import stats
+    from ranking._special_dist import binom_cdf
 
-    return float(min(1.0, 2.0 * stats.binom.cdf(min(b, c), n, 0.5)))
+    return float(min(1.0, 2.0 * binom_cdf(min(b, c), n, 0.5)))
 
 
 def paired_test(correct_first: npt.ArrayLike, correct_second: npt.ArrayLike) -> PairedTest:

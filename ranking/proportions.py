@@ -68,9 +68,9 @@ def _wilson(
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """The Wilson bounds of :func:`wilson_interval` for float ``k`` and ``m`` the caller has
     checked (NaN where ``m`` is 0); also :func:`ranking.quality.wilson_bounds`."""
-    from scipy import stats
+    from ranking._special_dist import norm_ppf
 
-    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    z = float(norm_ppf(0.5 + confidence / 2.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         p = k / m
         denom = 1.0 + z * z / m

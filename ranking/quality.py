@@ -132,7 +132,7 @@ def check_rates(
     >>> r.n.tolist(), r.hits.tolist(), [round(float(x), 3) for x in r.rate[:2]]
     ([3, 1, 0], [2, 0, 0], [0.667, 0.0])
     """
-    from scipy import stats
+    from ranking._special_dist import binom_cdf
 
     a = np.asarray(annotators, dtype=np.int64).reshape(-1)
     h = np.asarray(hits, dtype=bool).reshape(-1)
@@ -151,7 +151,7 @@ def check_rates(
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(n > 0, k / np.maximum(n, 1), np.nan)
     lower, upper = wilson_bounds(k, n, confidence)
-    p = np.where(n > 0, stats.binom.cdf(k, np.maximum(n, 1), threshold), np.nan)
+    p = np.where(n > 0, binom_cdf(k, np.maximum(n, 1), threshold), np.nan)
     signal = np.where(n > 0, p < alpha, False).astype(bool)
     return CheckRates(n, k, rate, lower, upper, p, signal, threshold, alpha, confidence)
 

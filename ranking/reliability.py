@@ -331,13 +331,13 @@ def position_bias_from_counts(n_left: IntArray, n_dec: IntArray) -> PositionBias
     >>> r.left_share.tolist(), round(float(r.p_value[0]), 5)
     ([1.0, 0.6666666666666666], 0.00195)
     """
-    from scipy.stats import binom
+    from ranking._special_dist import binom_cdf
 
     n_left = np.asarray(n_left, dtype=np.int64)
     n_dec = np.asarray(n_dec, dtype=np.int64)
     # two-sided exact test for p = 1/2 (symmetric): 2 * P(X <= min(x, n - x)), capped at 1
     lo = np.minimum(n_left, n_dec - n_left)
-    pv = np.where(n_left * 2 == n_dec, 1.0, np.minimum(1.0, 2.0 * binom.cdf(lo, n_dec, 0.5)))
+    pv = np.where(n_left * 2 == n_dec, 1.0, np.minimum(1.0, 2.0 * binom_cdf(lo, n_dec, 0.5)))
     return PositionBias(
         left_share=_masked_ratio(n_left, n_dec),
         p_value=np.ma.MaskedArray(np.where(n_dec > 0, pv, 1.0), mask=n_dec == 0),

@@ -187,11 +187,7 @@ def _difficulty_report(args: argparse.Namespace, engine: Any, prefetch: Any) -> 
     if study_kind(engine, getattr(args, "study", None)) == "arena":
         return _arena_report(args, engine)
     if prefetch is not None and prefetch.pending():
-        # needed later anyway (the verdicts' tests, the rank correlations): imported
-        # while the child reads the votes instead of in the busy computation
-        import scipy.stats  # noqa: F401
-
-        # and pyarrow's first cast, which the pairwise-kappa texts then skip
+        # pyarrow's first cast, which the pairwise-kappa texts then skip
         from annotate.services.json_ready import warm_float_reprs
 
         warm_float_reprs()

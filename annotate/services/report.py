@@ -961,8 +961,7 @@ RATING_PRIOR_SD = 1000.0
 
 def _rank_correlation(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], kind: str) -> Any:
     """Spearman or Kendall correlation as :class:`ranking.alignment.Correlation`."""
-    from scipy import stats
-
+    from ranking._special_dist import kendalltau, spearmanr
     from ranking.alignment import Correlation
 
     n = int(x.size)
@@ -972,7 +971,7 @@ def _rank_correlation(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], ki
         return Correlation(None, None, "the estimator gives every question the same difficulty", n)
     if np.unique(y).size < 2:
         return Correlation(None, None, "the human scale gives every question the same value", n)
-    r = stats.spearmanr(x, y) if kind == "spearman" else stats.kendalltau(x, y)
+    r = spearmanr(x, y) if kind == "spearman" else kendalltau(x, y)
     value, p = float(r.statistic), float(r.pvalue)
     if not math.isfinite(value):
         return Correlation(None, None, f"scipy could not compute {kind}'s coefficient", n)
@@ -1012,7 +1011,7 @@ def _exact_p(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], kind: str) 
     """
     from itertools import permutations
 
-    from scipy.stats import rankdata
+    from ranking._special_dist import rankdata
 
     n = int(x.size)
     perms = np.array(list(permutations(range(n))), dtype=np.int64)
