@@ -310,7 +310,7 @@ def _by_subject(r: HumanAlignmentReport, folder: Path) -> Path | str:
 
 def _percentile_ranks(values: list[float]) -> list[float]:
     """Average-rank percentiles (0 = easiest, 100 = hardest) of ``values``."""
-    from scipy.stats import rankdata
+    from ranking._special_dist import rankdata
 
     if len(values) < 2:
         return [50.0 for _ in values]

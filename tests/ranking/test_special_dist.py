@@ -346,15 +346,16 @@ main()
 
 
 def test_annotate_report_never_imports_scipy_stats(tmp_path: Path) -> None:
-    """``annotate report`` (text and ``--json``) on a small difficulty study, as a user
-    runs it: scipy.stats is never imported (an import hook logs any import of it with
-    the stack), while the report calls this module's functions in its place."""
+    """``annotate report`` (text, ``--json``, and with its plots) on a small difficulty
+    study, as a user runs it: scipy.stats is never imported (an import hook logs any
+    import of it with the stack), while the report calls this module's functions in its
+    place."""
     db = _study(tmp_path)
     log = tmp_path / "log.txt"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPECIAL_DIST_LOG": str(log)}
-    for mode in ([], ["--json"]):
-        out = tmp_path / f"out{len(mode)}"
-        args = ["--db", str(db), "report", "--study", "small", "--no-plots", "--out", str(out)]
+    for k, mode in enumerate((["--no-plots"], ["--no-plots", "--json"], [])):
+        out = tmp_path / f"out{k}"
+        args = ["--db", str(db), "report", "--study", "small", "--out", str(out)]
         run = subprocess.run(
             [sys.executable, "-P", "-c", _WATCH, *args, "--boot", "20", *mode],
             capture_output=True,
@@ -368,5 +369,10 @@ def test_annotate_report_never_imports_scipy_stats(tmp_path: Path) -> None:
     imported = [line for line in lines if line.startswith("IMPORTED")]
     assert not imported, "\n".join(eval(line.split(" ", 2)[2]) for line in imported[:1])
     called = {line.split()[1] for line in lines if line.startswith("CALLED")}
-    # the verdicts' tests and flags, the proportions' intervals, the rank correlations
-    assert {"norm_cdf", "norm_ppf", "binom_cdf", "spearmanr", "kendalltau"} <= called, called
+    # every one: the verdicts' tests, flags and intervals, the proportions' intervals,
+    # the rank correlations, the plots' percentile ranks
+    assert called == {
+        "norm_cdf", "norm_sf", "norm_ppf", "binom_cdf", "binom_sf", "ncx2_ppf",
+        "spearmanr", "kendalltau", "rankdata",
+    }, called  # fmt: skip
+    assert any(p.suffix == ".png" for p in (tmp_path / "out2").rglob("*")), "no plot drawn"
