@@ -242,10 +242,12 @@ def spearmanr(x: npt.ArrayLike, y: npt.ArrayLike) -> RankCorrelation:
 
 
 def _inversions(v: npt.NDArray[np.intp]) -> int:
-    """Pairs ``i < j`` with ``v[i] > v[j]`` (``v`` >= 0): a bottom-up merge sort, each
-    level counting, for every element of a right block, the greater ones of its left
-    block by binary search."""
+    """Pairs ``i < j`` with ``v[i] > v[j]`` (``v`` >= 0): every pair compared for a few
+    hundred values, else a bottom-up merge sort, each level counting, for every element
+    of a right block, the greater ones of its left block by binary search."""
     n = v.size
+    if n <= 256:
+        return int(np.count_nonzero(np.triu(v[:, None] > v[None, :], 1)))
     vals = v.astype(np.int64)
     span = int(vals.max()) + 1 if n else 1
     pos = np.arange(n, dtype=np.int64)

@@ -234,12 +234,14 @@ def test_rank_correlations_every_branch(n: int, seed: int) -> None:
 
 
 def test_kendall_inversions_count_every_discordant_pair() -> None:
-    """The merge count of discordant pairs against the O(n^2) definition."""
+    """The count of discordant pairs (pairwise, or merged above 256 values) against the
+    O(n^2) definition, with and without ties."""
     rng = np.random.default_rng(5)
-    for n in (0, 1, 2, 3, 7, 64, 65, 300):
-        v = rng.integers(0, max(n // 3, 1), n)
-        brute = int(sum((v[i] > v[i + 1 :]).sum() for i in range(n)))
-        assert sd._inversions(v.astype(np.intp)) == brute
+    for n in (0, 1, 2, 3, 7, 64, 65, 256, 257, 300, 1000):
+        for top in (max(n // 3, 1), n + 1):
+            v = rng.integers(0, top, n)
+            brute = int(sum((v[i] > v[i + 1 :]).sum() for i in range(n)))
+            assert sd._inversions(v.astype(np.intp)) == brute
 
 
 def test_rank_correlations_reject_unequal_lengths() -> None:
