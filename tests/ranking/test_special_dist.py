@@ -151,6 +151,15 @@ def test_binom_grids_match_scipy() -> None:
     assert_same(sd.binom_cdf(3, 10, 0.5), stats.binom.cdf(3, 10, 0.5))  # numpy scalar
 
 
+def test_binom_without_the_private_ufuncs_is_scipy_stats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scipy without ``_binom_cdf`` / ``_binom_sf`` gets scipy.stats' own binomial."""
+    monkeypatch.setattr(sd, "_binom_cdf", None)
+    monkeypatch.setattr(sd, "_binom_sf", None)
+    k, n = np.arange(-1, 12), np.full(13, 10)
+    assert_same(sd.binom_cdf(k, n, 0.3), stats.binom.cdf(k, n, 0.3))
+    assert_same(sd.binom_sf(k, n, 0.3), stats.binom.sf(k, n, 0.3))
+
+
 # --- the non-central chi-square quantile ----------------------------------------------
 
 
