@@ -1,8 +1,9 @@
 """The few ``scipy.stats`` calls the report makes, from ``scipy.special`` alone.
 
-``import scipy.stats`` costs 0.36-0.45 s of CPU (it imports scipy.interpolate, integrate,
-ndimage, spatial, fft, ...), while the report needs only the normal and binomial
-distribution functions, one non-central chi-square quantile and two rank correlations.
+``import scipy.stats`` costs about 0.4 s of CPU where the report would import it (158
+modules: scipy.stats, interpolate, integrate, ndimage, ...), while the report needs only
+the normal and binomial distribution functions, one non-central chi-square quantile,
+ranks and two rank correlations.
 Each function here repeats what scipy.stats 1.17 does for its arguments (its argument
 checks, support and broadcasting in ``rv_continuous`` / ``rv_discrete``, and the
 ``scipy.special`` function it calls), so the numbers are the same bit for bit
