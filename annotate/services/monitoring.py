@@ -562,6 +562,19 @@ class _Column(_Grow):
         super().__init__(np.zeros(1024, dtype=dtype))
         self.n = 0
 
+    def append(self, new: npt.NDArray[Any]) -> None:
+        """As :meth:`_Grow.append`; the first entries, when more than the buffer holds,
+        become the buffer themselves if they are an array of their own of the column's
+        type (the first read of a study: no second copy of each of its columns), else a
+        copy of them."""
+        if self.n or len(new) <= len(self._buf):
+            super().append(new)
+            return
+        dtype = self._buf.dtype
+        own = new.base is None and new.dtype == dtype and new.flags.c_contiguous
+        self._buf = new if own else np.array(new, dtype=dtype)
+        self._at, self.n = 0, len(new)
+
 
 _ALL = ("ids", "ann", "key")
 """Per current vote: row id, annotator (the monitor's internal index), signal key."""
@@ -661,35 +674,48 @@ class _VoteArrays:
         ent_a: npt.NDArray[np.int64],
         ent_b: npt.NDArray[np.int64],
     ) -> None:
+        """Append the rows ``new``: every array made here is fresh, and the columns take
+        them as they are where they can (:meth:`_Column.append`); the decided rows are
+        picked once (their positions) and gathered column by column, and the signal key
+        is built in the 8 bits it is stored in."""
         if not len(new):
             return
         ann = lut[new[:, 2]]
         ch = new[:, 3]
         swapped = new[:, 4].astype(bool)
         fast = new[:, 6].astype(bool)
-        key = ch * 8 + swapped * 4 + fast * 2 + (new[:, 5] >= 0)
-        for name, col in (("ids", new[:, 0]), ("ann", ann), ("key", key)):
-            self.all[name].append(col)
+        # ch * 8 + swapped * 4 + fast * 2 + timed (each flag 0 or 1: the same bits)
+        key = ch.astype(np.uint8)
+        key <<= 3
+        key |= swapped.view(np.uint8) << 2
+        key |= fast.view(np.uint8) << 1
+        key |= new[:, 5] >= 0
+        self.all["ids"].append(new[:, 0])
+        self.all["ann"].append(ann.astype(np.int32))
+        self.all["key"].append(key)
         self._count(ann, key, 1)
-        d = ch != Outcome.SKIP
-        it = self.item_pos[new[d, 1]]
-        outcome = WIN_SHARE[ch[d]]
+        dec = np.flatnonzero(ch != Outcome.SKIP)
+        ch_d = ch.take(dec)
+        it = self.item_pos.take(new[:, 1].take(dec))
+        outcome = WIN_SHARE.take(ch_d)
         fields = {
-            "ids": new[d, 0],
-            "ann": ann[d],
+            "ids": new[:, 0].take(dec),
+            "ann": ann.take(dec).astype(np.int32),
             "item": it,
-            "a": ent_a[it],
-            "b": ent_b[it],
+            "a": ent_a.take(it),
+            "b": ent_b.take(it),
             "outcome": outcome,
-            "both_bad": ch[d] == Outcome.BOTH_BAD,
-            "left": np.where(swapped[d], outcome == 0.0, outcome == 1.0),
-            "fast": fast[d],
-            "label": MAJORITY_LABEL[ch[d]],
+            "both_bad": ch_d == Outcome.BOTH_BAD,
+            "left": np.where(swapped.take(dec), outcome == 0.0, outcome == 1.0),
+            "fast": fast.take(dec),
+            "label": MAJORITY_LABEL.take(ch_d),
         }
         for name, col in fields.items():
             self.dec[name].append(col)
 
-    def _count(self, ann: npt.NDArray[np.int64], key: npt.NDArray[np.int64], sign: int) -> None:
+    def _count(
+        self, ann: npt.NDArray[np.int64], key: npt.NDArray[np.integer[Any]], sign: int
+    ) -> None:
         size = self.signal_counts.size
         cells = np.bincount(ann * _SIGNAL_KEYS + key, minlength=size)
         self.signal_counts += sign * cells.reshape(self.signal_counts.shape)
