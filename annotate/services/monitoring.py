@@ -562,19 +562,6 @@ class _Column(_Grow):
         super().__init__(np.zeros(1024, dtype=dtype))
         self.n = 0
 
-    def append(self, new: npt.NDArray[Any]) -> None:
-        """As :meth:`_Grow.append`; the first entries, when more than the buffer holds,
-        become the buffer themselves if they are an array of their own of the column's
-        type (the first read of a study: no second copy of each of its columns), else a
-        copy of them."""
-        if self.n or len(new) <= len(self._buf):
-            super().append(new)
-            return
-        dtype = self._buf.dtype
-        own = new.base is None and new.dtype == dtype and new.flags.c_contiguous
-        self._buf = new if own else np.array(new, dtype=dtype)
-        self._at, self.n = 0, len(new)
-
 
 _ALL = ("ids", "ann", "key")
 """Per current vote: row id, annotator (the monitor's internal index), signal key."""
