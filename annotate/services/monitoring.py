@@ -661,48 +661,35 @@ class _VoteArrays:
         ent_a: npt.NDArray[np.int64],
         ent_b: npt.NDArray[np.int64],
     ) -> None:
-        """Append the rows ``new``: every array made here is fresh, and the columns take
-        them as they are where they can (:meth:`_Column.append`); the decided rows are
-        picked once (their positions) and gathered column by column, and the signal key
-        is built in the 8 bits it is stored in."""
         if not len(new):
             return
         ann = lut[new[:, 2]]
         ch = new[:, 3]
         swapped = new[:, 4].astype(bool)
         fast = new[:, 6].astype(bool)
-        # ch * 8 + swapped * 4 + fast * 2 + timed (each flag 0 or 1: the same bits)
-        key = ch.astype(np.uint8)
-        key <<= 3
-        key |= swapped.view(np.uint8) << 2
-        key |= fast.view(np.uint8) << 1
-        key |= new[:, 5] >= 0
-        self.all["ids"].append(new[:, 0])
-        self.all["ann"].append(ann.astype(np.int32))
-        self.all["key"].append(key)
+        key = ch * 8 + swapped * 4 + fast * 2 + (new[:, 5] >= 0)
+        for name, col in (("ids", new[:, 0]), ("ann", ann), ("key", key)):
+            self.all[name].append(col)
         self._count(ann, key, 1)
-        dec = np.flatnonzero(ch != Outcome.SKIP)
-        ch_d = ch.take(dec)
-        it = self.item_pos.take(new[:, 1].take(dec))
-        outcome = WIN_SHARE.take(ch_d)
+        d = ch != Outcome.SKIP
+        it = self.item_pos[new[d, 1]]
+        outcome = WIN_SHARE[ch[d]]
         fields = {
-            "ids": new[:, 0].take(dec),
-            "ann": ann.take(dec).astype(np.int32),
+            "ids": new[d, 0],
+            "ann": ann[d],
             "item": it,
-            "a": ent_a.take(it),
-            "b": ent_b.take(it),
+            "a": ent_a[it],
+            "b": ent_b[it],
             "outcome": outcome,
-            "both_bad": ch_d == Outcome.BOTH_BAD,
-            "left": np.where(swapped.take(dec), outcome == 0.0, outcome == 1.0),
-            "fast": fast.take(dec),
-            "label": MAJORITY_LABEL.take(ch_d),
+            "both_bad": ch[d] == Outcome.BOTH_BAD,
+            "left": np.where(swapped[d], outcome == 0.0, outcome == 1.0),
+            "fast": fast[d],
+            "label": MAJORITY_LABEL[ch[d]],
         }
         for name, col in fields.items():
             self.dec[name].append(col)
 
-    def _count(
-        self, ann: npt.NDArray[np.int64], key: npt.NDArray[np.integer[Any]], sign: int
-    ) -> None:
+    def _count(self, ann: npt.NDArray[np.int64], key: npt.NDArray[np.int64], sign: int) -> None:
         size = self.signal_counts.size
         cells = np.bincount(ann * _SIGNAL_KEYS + key, minlength=size)
         self.signal_counts += sign * cells.reshape(self.signal_counts.shape)
