@@ -422,16 +422,41 @@ def _delta_and_start(
             start = (s, disc)
         else:
             g = _typical_discrimination(s[a] - s[b], w, k, m)
-    x = s[a] - s[b]
-    eta = g * x
-    p = expit(eta)
-    info = float(np.mean(eta * eta * p * (1.0 - p)))
+    info = float(np.mean(_by_pair(_delta_terms, s, g, a, b)))
     if not info > 1e-12:
         raise DegenerateDataError(
             "the battles carry no information about annotator ability (all items are rated "
             "equal), so delta cannot be set from the data; pass a fixed delta"
         )
     return max(1, math.ceil(1.0 / (se_bound**2 * info))), start
+
+
+def _delta_terms(x: FloatArray, g: float) -> FloatArray:
+    """``eta**2 p (1 - p)`` with ``eta = g x``, ``p = expit(eta)``: each vote's information
+    about a typical annotator's relative ability (:func:`dynamic_delta`)."""
+    eta = g * x
+    p = expit(eta)
+    out: FloatArray = eta * eta * p * (1.0 - p)
+    return out
+
+
+def _by_pair(
+    f: Callable[[FloatArray, float], FloatArray], s: FloatArray, g: float, a: IntArray, b: IntArray
+) -> FloatArray:
+    """``f(s[a] - s[b], g)``, an elementwise function of each vote's strength difference:
+    evaluated once per ordered pair of items (a table of ``n**2``, where that is fewer than
+    the votes) and taken per vote. Each vote's value is the very number (the same
+    subtraction and the same operations on it; NumPy's and SciPy's loops compute each
+    element on its own), so sums and means over the votes are unchanged, bit for bit; on the
+    report's study, 10,000 pairs against 194,000 votes per component: one ``expit`` of a
+    twentieth of the size."""
+    n = s.size
+    if n * n > a.size:
+        return f(s[a] - s[b], g)
+    table = f((s[:, None] - s[None, :]).ravel(), g)
+    idx = a * n
+    idx += b
+    return np.take(table, idx)
 
 
 def _preliminary_fit(
@@ -912,19 +937,29 @@ def _bootstrap_intervals(
 
 
 def _slope_bias(
-    x: FloatArray, g: FloatArray, k: IntArray, count: FloatArray | None = None
+    x: FloatArray,
+    g: FloatArray,
+    k: IntArray,
+    count: FloatArray | None = None,
+    x3: FloatArray | None = None,
 ) -> FloatArray:
     """First-order bias of each annotator's maximum-likelihood slope ``g_k`` in the logistic
     model ``P(w = 1) = sigmoid(g_k x)`` with ``x`` known, shape (n_annotators,):
     ``-sum(x**3 p (1 - p) (1 - 2 p)) / (2 I_k**2)`` with ``I_k = sum(x**2 p (1 - p))``
     (Cox and Snell, 1968), 0 where ``I_k`` is 0. ``count``: how many votes each entry
-    stands for (votes aggregated by annotator and pair), 1 if omitted."""
+    stands for (votes aggregated by annotator and pair), 1 if omitted; ``x3``: ``x**3`` if
+    the caller has it."""
     m = g.size
     p = expit(g[k] * x)
     v = p * (1.0 - p) if count is None else p * (1.0 - p) * count
     info = np.bincount(k, weights=x * x * v, minlength=m)
-    k3 = np.bincount(k, weights=x**3 * v * (1.0 - 2.0 * p), minlength=m)
+    k3 = np.bincount(k, weights=(x**3 if x3 is None else x3) * v * (1.0 - 2.0 * p), minlength=m)
     out: FloatArray = np.where(info > 1e-12, -k3 / (2.0 * np.maximum(info, 1e-12) ** 2), 0.0)
+    return out
+
+
+def _cube(x: FloatArray, _: float) -> FloatArray:
+    out: FloatArray = x**3
     return out
 
 
@@ -958,7 +993,8 @@ def _scale_bias(
         ck, ca, cb = cell // (n * n), cell // n % n, cell % n
         bk = _slope_bias(ls[ca] - ls[cb], g, ck, count)
     else:
-        bk = _slope_bias(ls[a] - ls[b], g, k)
+        # x**3 (a power, ~20 times a product) per ordered pair of items, taken per vote
+        bk = _slope_bias(ls[a] - ls[b], g, k, x3=_by_pair(_cube, ls, 0.0, a, b))
     mg = float(np.mean(g))
     beta = float(np.mean(bk)) / mg if abs(mg) > 1e-12 else 0.0
     return max(beta, 0.0) if np.isfinite(beta) else 0.0
