@@ -29,7 +29,7 @@ from ranking._agreement_point import (
 )
 from ranking._validation import make_rng
 from ranking.errors import InvalidParameterError, ShapeError
-from ranking.types import BoolArray, FloatArray, RNGLike
+from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
 
 __all__ = [
     "RESAMPLE_SCHEMES",
@@ -229,6 +229,7 @@ class _RaterDesign:
         self.has_any: BoolArray = np.asarray(rated.any(axis=1), dtype=np.bool_)
         self._rated: _ZeroOne | None = None
         self._missing: _ZeroOne | None = None
+        self._missed: tuple[IntArray, IntArray] | None = None  # (:meth:`unmissed`)
         self._labels: list[_ZeroOne | None] = [None] * F.shape[0]
         self._derived: int | None = None  # the category made by subtraction (-1: none)
 
@@ -243,6 +244,29 @@ class _RaterDesign:
         if self._missing is None:
             self._missing = _ZeroOne(~self.rated)
         return self._missing(w)
+
+    def unmissed(self, drawn: BoolArray) -> BoolArray:
+        """(B, U): whether no rater drawn in replicate b (``drawn`` (B, A)) missed unit u,
+        ``missing_products(drawn) == 0``, without the counts: bits of the replicates
+        (64 per word) ORed over the raters who missed each unit (a sparse product in the
+        OR semiring, 64 replicates per operation)."""
+        n_b, n_u = drawn.shape[0], self.rated.shape[1]
+        if self._missed is None:
+            # per unit, the raters who missed it (by unit, then rater), and how many
+            unit, rater = np.nonzero(~self.rated.T)
+            self._missed = (rater, np.bincount(unit, minlength=n_u))
+        rater, count = self._missed
+        words = -(-n_b // 64)
+        bits = np.zeros((drawn.shape[1], words * 8), dtype=np.uint8)
+        bits[:, : -(-n_b // 8)] = np.packbits(drawn.T, axis=1, bitorder="little")
+        hit = np.zeros((n_u, words), dtype=np.uint64)  # (U, words): a drawn rater missed it
+        some = count > 0
+        if rater.size:
+            start = (np.cumsum(count) - count)[some]  # strictly increasing: no empty segment
+            hit[some] = np.bitwise_or.reduceat(bits.view(np.uint64)[rater], start, axis=0)
+        missed = np.unpackbits(hit.view(np.uint8), axis=1, count=n_b, bitorder="little")
+        out: BoolArray = missed.T == 0
+        return out
 
     def label(self, k: int) -> _ZeroOne:
         z = self._labels[k]
@@ -409,14 +433,14 @@ def _replicates_over_raters(
     else:
         alpha = np.full(W.shape[0], np.nan)
     has_any = d.has_any  # (A,)
-    drawn = ((W > 0) & has_any[None, :]).astype(np.float32)
+    drawn = (W > 0) & has_any[None, :]
     # ratings per complete unit (exact integer sums)
     m_b = (W if has_any.all() else W * has_any[None, :]).sum(axis=1, dtype=np.float64)
+    enough = (np.count_nonzero(drawn, axis=1) >= 2)[:, None]
     if everyone:  # no rater misses a unit
-        missing = np.zeros((W.shape[0], n_units), dtype=np.float32)
-    else:
-        missing = d.missing_products(drawn)  # drawn raters missing the unit
-    complete = (missing == 0) & (drawn.sum(axis=1) >= 2)[:, None]
+        complete = np.broadcast_to(enough, (W.shape[0], n_units)).copy()
+    else:  # no drawn rater missed the unit
+        complete = d.unmissed(drawn) & enough
     if not complete.any():  # no replicate has a complete unit: kappa undefined in each
         return alpha, np.full(W.shape[0], np.nan)
     if unit_weights is None and complete.all():

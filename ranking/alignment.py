@@ -1501,6 +1501,8 @@ def alignment_report(
     bb_share = np.full_like(bb_mean, np.nan)
     bb_kap = np.full_like(bb_mean, np.nan)
     if do_both:
+        # one buffer for every chunk's quotients (a fresh one per chunk costs its pages)
+        scratch = np.empty((min(_CHUNK, n_boot), n_u, n_a))
         for start in range(0, n_boot, _CHUNK):
             b = min(_CHUNK, n_boot - start)
             wp = _boot_counts(gen, b, n_p)
@@ -1510,7 +1512,7 @@ def alignment_report(
             ok = (den > 0) & (wa > 0)
             # (b, E_distinct, A): finite and >= 0, so where ok is false the product with
             # wok below is +0 whatever the value (as with the value set to 0 first)
-            vals = np.empty((b, n_u, n_a))
+            vals = scratch[:b]
             np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
             wok = wa * ok  # (b, A): drawn annotators with a judged vote on the drawn pairs
             cnt = wok.sum(axis=1)
