@@ -146,10 +146,10 @@ class PairwiseKappaResult:
 
     def mean(self) -> AgreementResult:
         """Mean kappa over the defined pairs of distinct raters (Light's kappa)."""
-        iu = np.triu_indices(self.values.shape[0], k=1)
-        vals = self.values[iu]
-        ok = ~_mask_of(vals)
         n_raters = int(self.values.shape[0])
+        # the defined cells above the diagonal, as a boolean matrix (row by row, as
+        # triu_indices orders them), not a gather of half a million masked cells
+        ok = np.triu(~_mask_of(self.values), k=1)
         if not ok.any():
             return AgreementResult.from_reason(
                 reason="no pair of distinct raters has a defined kappa "
@@ -157,13 +157,13 @@ class PairwiseKappaResult:
                 method="mean_pairwise_cohen_kappa",
                 n_raters=n_raters,
             )
-        # raters in a defined pair, counted (not np.unique's sort of every pair)
-        used = np.bincount(np.concatenate([iu[0][ok], iu[1][ok]]), minlength=n_raters)
+        # raters in a defined pair: first (a row) or second (a column) of one
+        used = ok.any(axis=1) | ok.any(axis=0)
         return AgreementResult(
-            value=float(_data_of(vals)[ok].mean()),
+            value=float(_data_of(self.values)[ok].mean()),
             reason=None,
             method="mean_pairwise_cohen_kappa",
-            n_units=int(ok.sum()),
+            n_units=int(np.count_nonzero(ok)),
             n_raters=int(np.count_nonzero(used)),
             observed_disagreement=None,
             expected_disagreement=None,

@@ -368,11 +368,11 @@ class _Votes:
         self.code: npt.NDArray[np.int8] = code.reshape(n_annotators, max(n_pairs, 1))[:, :n_pairs]
         # votes per pair and code, and per annotator and code: one count each (codes 0-2)
         by_pair = np.bincount(pair * 3 + vote, minlength=3 * n_pairs).reshape(n_pairs, 3)
-        by_annotator = np.bincount(annotator * 3 + vote, minlength=3 * n_annotators)
         self.n_skip, self.n_first, self.n_second = (by_pair[:, c].copy() for c in range(3))
         self.judged_per_pair = self.n_first + self.n_second  # (P,) int64
-        by_annotator = by_annotator.reshape(n_annotators, 3)
-        self.judged_per_annotator = by_annotator[:, FIRST_HARDER] + by_annotator[:, SECOND_HARDER]
+        # an annotator's judged votes are its nonzero codes (a pass over the matrix, not a
+        # count of every vote by annotator in vote order)
+        self.judged_per_annotator = np.count_nonzero(self.code, axis=1).astype(np.int64)
         self._cache: dict[tuple[str, str], npt.NDArray[Any]] = {}
         self._products: dict[str, _ZeroOne] = {}
         self._point: dict[float, tuple[FloatArray, FloatArray, FloatArray, FloatArray]] = {}
@@ -1153,8 +1153,11 @@ def _interval_block(
     last as in a sort. Only a zero's sign could depend on how equal values are moved, so
     a column whose percentile takes a zero is sorted in place as before.
     """
-    n_valid = (~np.isnan(samples)).sum(axis=0)
     part = np.ascontiguousarray(samples.T)  # (columns, replicates), partitioned in place
+    if np.isnan(part.sum()):  # some NaN (a sum is NaN with any NaN term)
+        n_valid = part.shape[1] - np.count_nonzero(np.isnan(part), axis=1)
+    else:
+        n_valid = np.full(part.shape[0], part.shape[1], dtype=np.intp)
     for nv in np.unique(n_valid).tolist():
         if nv == 0:
             continue  # no valid replicate: 0 and n_valid = 0 (_percentiles)

@@ -808,8 +808,8 @@ def _agreement(
     resample: Resample = "both",
 ) -> Agreement:
     names = tuple(data.annotators)
-    R = _ratings(data, with_skips=False)
     R3 = _ratings(data, with_skips=True)
+    R = np.where(R3 == SKIP, np.nan, R3)  # _ratings(data, with_skips=False), from R3
     # skips are abstentions: missing for alpha and Fleiss, a category for Fleiss-with-skips;
     # the bootstrap resamples pairs (units) and annotators (raters)
     boot = agreement_bootstrap(
