@@ -418,9 +418,19 @@ def _pairwise_kappa2(
         # nearly every rater rated nearly every unit: a rater's row times the rated cells
         # is a sparse product (t00 + t01 and t10 + t11), so one dense product is enough
         t00_32 = x0 @ x0.T
-        t01_32 = rated(x0)
+        n_u = data.shape[1]
+        scale = 1 << max(n_u, 1).bit_length()  # a power of two above any count
+        if scale * (n_u + 1) <= _EXACT32_SUM // 2:
+            # the two sparse products as one, of x0 + scale * x1 (0, 1 or scale: the codes
+            # are distinct), whose counts t0 + scale * t1 are integers below 2**24, exact
+            # in float32 in any order; t1 and t0 are then recovered exactly
+            both = rated(x0 + np.float32(scale) * x1)
+            t11_32 = np.floor(both / np.float32(scale))
+            t01_32 = both - np.float32(scale) * t11_32
+        else:
+            t01_32 = rated(x0)
+            t11_32 = rated(x1)
         t01_32 -= t00_32
-        t11_32 = rated(x1)
         t11_32 -= t01_32.T
         t00, t01, t11 = (t.astype(np.float64) for t in (t00_32, t01_32, t11_32))
     else:

@@ -308,8 +308,8 @@ def _indicators(ratings: FloatArray, labels: FloatArray) -> FloatArray:
 def _boot_counts(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
     """Array of shape (n_rep, n): times each of ``n`` objects is drawn, n draws per row."""
     idx = rng.integers(0, n, size=(n_rep, n))
-    flat = idx + (np.arange(n_rep) * n)[:, None]
-    counts = np.bincount(flat.ravel(), minlength=n_rep * n).reshape(n_rep, n)
+    idx += (np.arange(n_rep) * n)[:, None]  # row r's draws as r * n + draw: one count
+    counts = np.bincount(idx.ravel(), minlength=n_rep * n).reshape(n_rep, n)
     return counts.astype(np.float64)
 
 

@@ -1110,8 +1110,8 @@ def _batch_consensus_stats(
 
 def _boot_counts(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
     idx = rng.integers(0, n, size=(n_rep, n))
-    flat = idx + (np.arange(n_rep) * n)[:, None]
-    return np.bincount(flat.ravel(), minlength=n_rep * n).reshape(n_rep, n).astype(np.float64)
+    idx += (np.arange(n_rep) * n)[:, None]  # row r's draws as r * n + draw: one count
+    return np.bincount(idx.ravel(), minlength=n_rep * n).reshape(n_rep, n).astype(np.float64)
 
 
 def _interval(samples: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray, IntArray]:
