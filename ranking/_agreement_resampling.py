@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from ranking._agreement_point import (
     _EPS,
+    _EXACT32_SUM,
     AgreementResult,
     MaskedFloatArray,
     _as_ratings,
@@ -230,6 +231,8 @@ class _RaterDesign:
         self._rated: _ZeroOne | None = None
         self._missing: _ZeroOne | None = None
         self._missed: tuple[IntArray, IntArray] | None = None  # (:meth:`unmissed`)
+        # counts and the rated products of their squares (:meth:`_rated_and_squares`)
+        self._squares: tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None = None
         self._labels: list[_ZeroOne | None] = [None] * F.shape[0]
         self._derived: int | None = None  # the category made by subtraction (-1: none)
 
@@ -244,6 +247,39 @@ class _RaterDesign:
         if self._missing is None:
             self._missing = _ZeroOne(~self.rated)
         return self._missing(w)
+
+    def _rated_and_squares(self, w: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """``rated_products(w)`` for counts ``w``; with it, when one product gives both
+        exactly, ``rated_products(w * w)``, kept for :meth:`square_products` of the same
+        ``w`` (the rater bootstrap needs both, and the rated cells are a sparse product).
+
+        The product of ``w + 2**k w**2`` (``2**k`` above every row sum of ``w``) with the
+        0/1 rated cells: every partial sum is an integer below 2**23 (checked from the row
+        sums of the non-negative terms), exact in float32 in any order, so its two parts
+        are recovered exactly, the integers the two products give."""
+        self._squares = None
+        assert self._rated is not None
+        counts = w.size and bool((w >= 0).all() and (w == np.floor(w)).all())
+        if counts and self._rated.cheap:
+            sq = w * w  # exact: small integer counts
+            top = int(w.sum(axis=1, dtype=np.float64).max())
+            scale = float(1 << top.bit_length())  # a power of two above every row sum
+            top_sq = float(sq.sum(axis=1, dtype=np.float64).max())
+            if scale * (top_sq + 1.0) <= _EXACT32_SUM // 2:
+                both = self._rated(w + np.float32(scale) * sq)
+                squares = np.floor(both / np.float32(scale))
+                self._squares = (w, squares)
+                out: npt.NDArray[np.float32] = both - np.float32(scale) * squares
+                return out
+        return self._rated(w)
+
+    def square_products(self, w: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """``rated_products(w * w)``, the one :meth:`_rated_and_squares` kept for the same
+        counts if it did."""
+        kept, self._squares = self._squares, None
+        if kept is not None and kept[0].shape == w.shape and np.array_equal(kept[0], w):
+            return kept[1]
+        return self.rated_products(w * w)
 
     def unmissed(self, drawn: BoolArray) -> BoolArray:
         """(B, U): whether no rater drawn in replicate b (``drawn`` (B, A)) missed unit u,
@@ -291,7 +327,7 @@ class _RaterDesign:
         out: list[npt.NDArray[np.float32] | None] = [
             None if k == d else self.label(k)(w) for k in range(n_k)
         ]
-        rest = self._rated(w)
+        rest = self._rated_and_squares(np.asarray(w, dtype=np.float32))
         for k in range(n_k):
             x = out[k]
             if x is not None:
@@ -405,7 +441,7 @@ def _replicates_over_raters(
     if everyone:
         s2 = np.repeat((W * W).sum(axis=1, dtype=np.float32)[:, None], n_units, axis=1)
     else:
-        s2 = d.rated_products(W * W)
+        s2 = d.square_products(W)  # W * W times the rated cells
     pairs_u = m * m - s2
     pairable = pairs_u > 0
     agree = sumsq - s2
