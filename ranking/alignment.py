@@ -375,6 +375,7 @@ class _Votes:
         self.judged_per_annotator = np.count_nonzero(self.code, axis=1).astype(np.int64)
         self._cache: dict[tuple[str, str], npt.NDArray[Any]] = {}
         self._products: dict[str, _ZeroOne] = {}
+        self._packed: dict[int, npt.NDArray[np.float32]] = {}  # (:meth:`judged_and_diff`)
         self._point: dict[float, tuple[FloatArray, FloatArray, FloatArray, FloatArray]] = {}
 
     @property
@@ -431,6 +432,31 @@ class _Votes:
             judged = self.code > 0
             z = self._products[name] = _ZeroOne(judged.T if by_pair else judged)
         return z(w).astype(np.float64)
+
+    def judged_and_diff(self, w: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """``w @ judged`` and ``w @ diff`` (b, P) in float64 for annotator counts ``w``
+        (b, A): the judged votes on each pair and the first-harder ones minus the others.
+
+        With integer counts whose row sums are at most ``top``, one float32 product
+        gives both: ``w @ (diff + s judged)`` for a power of two ``s > 2 top`` (cells 0,
+        ``s - 1`` or ``s + 1``) is ``dif + s tot``, its terms and partial sums integers
+        at least 0 and below 2**23 (checked), so exact in any order, and
+        ``|dif| <= tot <= top < s / 2`` splits it exactly: ``tot`` is its rounded
+        quotient by ``s``. Otherwise the two products, each exact (:meth:`judged_products`,
+        :func:`_count_matmul`)."""
+        if self.exact32 and w.size and bool((w >= 0).all() and (w == np.floor(w)).all()):
+            top = int(w.sum(axis=1).max())
+            scale = 1 << (2 * top).bit_length()  # a power of two above 2 * top
+            if scale * (top + 1) <= 2**23:
+                m = self._packed.get(scale)
+                if m is None:  # by code 0 (no vote or a skip), 1 (first), 2 (second)
+                    table = np.array([0.0, scale + 1.0, scale - 1.0], dtype=np.float32)
+                    m = self._packed[scale] = table[self.code]
+                both = _count_matmul(w, m)
+                tot = np.rint(both / scale)
+                dif = both - scale * tot
+                return tot, dif
+        return self.judged_products(w), _count_matmul(w, self.counts("diff"))
 
 
 def _count_matmul(w: FloatArray, m: FloatArray | npt.NDArray[np.float32]) -> FloatArray:
@@ -665,8 +691,7 @@ def _consensus_batch(
         tot = votes.judged_per_pair.astype(np.float64)[None, :]
         dif = (votes.n_first - votes.n_second).astype(np.float64)[None, :]
     else:
-        tot = votes.judged_products(wa)
-        dif = _count_matmul(wa, votes.counts("diff"))
+        tot, dif = votes.judged_and_diff(wa)
     has = tot > 0
     decisive = np.broadcast_to(has & (np.abs(dif) > (margin + 1e-12) * tot), shape)
     near = np.broadcast_to(has, shape) & ~decisive
