@@ -1209,22 +1209,38 @@ def _select(rows: FloatArray, positions: set[int]) -> None:
 
     From the largest position down, with the invariant that the first ``end`` values of
     every row are its ``end`` smallest: a position one below ``end`` takes the largest of
-    them (``argmax``, swapped in), any other a partition of the first ``end`` values at it
-    with a single ``kth`` (NumPy's vectorised selection; several ``kth`` at once use a
-    much slower path). Every position taken is below the row's number of non-NaN values,
-    so no NaN is among the values an ``argmax`` sees.
+    them (``argmax``, swapped in); two adjacent positions ``k - 1`` and ``k`` with fewer
+    values from ``k`` to ``end`` than below ``k``, a partition at ``k - 1`` and the
+    smallest of the values from ``k`` on (``argmin``, swapped in: a short tail, where the
+    ``argmax`` at ``k - 1`` after a partition at ``k`` would read the long head); any other
+    position a partition of the first ``end`` values at it with a single ``kth`` (NumPy's
+    vectorised selection; several ``kth`` at once use a much slower path). Every position
+    taken is below the row's number of non-NaN values, so no NaN is among the values an
+    ``argmax`` sees, and the tail an ``argmin`` sees holds the next value (NaN skipped).
     """
     end = rows.shape[1]
     at = np.arange(rows.shape[0])
-    for k in sorted(positions, reverse=True):
+    todo = sorted(positions, reverse=True)
+    i = 0
+    while i < len(todo):
+        k = todo[i]
         if k == end - 1:
             j = np.argmax(rows[:, :end], axis=1)
             top = rows[at, j]
             rows[at, j] = rows[:, k]
             rows[:, k] = top
+            end, i = k, i + 1
+        elif i + 1 < len(todo) and todo[i + 1] == k - 1 and end - k < k:
+            rows[:, :end].partition(k - 1, axis=1)
+            tail = rows[:, k:end]
+            j = k + (np.nanargmin(tail, axis=1) if np.isnan(tail).any() else tail.argmin(axis=1))
+            low = rows[at, j]
+            rows[at, j] = rows[:, k]
+            rows[:, k] = low
+            end, i = k - 1, i + 2
         else:
             rows[:, :end].partition(k, axis=1)
-        end = k
+            end, i = k, i + 1
 
 
 def _quantiles(confidence: float) -> tuple[float, float]:
