@@ -9,7 +9,7 @@ Fleiss' kappa on the completely rated units. The point statistics are in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -453,18 +453,11 @@ def _replicates_over_raters(
     np.copyto(share, 0.0, where=~pairable)
     uw: FloatArray | float = 1.0 if unit_weights is None else unit_weights
 
-    def weighted(x: npt.NDArray[np.float32]) -> npt.NDArray[np.floating[Any]]:
-        """``uw * x`` (``x`` itself for unit weights all 1: 1 * x is x)."""
-        return x if unit_weights is None else unit_weights * x
-
     if need_alpha:
-        # N and nc are sums of integer counts, exact in float64 in any order
-        N = weighted(np.where(pairable, m, 0.0)).sum(axis=1, dtype=np.float64)
+        # N and nc are sums of integer counts, exact in float64 in any order (_count_sums)
+        N = _count_sums(m, unit_weights, pairable)
         o = (uw * share * m).sum(axis=1, dtype=np.float64)
-        nc = np.stack(
-            [weighted(np.where(pairable, x, 0.0)).sum(axis=1, dtype=np.float64) for x in n],
-            axis=1,
-        )
+        nc = np.stack([_count_sums(x, unit_weights, pairable) for x in n], axis=1)
         alpha = _alpha_from_sums(N, o, nc)
     else:
         alpha = np.full(W.shape[0], np.nan)
@@ -485,21 +478,47 @@ def _replicates_over_raters(
         cnt = np.full(W.shape[0], float(n_units))
         with np.errstate(invalid="ignore", divide="ignore"):
             p_bar = share.astype(np.float64).sum(axis=1) / cnt
-            p_j = (
-                np.stack([x.sum(axis=1, dtype=np.float64) for x in n], axis=1)
-                / (cnt * m_b)[:, None]
-            )
+            p_j = np.stack([_count_sums(x) for x in n], axis=1) / (cnt * m_b)[:, None]
         return alpha, _fleiss_from(p_bar, p_j, cnt > 0)
     cw = uw * complete if not complete.all() else uw  # (B, U): weight of each complete unit
     cnt = np.asarray(cw).sum(axis=1, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_bar = (cw * share).sum(axis=1, dtype=np.float64) / cnt
+        # cw * x: the unit weights times the counts on the complete units (_count_sums)
+        mask = None if complete.all() else complete
         p_j = (
-            np.stack([(cw * x).sum(axis=1, dtype=np.float64) for x in n], axis=1)
-            / (cnt * m_b)[:, None]
+            np.stack([_count_sums(x, unit_weights, mask) for x in n], axis=1) / (cnt * m_b)[:, None]
         )
     kappa = _fleiss_from(p_bar, p_j, cnt > 0)
     return alpha, kappa
+
+
+def _count_sums(
+    x: npt.NDArray[np.float32],
+    weights: FloatArray | None = None,
+    where: BoolArray | None = None,
+) -> FloatArray:
+    """Row sums of ``weights * x`` over the cells ``where`` (default all), in float64, for
+    non-negative integer counts ``x`` (B, U) and weights (B, U): the float64 sums of
+    these integers, made in float32 when that is exact.
+
+    Every term and partial sum of non-negative integers is at most its row's total: when
+    the float32 totals are below 2**23 (so the exact ones are below 2**24, the float32
+    rounding being far smaller than the margin), every partial sum is an integer float32
+    holds exactly, whatever the order, and the totals are the exact ones. Otherwise the
+    float64 sums, as before."""
+    v = x if where is None else np.where(where, x, np.float32(0.0))
+    if weights is not None:
+        v = v * weights.astype(np.float32)
+    total = v.sum(axis=1)
+    if total.size == 0 or float(total.max()) < 2.0**23:
+        out: FloatArray = total.astype(np.float64)
+        return out
+    w = 1.0 if weights is None else weights  # pragma: no cover - counts of millions
+    exact: FloatArray = (w * (x if where is None else np.where(where, x, 0.0))).sum(
+        axis=1, dtype=np.float64
+    )
+    return exact
 
 
 def _rater_products(
