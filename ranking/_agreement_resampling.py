@@ -232,7 +232,7 @@ class _RaterDesign:
         self._missing: _ZeroOne | None = None
         self._missed: tuple[IntArray, IntArray] | None = None  # (:meth:`unmissed`)
         # counts and the rated products of their squares (:meth:`_rated_and_squares`)
-        self._squares: tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None = None
+        self._squares: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] = []
         self._labels: list[_ZeroOne | None] = [None] * F.shape[0]
         self._derived: int | None = None  # the category made by subtraction (-1: none)
 
@@ -257,10 +257,8 @@ class _RaterDesign:
         0/1 rated cells: every partial sum is an integer below 2**23 (checked from the row
         sums of the non-negative terms), exact in float32 in any order, so its two parts
         are recovered exactly, the integers the two products give."""
-        self._squares = None
         assert self._rated is not None
-        counts = w.size and bool((w >= 0).all() and (w == np.floor(w)).all())
-        if counts and self._rated.cheap:
+        if w.size and _counts(w) and self._rated.cheap:
             sq = w * w  # exact: small integer counts
             top = int(w.sum(axis=1, dtype=np.float64).max())
             scale = float(1 << top.bit_length())  # a power of two above every row sum
@@ -268,7 +266,7 @@ class _RaterDesign:
             if scale * (top_sq + 1.0) <= _EXACT32_SUM // 2:
                 both = self._rated(w + np.float32(scale) * sq)
                 squares = np.floor(both / np.float32(scale))
-                self._squares = (w, squares)
+                self._squares = [*self._squares[-1:], (w, squares)]  # the last two
                 out: npt.NDArray[np.float32] = both - np.float32(scale) * squares
                 return out
         return self._rated(w)
@@ -276,9 +274,10 @@ class _RaterDesign:
     def square_products(self, w: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """``rated_products(w * w)``, the one :meth:`_rated_and_squares` kept for the same
         counts if it did."""
-        kept, self._squares = self._squares, None
-        if kept is not None and kept[0].shape == w.shape and np.array_equal(kept[0], w):
-            return kept[1]
+        for i, (counts, squares) in enumerate(self._squares):
+            if counts.shape == w.shape and np.array_equal(counts, w):
+                del self._squares[i]
+                return squares
         return self.rated_products(w * w)
 
     def unmissed(self, drawn: BoolArray) -> BoolArray:
@@ -310,10 +309,8 @@ class _RaterDesign:
             z = self._labels[k] = _ZeroOne(self.F[k] > 0)
         return z
 
-    def label_products(self, w: npt.ArrayLike) -> list[npt.NDArray[np.float32]]:
-        """``w @ F[k]`` for each category k. When the products with ``rated`` are cheap
-        (nearly every rater rated nearly every unit, :class:`_ZeroOne`), the category
-        with the most ones is the rated count minus the others' (exact integers)."""
+    def _derived_label(self) -> int:
+        """The category whose product is the rated count minus the others' (-1: none)."""
         n_k = self.F.shape[0]
         if self._rated is None:
             self._rated = _ZeroOne(self.rated)
@@ -321,11 +318,26 @@ class _RaterDesign:
             dense = [k for k in range(n_k) if not self.label(k).cheap]
             ok = n_k >= 2 and self._rated.cheap and bool(dense)
             self._derived = max(dense, key=lambda k: int(np.count_nonzero(self.F[k]))) if ok else -1
-        d = self._derived
+        return self._derived
+
+    def label_products(
+        self, w: npt.ArrayLike, given: dict[int, npt.NDArray[np.float32]] | None = None
+    ) -> list[npt.NDArray[np.float32]]:
+        """``w @ F[k]`` for each category k. When the products with ``rated`` are cheap
+        (nearly every rater rated nearly every unit, :class:`_ZeroOne`), the category
+        with the most ones is the rated count minus the others' (exact integers).
+        ``given``: products already made (:meth:`label_products_pair`), by category."""
+        n_k = self.F.shape[0]
+        made = {} if given is None else given
+
+        def product(k: int) -> npt.NDArray[np.float32]:
+            return made[k] if k in made else self.label(k)(w)
+
+        d = self._derived_label()
         if d < 0 or not _sums_exact32(np.asarray(w, dtype=np.float32)):
-            return [self.label(k)(w) for k in range(n_k)]
+            return [product(k) for k in range(n_k)]
         out: list[npt.NDArray[np.float32] | None] = [
-            None if k == d else self.label(k)(w) for k in range(n_k)
+            None if k == d else product(k) for k in range(n_k)
         ]
         rest = self._rated_and_squares(np.asarray(w, dtype=np.float32))
         for k in range(n_k):
@@ -334,6 +346,36 @@ class _RaterDesign:
                 rest -= x
         out[d] = rest
         return [x for x in out if x is not None]
+
+    def label_products_pair(
+        self, w1: npt.ArrayLike, w2: npt.ArrayLike
+    ) -> tuple[list[npt.NDArray[np.float32]], list[npt.NDArray[np.float32]]]:
+        """:meth:`label_products` of two sets of counts (the rater draws of two bootstrap
+        schemes), each dense product made once for both: ``(w1 + 2**k w2) @ F[k]`` with
+        ``2**k`` above every row sum of ``w1``, whose terms and partial sums are integers
+        at least 0 and below 2**23 (checked from the row sums), exact in float32 in any
+        order, so its two parts ``w1 @ F[k]`` and ``w2 @ F[k]`` are recovered exactly."""
+        a = np.asarray(w1, dtype=np.float32)
+        b = np.asarray(w2, dtype=np.float32)
+        d = self._derived_label()
+        dense = [k for k in range(self.F.shape[0]) if k != d and not self.label(k).cheap]
+        made1: dict[int, npt.NDArray[np.float32]] = {}
+        made2: dict[int, npt.NDArray[np.float32]] = {}
+        counts = a.size and a.shape == b.shape and _counts(a) and _counts(b)
+        if dense and counts:
+            scale = float(1 << int(a.sum(axis=1, dtype=np.float64).max()).bit_length())
+            if scale * (float(b.sum(axis=1, dtype=np.float64).max()) + 1.0) <= 2.0**23:
+                packed = a + np.float32(scale) * b
+                for k in dense:
+                    both = self.label(k)(packed)
+                    made2[k] = np.floor(both / np.float32(scale))
+                    made1[k] = both - np.float32(scale) * made2[k]
+        return self.label_products(a, made1), self.label_products(b, made2)
+
+
+def _counts(w: npt.NDArray[np.float32]) -> bool:
+    """Whether ``w`` holds non-negative integers."""
+    return bool((w >= 0).all() and (w == np.floor(w)).all())
 
 
 def _indicators(ratings: FloatArray, labels: FloatArray) -> FloatArray:
@@ -850,9 +892,21 @@ def agreement_bootstrap(
             if Fa is not None:
                 k_ab = _replicates_over_units(Fa, wu)[1]
                 dist["fleiss_ab_u"] = _distribution(k_ab, conf, "units")
-        if "annotators" in schemes and raters_ok:
-            wr = _boot_counts(gen, n_boot, n_raters)
-            n_f = _rater_products(F, wr, design)
+        # the rater draws of both schemes first (in the documented order), so that their
+        # products with each category's indicator are made together
+        do_raters = "annotators" in schemes and raters_ok
+        do_both = "both" in schemes and units_ok and raters_ok
+        wr_r = _boot_counts(gen, n_boot, n_raters) if do_raters else None
+        wu_b = _boot_counts(gen, n_boot, n_units) if do_both else None
+        wr_b = _boot_counts(gen, n_boot, n_raters) if do_both else None
+        n_f_r = n_f_b = None
+        if wr_r is not None and wr_b is not None:
+            n_f_r, n_f_b = design.label_products_pair(
+                wr_r.astype(np.float32), wr_b.astype(np.float32)
+            )
+        if wr_r is not None:
+            wr = wr_r
+            n_f = _rater_products(F, wr, design) if n_f_r is None else n_f_r
             a, k = _replicates_over_raters(F, wr, products=n_f, design=design)
             dist["alpha_r"] = _distribution(a, conf, "annotators")
             dist["fleiss_r"] = _distribution(k, conf, "annotators")
@@ -863,10 +917,9 @@ def agreement_bootstrap(
                     Fa, wr, need_alpha=False, products=n_fa, design=design_a
                 )[1]
                 dist["fleiss_ab_r"] = _distribution(k_ab, conf, "annotators")
-        if "both" in schemes and units_ok and raters_ok:
-            wu = _boot_counts(gen, n_boot, n_units)
-            wr = _boot_counts(gen, n_boot, n_raters)
-            n_f = _rater_products(F, wr, design)
+        if wu_b is not None and wr_b is not None:
+            wu, wr = wu_b, wr_b
+            n_f = _rater_products(F, wr, design) if n_f_b is None else n_f_b
             a, k = _replicates_over_raters(F, wr, unit_weights=wu, products=n_f, design=design)
             dist["alpha_b"] = _distribution(a, conf, "both")
             dist["fleiss_b"] = _distribution(k, conf, "both")

@@ -147,3 +147,20 @@ def test_light_kappa_mean_matches_the_upper_triangle_gather() -> None:
             assert got.value == float(np.ma.getdata(values)[iu][ok].mean())
             assert got.n_units == int(ok.sum())
             assert got.n_raters == int(np.count_nonzero(used))
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.02, 0.3])
+def test_label_products_of_two_draws_at_once(missing: float) -> None:
+    """Each category's product with two schemes' rater draws, made as one product of
+    w1 + 2^k w2 and split, == the products of each draw on its own."""
+    rng = np.random.default_rng(5)
+    F = _design(rng, 50, 70, missing)
+    w1 = rng.integers(0, 5, size=(20, 50)).astype(np.float32)
+    w2 = rng.integers(0, 5, size=(20, 50)).astype(np.float32)
+    got1, got2 = _RaterDesign(F).label_products_pair(w1, w2)
+    for got, w in ((got1, w1), (got2, w2)):
+        expected = _RaterDesign(F).label_products(w)
+        assert len(got) == len(expected)
+        for k, (g, e) in enumerate(zip(got, expected, strict=True)):
+            assert _same_bits(g, e)
+            assert np.array_equal(g, w.astype(np.float64) @ F[k])  # the float64 counts
