@@ -1133,6 +1133,43 @@ def _batch_consensus_stats(
     return share, kap
 
 
+def _pair_scale(w1: FloatArray, w2: FloatArray) -> float:
+    """A power of two ``s`` for which the products of ``w1 + s w2`` with integer credits
+    or credit differences (|x| <= 1) split exactly into those of ``w1`` and ``w2``
+    (:func:`_split_pair`), or 0 when there is none: non-negative integer counts whose
+    row sums are at most ``top``, ``s > 2 top``, and ``s (top + 1) <= 2**23``, so every
+    term and partial sum of a product is an integer of magnitude below 2**24, exact in
+    float32 in any order (as :func:`_count_matmul`)."""
+    for w in (w1, w2):
+        if not (w.size and bool((w >= 0).all() and (w == np.floor(w)).all())):
+            return 0.0
+    top = int(max(w1.sum(axis=1).max(), w2.sum(axis=1).max()))
+    scale = 1 << (2 * top).bit_length()
+    return float(scale) if scale * (top + 1) <= 2**23 else 0.0
+
+
+def _padded(w: FloatArray, rows: int) -> FloatArray:
+    """``w`` with rows of zeros below it, ``rows`` in all."""
+    if w.shape[0] == rows:
+        return w
+    out = np.zeros((rows, *w.shape[1:]), dtype=w.dtype)
+    out[: w.shape[0]] = w
+    return out
+
+
+def _split_pair(
+    both: npt.NDArray[np.floating[Any]], scale: float, rows2: int
+) -> tuple[npt.NDArray[np.floating[Any]], npt.NDArray[np.floating[Any]]]:
+    """The products of ``w1`` and of ``w2`` (its first ``rows2`` rows) from the product of
+    ``w1 + scale w2`` (:func:`_pair_scale`): ``x1 + scale x2`` with ``|x1| < scale / 2``,
+    so ``x2`` is its rounded quotient by ``scale`` and ``x1`` the rest, both exact (a
+    division by a power of two, integers), in the product's dtype."""
+    s = both.dtype.type(scale)
+    second = np.rint(both / s)
+    first = both - s * second
+    return first, second[:rows2]
+
+
 def _boot_counts(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
     idx = rng.integers(0, n, size=(n_rep, n))
     idx += (np.arange(n_rep) * n)[:, None]  # row r's draws as r * n + draw: one count
@@ -1498,28 +1535,54 @@ def alignment_report(
         assert agree_pa is not None
         return _count_matmul(wp, agree_pa).reshape(wp.shape[0], n_u, n_a)
 
+    def pair_counts(
+        wps: list[FloatArray],
+    ) -> list[tuple[npt.NDArray[np.floating[Any]], FloatArray]]:
+        """``agreement_counts(wp)`` and ``wp @ judged_t`` (b, A) of each pair draws ``wp``;
+        for two chunks with a plan and integer credits (``tie_credit`` 0), each product
+        made once for both, of ``wp1 + s wp2`` (:func:`_split_pair`)."""
+        if len(wps) == 2 and plan is not None and not tie_credit:
+            s = _pair_scale(wps[0], wps[1])
+            if s:
+                packed = wps[0] + s * _padded(wps[1], wps[0].shape[0])
+                num1, num2 = _split_pair(plan.counts(packed), s, wps[1].shape[0])
+                den1, den2 = _split_pair(
+                    votes.judged_products(packed, by_pair=True), s, wps[1].shape[0]
+                )
+                # the counts of judged votes in float64, as judged_products gives them
+                return [(num1, np.asarray(den1, np.float64)), (num2, np.asarray(den2, np.float64))]
+        return [(agreement_counts(wp), votes.judged_products(wp, by_pair=True)) for wp in wps]
+
     del agree
+    starts = list(range(0, n_boot, _CHUNK))
     if do_pairs:
-        for start in range(0, n_boot, _CHUNK):
-            b = min(_CHUNK, n_boot - start)
-            wp = _boot_counts(gen, b, n_p)
-            num = agreement_counts(wp)
-            den = votes.judged_products(wp, by_pair=True)  # (b, A)
-            ok = den > 0
-            vals = bp_ind[start : start + b]  # (b, E_distinct, A), C-contiguous
-            # the exact counts divided in float64, as num / den in float64 would
-            np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
-            if ok.all():  # no NaN: nanmean's sum over annotators divided by their number
-                bp_mean[start : start + b] = (vals.sum(axis=2) / n_a)[:, row_of]
-            else:
-                vals[np.broadcast_to(~ok[:, None, :], vals.shape)] = np.nan
-                with _quiet():  # per distinct row, then copied to its estimators (b, E)
-                    bp_mean[start : start + b] = np.nanmean(vals, axis=2)[:, row_of]
-            s, k = _batch_consensus_stats(
-                votes, pred, wp, None, margin, near_tie, tie_credit, point_products(wp, den, num)
-            )
-            bp_share[start : start + b] = s
-            bp_kap[start : start + b] = k
+        for pair_of_starts in (starts[i : i + 2] for i in range(0, len(starts), 2)):
+            wps = [_boot_counts(gen, min(_CHUNK, n_boot - t), n_p) for t in pair_of_starts]
+            made = pair_counts(wps)
+            for start, wp, (num, den) in zip(pair_of_starts, wps, made, strict=True):
+                b = wp.shape[0]
+                ok = den > 0
+                vals = bp_ind[start : start + b]  # (b, E_distinct, A), C-contiguous
+                # the exact counts divided in float64, as num / den in float64 would
+                np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
+                if ok.all():  # no NaN: nanmean's sum over annotators divided by their number
+                    bp_mean[start : start + b] = (vals.sum(axis=2) / n_a)[:, row_of]
+                else:
+                    vals[np.broadcast_to(~ok[:, None, :], vals.shape)] = np.nan
+                    with _quiet():  # per distinct row, then copied to its estimators (b, E)
+                        bp_mean[start : start + b] = np.nanmean(vals, axis=2)[:, row_of]
+                s, k = _batch_consensus_stats(
+                    votes,
+                    pred,
+                    wp,
+                    None,
+                    margin,
+                    near_tie,
+                    tie_credit,
+                    point_products(wp, den, num),
+                )
+                bp_share[start : start + b] = s
+                bp_kap[start : start + b] = k
 
     # bootstrap over annotators
     ba_mean = np.full((n_boot if do_annot else 0, n_e), np.nan)
@@ -1547,30 +1610,33 @@ def alignment_report(
     if do_both:
         # one buffer for every chunk's quotients (a fresh one per chunk costs its pages)
         scratch = np.empty((min(_CHUNK, n_boot), n_u, n_a))
-        for start in range(0, n_boot, _CHUNK):
-            b = min(_CHUNK, n_boot - start)
-            wp = _boot_counts(gen, b, n_p)
-            wa = _boot_counts(gen, b, n_a)
-            num = agreement_counts(wp)
-            den = votes.judged_products(wp, by_pair=True)  # (b, A): judged votes on drawn pairs
-            ok = (den > 0) & (wa > 0)
-            # (b, E_distinct, A): finite and >= 0, so where ok is false the product with
-            # wok below is +0 whatever the value (as with the value set to 0 first)
-            vals = scratch[:b]
-            np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
-            wok = wa * ok  # (b, A): drawn annotators with a judged vote on the drawn pairs
-            cnt = wok.sum(axis=1)
-            # per distinct row, then copied to its estimators (b, E)
-            total = np.einsum("ba,bua->bu", wok, vals)[:, row_of]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                bb_mean[start : start + b] = np.where(
-                    cnt[:, None] > 0, total / np.where(cnt > 0, cnt, 1.0)[:, None], np.nan
+        for pair_of_starts in (starts[i : i + 2] for i in range(0, len(starts), 2)):
+            draws = []
+            for t in pair_of_starts:  # pairs then annotators, chunk by chunk
+                wp_t = _boot_counts(gen, min(_CHUNK, n_boot - t), n_p)
+                draws.append((wp_t, _boot_counts(gen, wp_t.shape[0], n_a)))
+            made = pair_counts([wp_t for wp_t, _ in draws])
+            # den: (b, A), judged votes on drawn pairs
+            for start, (wp, wa), (num, den) in zip(pair_of_starts, draws, made, strict=True):
+                b = wp.shape[0]
+                ok = (den > 0) & (wa > 0)
+                # (b, E_distinct, A): finite and >= 0, so where ok is false the product with
+                # wok below is +0 whatever the value (as with the value set to 0 first)
+                vals = scratch[:b]
+                np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
+                wok = wa * ok  # (b, A): drawn annotators with a judged vote on the drawn pairs
+                cnt = wok.sum(axis=1)
+                # per distinct row, then copied to its estimators (b, E)
+                total = np.einsum("ba,bua->bu", wok, vals)[:, row_of]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    bb_mean[start : start + b] = np.where(
+                        cnt[:, None] > 0, total / np.where(cnt > 0, cnt, 1.0)[:, None], np.nan
+                    )
+                s, k = _batch_consensus_stats(
+                    votes, pred, wp, wa, margin, near_tie, tie_credit, point_products(wp, den, num)
                 )
-            s, k = _batch_consensus_stats(
-                votes, pred, wp, wa, margin, near_tie, tie_credit, point_products(wp, den, num)
-            )
-            bb_share[start : start + b] = s
-            bb_kap[start : start + b] = k
+                bb_share[start : start + b] = s
+                bb_kap[start : start + b] = k
 
     lo_i, hi_i, nv_i = (x[row_of] for x in _interval(bp_ind, confidence))
     ci_mask = ~has_votes[None, :] | (nv_i == 0)
