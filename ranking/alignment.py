@@ -1163,11 +1163,15 @@ def _split_pair(
     """The products of ``w1`` and of ``w2`` (its first ``rows2`` rows) from the product of
     ``w1 + scale w2`` (:func:`_pair_scale`): ``x1 + scale x2`` with ``|x1| < scale / 2``,
     so ``x2`` is its rounded quotient by ``scale`` and ``x1`` the rest, both exact (a
-    division by a power of two, integers), in the product's dtype."""
-    s = both.dtype.type(scale)
-    second = np.rint(both / s)
-    first = both - s * second
-    return first, second[:rows2]
+    division by a power of two, integers), in the product's dtype; ``both`` is
+    overwritten with ``x1``."""
+    # x2 = rint(both / s) by the reciprocal (a power of two: the same exact quotient),
+    # x1 = both - s x2 into ``both`` (the caller's product, not used after): fewer
+    # temporaries of the (b, E, A) products
+    second = np.multiply(both, both.dtype.type(1.0 / scale))
+    np.rint(second, out=second)
+    both -= second * both.dtype.type(scale)
+    return both, second[:rows2]
 
 
 def _boot_counts(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
