@@ -146,10 +146,10 @@ class PairwiseKappaResult:
 
     def mean(self) -> AgreementResult:
         """Mean kappa over the defined pairs of distinct raters (Light's kappa)."""
-        iu = np.triu_indices(self.values.shape[0], k=1)
-        vals = self.values[iu]
-        ok = ~_mask_of(vals)
         n_raters = int(self.values.shape[0])
+        # the defined cells above the diagonal, as a boolean matrix (row by row, as
+        # triu_indices orders them), not a gather of half a million masked cells
+        ok = np.triu(~_mask_of(self.values), k=1)
         if not ok.any():
             return AgreementResult.from_reason(
                 reason="no pair of distinct raters has a defined kappa "
@@ -157,13 +157,13 @@ class PairwiseKappaResult:
                 method="mean_pairwise_cohen_kappa",
                 n_raters=n_raters,
             )
-        # raters in a defined pair, counted (not np.unique's sort of every pair)
-        used = np.bincount(np.concatenate([iu[0][ok], iu[1][ok]]), minlength=n_raters)
+        # raters in a defined pair: first (a row) or second (a column) of one
+        used = ok.any(axis=1) | ok.any(axis=0)
         return AgreementResult(
-            value=float(_data_of(vals)[ok].mean()),
+            value=float(_data_of(self.values)[ok].mean()),
             reason=None,
             method="mean_pairwise_cohen_kappa",
-            n_units=int(ok.sum()),
+            n_units=int(np.count_nonzero(ok)),
             n_raters=int(np.count_nonzero(used)),
             observed_disagreement=None,
             expected_disagreement=None,
@@ -418,9 +418,19 @@ def _pairwise_kappa2(
         # nearly every rater rated nearly every unit: a rater's row times the rated cells
         # is a sparse product (t00 + t01 and t10 + t11), so one dense product is enough
         t00_32 = x0 @ x0.T
-        t01_32 = rated(x0)
+        n_u = data.shape[1]
+        scale = 1 << max(n_u, 1).bit_length()  # a power of two above any count
+        if scale * (n_u + 1) <= _EXACT32_SUM // 2:
+            # the two sparse products as one, of x0 + scale * x1 (0, 1 or scale: the codes
+            # are distinct), whose counts t0 + scale * t1 are integers below 2**24, exact
+            # in float32 in any order; t1 and t0 are then recovered exactly
+            both = rated(x0 + np.float32(scale) * x1)
+            t11_32 = np.floor(both / np.float32(scale))
+            t01_32 = both - np.float32(scale) * t11_32
+        else:
+            t01_32 = rated(x0)
+            t11_32 = rated(x1)
         t01_32 -= t00_32
-        t11_32 = rated(x1)
         t11_32 -= t01_32.T
         t00, t01, t11 = (t.astype(np.float64) for t in (t00_32, t01_32, t11_32))
     else:

@@ -9,13 +9,14 @@ Fleiss' kappa on the completely rated units. The point statistics are in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
 from ranking._agreement_point import (
     _EPS,
+    _EXACT32_SUM,
     AgreementResult,
     MaskedFloatArray,
     _as_ratings,
@@ -29,7 +30,7 @@ from ranking._agreement_point import (
 )
 from ranking._validation import make_rng
 from ranking.errors import InvalidParameterError, ShapeError
-from ranking.types import BoolArray, FloatArray, RNGLike
+from ranking.types import BoolArray, FloatArray, IntArray, RNGLike
 
 __all__ = [
     "RESAMPLE_SCHEMES",
@@ -229,6 +230,9 @@ class _RaterDesign:
         self.has_any: BoolArray = np.asarray(rated.any(axis=1), dtype=np.bool_)
         self._rated: _ZeroOne | None = None
         self._missing: _ZeroOne | None = None
+        self._missed: tuple[IntArray, IntArray] | None = None  # (:meth:`unmissed`)
+        # counts and the rated products of their squares (:meth:`_rated_and_squares`)
+        self._squares: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] = []
         self._labels: list[_ZeroOne | None] = [None] * F.shape[0]
         self._derived: int | None = None  # the category made by subtraction (-1: none)
 
@@ -244,16 +248,69 @@ class _RaterDesign:
             self._missing = _ZeroOne(~self.rated)
         return self._missing(w)
 
+    def _rated_and_squares(self, w: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """``rated_products(w)`` for counts ``w``; with it, when one product gives both
+        exactly, ``rated_products(w * w)``, kept for :meth:`square_products` of the same
+        ``w`` (the rater bootstrap needs both, and the rated cells are a sparse product).
+
+        The product of ``w + 2**k w**2`` (``2**k`` above every row sum of ``w``) with the
+        0/1 rated cells: every partial sum is an integer below 2**23 (checked from the row
+        sums of the non-negative terms), exact in float32 in any order, so its two parts
+        are recovered exactly, the integers the two products give."""
+        assert self._rated is not None
+        if w.size and _counts(w) and self._rated.cheap:
+            sq = w * w  # exact: small integer counts
+            top = int(w.sum(axis=1, dtype=np.float64).max())
+            scale = float(1 << top.bit_length())  # a power of two above every row sum
+            top_sq = float(sq.sum(axis=1, dtype=np.float64).max())
+            if scale * (top_sq + 1.0) <= _EXACT32_SUM // 2:
+                both = self._rated(w + np.float32(scale) * sq)
+                squares = np.floor(both / np.float32(scale))
+                self._squares = [*self._squares[-1:], (w, squares)]  # the last two
+                out: npt.NDArray[np.float32] = both - np.float32(scale) * squares
+                return out
+        return self._rated(w)
+
+    def square_products(self, w: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """``rated_products(w * w)``, the one :meth:`_rated_and_squares` kept for the same
+        counts if it did."""
+        for i, (counts, squares) in enumerate(self._squares):
+            if counts.shape == w.shape and np.array_equal(counts, w):
+                del self._squares[i]
+                return squares
+        return self.rated_products(w * w)
+
+    def unmissed(self, drawn: BoolArray) -> BoolArray:
+        """(B, U): whether no rater drawn in replicate b (``drawn`` (B, A)) missed unit u,
+        ``missing_products(drawn) == 0``, without the counts: bits of the replicates
+        (64 per word) ORed over the raters who missed each unit (a sparse product in the
+        OR semiring, 64 replicates per operation)."""
+        n_b, n_u = drawn.shape[0], self.rated.shape[1]
+        if self._missed is None:
+            # per unit, the raters who missed it (by unit, then rater), and how many
+            unit, rater = np.nonzero(~self.rated.T)
+            self._missed = (rater, np.bincount(unit, minlength=n_u))
+        rater, count = self._missed
+        words = -(-n_b // 64)
+        bits = np.zeros((drawn.shape[1], words * 8), dtype=np.uint8)
+        bits[:, : -(-n_b // 8)] = np.packbits(drawn.T, axis=1, bitorder="little")
+        hit = np.zeros((n_u, words), dtype=np.uint64)  # (U, words): a drawn rater missed it
+        some = count > 0
+        if rater.size:
+            start = (np.cumsum(count) - count)[some]  # strictly increasing: no empty segment
+            hit[some] = np.bitwise_or.reduceat(bits.view(np.uint64)[rater], start, axis=0)
+        missed = np.unpackbits(hit.view(np.uint8), axis=1, count=n_b, bitorder="little")
+        out: BoolArray = missed.T == 0
+        return out
+
     def label(self, k: int) -> _ZeroOne:
         z = self._labels[k]
         if z is None:
             z = self._labels[k] = _ZeroOne(self.F[k] > 0)
         return z
 
-    def label_products(self, w: npt.ArrayLike) -> list[npt.NDArray[np.float32]]:
-        """``w @ F[k]`` for each category k. When the products with ``rated`` are cheap
-        (nearly every rater rated nearly every unit, :class:`_ZeroOne`), the category
-        with the most ones is the rated count minus the others' (exact integers)."""
+    def _derived_label(self) -> int:
+        """The category whose product is the rated count minus the others' (-1: none)."""
         n_k = self.F.shape[0]
         if self._rated is None:
             self._rated = _ZeroOne(self.rated)
@@ -261,19 +318,64 @@ class _RaterDesign:
             dense = [k for k in range(n_k) if not self.label(k).cheap]
             ok = n_k >= 2 and self._rated.cheap and bool(dense)
             self._derived = max(dense, key=lambda k: int(np.count_nonzero(self.F[k]))) if ok else -1
-        d = self._derived
+        return self._derived
+
+    def label_products(
+        self, w: npt.ArrayLike, given: dict[int, npt.NDArray[np.float32]] | None = None
+    ) -> list[npt.NDArray[np.float32]]:
+        """``w @ F[k]`` for each category k. When the products with ``rated`` are cheap
+        (nearly every rater rated nearly every unit, :class:`_ZeroOne`), the category
+        with the most ones is the rated count minus the others' (exact integers).
+        ``given``: products already made (:meth:`label_products_pair`), by category."""
+        n_k = self.F.shape[0]
+        made = {} if given is None else given
+
+        def product(k: int) -> npt.NDArray[np.float32]:
+            return made[k] if k in made else self.label(k)(w)
+
+        d = self._derived_label()
         if d < 0 or not _sums_exact32(np.asarray(w, dtype=np.float32)):
-            return [self.label(k)(w) for k in range(n_k)]
+            return [product(k) for k in range(n_k)]
         out: list[npt.NDArray[np.float32] | None] = [
-            None if k == d else self.label(k)(w) for k in range(n_k)
+            None if k == d else product(k) for k in range(n_k)
         ]
-        rest = self._rated(w)
+        rest = self._rated_and_squares(np.asarray(w, dtype=np.float32))
         for k in range(n_k):
             x = out[k]
             if x is not None:
                 rest -= x
         out[d] = rest
         return [x for x in out if x is not None]
+
+    def label_products_pair(
+        self, w1: npt.ArrayLike, w2: npt.ArrayLike
+    ) -> tuple[list[npt.NDArray[np.float32]], list[npt.NDArray[np.float32]]]:
+        """:meth:`label_products` of two sets of counts (the rater draws of two bootstrap
+        schemes), each dense product made once for both: ``(w1 + 2**k w2) @ F[k]`` with
+        ``2**k`` above every row sum of ``w1``, whose terms and partial sums are integers
+        at least 0 and below 2**23 (checked from the row sums), exact in float32 in any
+        order, so its two parts ``w1 @ F[k]`` and ``w2 @ F[k]`` are recovered exactly."""
+        a = np.asarray(w1, dtype=np.float32)
+        b = np.asarray(w2, dtype=np.float32)
+        d = self._derived_label()
+        dense = [k for k in range(self.F.shape[0]) if k != d and not self.label(k).cheap]
+        made1: dict[int, npt.NDArray[np.float32]] = {}
+        made2: dict[int, npt.NDArray[np.float32]] = {}
+        counts = a.size and a.shape == b.shape and _counts(a) and _counts(b)
+        if dense and counts:
+            scale = float(1 << int(a.sum(axis=1, dtype=np.float64).max()).bit_length())
+            if scale * (float(b.sum(axis=1, dtype=np.float64).max()) + 1.0) <= 2.0**23:
+                packed = a + np.float32(scale) * b
+                for k in dense:
+                    both = self.label(k)(packed)
+                    made2[k] = np.floor(both / np.float32(scale))
+                    made1[k] = both - np.float32(scale) * made2[k]
+        return self.label_products(a, made1), self.label_products(b, made2)
+
+
+def _counts(w: npt.NDArray[np.float32]) -> bool:
+    """Whether ``w`` holds non-negative integers."""
+    return bool((w >= 0).all() and (w == np.floor(w)).all())
 
 
 def _indicators(ratings: FloatArray, labels: FloatArray) -> FloatArray:
@@ -284,8 +386,8 @@ def _indicators(ratings: FloatArray, labels: FloatArray) -> FloatArray:
 def _boot_counts(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
     """Array of shape (n_rep, n): times each of ``n`` objects is drawn, n draws per row."""
     idx = rng.integers(0, n, size=(n_rep, n))
-    flat = idx + (np.arange(n_rep) * n)[:, None]
-    counts = np.bincount(flat.ravel(), minlength=n_rep * n).reshape(n_rep, n)
+    idx += (np.arange(n_rep) * n)[:, None]  # row r's draws as r * n + draw: one count
+    counts = np.bincount(idx.ravel(), minlength=n_rep * n).reshape(n_rep, n)
     return counts.astype(np.float64)
 
 
@@ -381,7 +483,7 @@ def _replicates_over_raters(
     if everyone:
         s2 = np.repeat((W * W).sum(axis=1, dtype=np.float32)[:, None], n_units, axis=1)
     else:
-        s2 = d.rated_products(W * W)
+        s2 = d.square_products(W)  # W * W times the rated cells
     pairs_u = m * m - s2
     pairable = pairs_u > 0
     agree = sumsq - s2
@@ -393,30 +495,23 @@ def _replicates_over_raters(
     np.copyto(share, 0.0, where=~pairable)
     uw: FloatArray | float = 1.0 if unit_weights is None else unit_weights
 
-    def weighted(x: npt.NDArray[np.float32]) -> npt.NDArray[np.floating[Any]]:
-        """``uw * x`` (``x`` itself for unit weights all 1: 1 * x is x)."""
-        return x if unit_weights is None else unit_weights * x
-
     if need_alpha:
-        # N and nc are sums of integer counts, exact in float64 in any order
-        N = weighted(np.where(pairable, m, 0.0)).sum(axis=1, dtype=np.float64)
+        # N and nc are sums of integer counts, exact in float64 in any order (_count_sums)
+        N = _count_sums(m, unit_weights, pairable)
         o = (uw * share * m).sum(axis=1, dtype=np.float64)
-        nc = np.stack(
-            [weighted(np.where(pairable, x, 0.0)).sum(axis=1, dtype=np.float64) for x in n],
-            axis=1,
-        )
+        nc = np.stack([_count_sums(x, unit_weights, pairable) for x in n], axis=1)
         alpha = _alpha_from_sums(N, o, nc)
     else:
         alpha = np.full(W.shape[0], np.nan)
     has_any = d.has_any  # (A,)
-    drawn = ((W > 0) & has_any[None, :]).astype(np.float32)
+    drawn = (W > 0) & has_any[None, :]
     # ratings per complete unit (exact integer sums)
     m_b = (W if has_any.all() else W * has_any[None, :]).sum(axis=1, dtype=np.float64)
+    enough = (np.count_nonzero(drawn, axis=1) >= 2)[:, None]
     if everyone:  # no rater misses a unit
-        missing = np.zeros((W.shape[0], n_units), dtype=np.float32)
-    else:
-        missing = d.missing_products(drawn)  # drawn raters missing the unit
-    complete = (missing == 0) & (drawn.sum(axis=1) >= 2)[:, None]
+        complete = np.broadcast_to(enough, (W.shape[0], n_units)).copy()
+    else:  # no drawn rater missed the unit
+        complete = d.unmissed(drawn) & enough
     if not complete.any():  # no replicate has a complete unit: kappa undefined in each
         return alpha, np.full(W.shape[0], np.nan)
     if unit_weights is None and complete.all():
@@ -425,21 +520,47 @@ def _replicates_over_raters(
         cnt = np.full(W.shape[0], float(n_units))
         with np.errstate(invalid="ignore", divide="ignore"):
             p_bar = share.astype(np.float64).sum(axis=1) / cnt
-            p_j = (
-                np.stack([x.sum(axis=1, dtype=np.float64) for x in n], axis=1)
-                / (cnt * m_b)[:, None]
-            )
+            p_j = np.stack([_count_sums(x) for x in n], axis=1) / (cnt * m_b)[:, None]
         return alpha, _fleiss_from(p_bar, p_j, cnt > 0)
     cw = uw * complete if not complete.all() else uw  # (B, U): weight of each complete unit
     cnt = np.asarray(cw).sum(axis=1, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_bar = (cw * share).sum(axis=1, dtype=np.float64) / cnt
+        # cw * x: the unit weights times the counts on the complete units (_count_sums)
+        mask = None if complete.all() else complete
         p_j = (
-            np.stack([(cw * x).sum(axis=1, dtype=np.float64) for x in n], axis=1)
-            / (cnt * m_b)[:, None]
+            np.stack([_count_sums(x, unit_weights, mask) for x in n], axis=1) / (cnt * m_b)[:, None]
         )
     kappa = _fleiss_from(p_bar, p_j, cnt > 0)
     return alpha, kappa
+
+
+def _count_sums(
+    x: npt.NDArray[np.float32],
+    weights: FloatArray | None = None,
+    where: BoolArray | None = None,
+) -> FloatArray:
+    """Row sums of ``weights * x`` over the cells ``where`` (default all), in float64, for
+    non-negative integer counts ``x`` (B, U) and weights (B, U): the float64 sums of
+    these integers, made in float32 when that is exact.
+
+    Every term and partial sum of non-negative integers is at most its row's total: when
+    the float32 totals are below 2**23 (so the exact ones are below 2**24, the float32
+    rounding being far smaller than the margin), every partial sum is an integer float32
+    holds exactly, whatever the order, and the totals are the exact ones. Otherwise the
+    float64 sums, as before."""
+    v = x if where is None else np.where(where, x, np.float32(0.0))
+    if weights is not None:
+        v = v * weights.astype(np.float32)
+    total = v.sum(axis=1)
+    if total.size == 0 or float(total.max()) < 2.0**23:
+        out: FloatArray = total.astype(np.float64)
+        return out
+    w = 1.0 if weights is None else weights  # pragma: no cover - counts of millions
+    exact: FloatArray = (w * (x if where is None else np.where(where, x, 0.0))).sum(
+        axis=1, dtype=np.float64
+    )
+    return exact
 
 
 def _rater_products(
@@ -771,9 +892,21 @@ def agreement_bootstrap(
             if Fa is not None:
                 k_ab = _replicates_over_units(Fa, wu)[1]
                 dist["fleiss_ab_u"] = _distribution(k_ab, conf, "units")
-        if "annotators" in schemes and raters_ok:
-            wr = _boot_counts(gen, n_boot, n_raters)
-            n_f = _rater_products(F, wr, design)
+        # the rater draws of both schemes first (in the documented order), so that their
+        # products with each category's indicator are made together
+        do_raters = "annotators" in schemes and raters_ok
+        do_both = "both" in schemes and units_ok and raters_ok
+        wr_r = _boot_counts(gen, n_boot, n_raters) if do_raters else None
+        wu_b = _boot_counts(gen, n_boot, n_units) if do_both else None
+        wr_b = _boot_counts(gen, n_boot, n_raters) if do_both else None
+        n_f_r = n_f_b = None
+        if wr_r is not None and wr_b is not None:
+            n_f_r, n_f_b = design.label_products_pair(
+                wr_r.astype(np.float32), wr_b.astype(np.float32)
+            )
+        if wr_r is not None:
+            wr = wr_r
+            n_f = _rater_products(F, wr, design) if n_f_r is None else n_f_r
             a, k = _replicates_over_raters(F, wr, products=n_f, design=design)
             dist["alpha_r"] = _distribution(a, conf, "annotators")
             dist["fleiss_r"] = _distribution(k, conf, "annotators")
@@ -784,10 +917,9 @@ def agreement_bootstrap(
                     Fa, wr, need_alpha=False, products=n_fa, design=design_a
                 )[1]
                 dist["fleiss_ab_r"] = _distribution(k_ab, conf, "annotators")
-        if "both" in schemes and units_ok and raters_ok:
-            wu = _boot_counts(gen, n_boot, n_units)
-            wr = _boot_counts(gen, n_boot, n_raters)
-            n_f = _rater_products(F, wr, design)
+        if wu_b is not None and wr_b is not None:
+            wu, wr = wu_b, wr_b
+            n_f = _rater_products(F, wr, design) if n_f_b is None else n_f_b
             a, k = _replicates_over_raters(F, wr, unit_weights=wu, products=n_f, design=design)
             dist["alpha_b"] = _distribution(a, conf, "both")
             dist["fleiss_b"] = _distribution(k, conf, "both")

@@ -368,13 +368,14 @@ class _Votes:
         self.code: npt.NDArray[np.int8] = code.reshape(n_annotators, max(n_pairs, 1))[:, :n_pairs]
         # votes per pair and code, and per annotator and code: one count each (codes 0-2)
         by_pair = np.bincount(pair * 3 + vote, minlength=3 * n_pairs).reshape(n_pairs, 3)
-        by_annotator = np.bincount(annotator * 3 + vote, minlength=3 * n_annotators)
         self.n_skip, self.n_first, self.n_second = (by_pair[:, c].copy() for c in range(3))
         self.judged_per_pair = self.n_first + self.n_second  # (P,) int64
-        by_annotator = by_annotator.reshape(n_annotators, 3)
-        self.judged_per_annotator = by_annotator[:, FIRST_HARDER] + by_annotator[:, SECOND_HARDER]
+        # an annotator's judged votes are its nonzero codes (a pass over the matrix, not a
+        # count of every vote by annotator in vote order)
+        self.judged_per_annotator = np.count_nonzero(self.code, axis=1).astype(np.int64)
         self._cache: dict[tuple[str, str], npt.NDArray[Any]] = {}
         self._products: dict[str, _ZeroOne] = {}
+        self._packed: dict[int, npt.NDArray[np.float32]] = {}  # (:meth:`judged_and_diff`)
         self._point: dict[float, tuple[FloatArray, FloatArray, FloatArray, FloatArray]] = {}
 
     @property
@@ -431,6 +432,31 @@ class _Votes:
             judged = self.code > 0
             z = self._products[name] = _ZeroOne(judged.T if by_pair else judged)
         return z(w).astype(np.float64)
+
+    def judged_and_diff(self, w: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """``w @ judged`` and ``w @ diff`` (b, P) in float64 for annotator counts ``w``
+        (b, A): the judged votes on each pair and the first-harder ones minus the others.
+
+        With integer counts whose row sums are at most ``top``, one float32 product
+        gives both: ``w @ (diff + s judged)`` for a power of two ``s > 2 top`` (cells 0,
+        ``s - 1`` or ``s + 1``) is ``dif + s tot``, its terms and partial sums integers
+        at least 0 and below 2**23 (checked), so exact in any order, and
+        ``|dif| <= tot <= top < s / 2`` splits it exactly: ``tot`` is its rounded
+        quotient by ``s``. Otherwise the two products, each exact (:meth:`judged_products`,
+        :func:`_count_matmul`)."""
+        if self.exact32 and w.size and bool((w >= 0).all() and (w == np.floor(w)).all()):
+            top = int(w.sum(axis=1).max())
+            scale = 1 << (2 * top).bit_length()  # a power of two above 2 * top
+            if scale * (top + 1) <= 2**23:
+                m = self._packed.get(scale)
+                if m is None:  # by code 0 (no vote or a skip), 1 (first), 2 (second)
+                    table = np.array([0.0, scale + 1.0, scale - 1.0], dtype=np.float32)
+                    m = self._packed[scale] = table[self.code]
+                both = _count_matmul(w, m)
+                tot = np.rint(both / scale)
+                dif = both - scale * tot
+                return tot, dif
+        return self.judged_products(w), _count_matmul(w, self.counts("diff"))
 
 
 def _count_matmul(w: FloatArray, m: FloatArray | npt.NDArray[np.float32]) -> FloatArray:
@@ -665,8 +691,7 @@ def _consensus_batch(
         tot = votes.judged_per_pair.astype(np.float64)[None, :]
         dif = (votes.n_first - votes.n_second).astype(np.float64)[None, :]
     else:
-        tot = votes.judged_products(wa)
-        dif = _count_matmul(wa, votes.counts("diff"))
+        tot, dif = votes.judged_and_diff(wa)
     has = tot > 0
     decisive = np.broadcast_to(has & (np.abs(dif) > (margin + 1e-12) * tot), shape)
     near = np.broadcast_to(has, shape) & ~decisive
@@ -1108,10 +1133,51 @@ def _batch_consensus_stats(
     return share, kap
 
 
+def _pair_scale(w1: FloatArray, w2: FloatArray) -> float:
+    """A power of two ``s`` for which the products of ``w1 + s w2`` with integer credits
+    or credit differences (|x| <= 1) split exactly into those of ``w1`` and ``w2``
+    (:func:`_split_pair`), or 0 when there is none: non-negative integer counts whose
+    row sums are at most ``top``, ``s > 2 top``, and ``s (top + 1) <= 2**23``, so every
+    term and partial sum of a product is an integer of magnitude below 2**24, exact in
+    float32 in any order (as :func:`_count_matmul`)."""
+    for w in (w1, w2):
+        if not (w.size and bool((w >= 0).all() and (w == np.floor(w)).all())):
+            return 0.0
+    top = int(max(w1.sum(axis=1).max(), w2.sum(axis=1).max()))
+    scale = 1 << (2 * top).bit_length()
+    return float(scale) if scale * (top + 1) <= 2**23 else 0.0
+
+
+def _padded(w: FloatArray, rows: int) -> FloatArray:
+    """``w`` with rows of zeros below it, ``rows`` in all."""
+    if w.shape[0] == rows:
+        return w
+    out = np.zeros((rows, *w.shape[1:]), dtype=w.dtype)
+    out[: w.shape[0]] = w
+    return out
+
+
+def _split_pair(
+    both: npt.NDArray[np.floating[Any]], scale: float, rows2: int
+) -> tuple[npt.NDArray[np.floating[Any]], npt.NDArray[np.floating[Any]]]:
+    """The products of ``w1`` and of ``w2`` (its first ``rows2`` rows) from the product of
+    ``w1 + scale w2`` (:func:`_pair_scale`): ``x1 + scale x2`` with ``|x1| < scale / 2``,
+    so ``x2`` is its rounded quotient by ``scale`` and ``x1`` the rest, both exact (a
+    division by a power of two, integers), in the product's dtype; ``both`` is
+    overwritten with ``x1``."""
+    # x2 = rint(both / s) by the reciprocal (a power of two: the same exact quotient),
+    # x1 = both - s x2 into ``both`` (the caller's product, not used after): fewer
+    # temporaries of the (b, E, A) products
+    second = np.multiply(both, both.dtype.type(1.0 / scale))
+    np.rint(second, out=second)
+    both -= second * both.dtype.type(scale)
+    return both, second[:rows2]
+
+
 def _boot_counts(rng: np.random.Generator, n_rep: int, n: int) -> FloatArray:
     idx = rng.integers(0, n, size=(n_rep, n))
-    flat = idx + (np.arange(n_rep) * n)[:, None]
-    return np.bincount(flat.ravel(), minlength=n_rep * n).reshape(n_rep, n).astype(np.float64)
+    idx += (np.arange(n_rep) * n)[:, None]  # row r's draws as r * n + draw: one count
+    return np.bincount(idx.ravel(), minlength=n_rep * n).reshape(n_rep, n).astype(np.float64)
 
 
 def _interval(samples: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray, IntArray]:
@@ -1153,8 +1219,11 @@ def _interval_block(
     last as in a sort. Only a zero's sign could depend on how equal values are moved, so
     a column whose percentile takes a zero is sorted in place as before.
     """
-    n_valid = (~np.isnan(samples)).sum(axis=0)
     part = np.ascontiguousarray(samples.T)  # (columns, replicates), partitioned in place
+    if np.isnan(part.sum()):  # some NaN (a sum is NaN with any NaN term)
+        n_valid = part.shape[1] - np.count_nonzero(np.isnan(part), axis=1)
+    else:
+        n_valid = np.full(part.shape[0], part.shape[1], dtype=np.intp)
     for nv in np.unique(n_valid).tolist():
         if nv == 0:
             continue  # no valid replicate: 0 and n_valid = 0 (_percentiles)
@@ -1181,22 +1250,38 @@ def _select(rows: FloatArray, positions: set[int]) -> None:
 
     From the largest position down, with the invariant that the first ``end`` values of
     every row are its ``end`` smallest: a position one below ``end`` takes the largest of
-    them (``argmax``, swapped in), any other a partition of the first ``end`` values at it
-    with a single ``kth`` (NumPy's vectorised selection; several ``kth`` at once use a
-    much slower path). Every position taken is below the row's number of non-NaN values,
-    so no NaN is among the values an ``argmax`` sees.
+    them (``argmax``, swapped in); two adjacent positions ``k - 1`` and ``k`` with fewer
+    values from ``k`` to ``end`` than below ``k``, a partition at ``k - 1`` and the
+    smallest of the values from ``k`` on (``argmin``, swapped in: a short tail, where the
+    ``argmax`` at ``k - 1`` after a partition at ``k`` would read the long head); any other
+    position a partition of the first ``end`` values at it with a single ``kth`` (NumPy's
+    vectorised selection; several ``kth`` at once use a much slower path). Every position
+    taken is below the row's number of non-NaN values, so no NaN is among the values an
+    ``argmax`` sees, and the tail an ``argmin`` sees holds the next value (NaN skipped).
     """
     end = rows.shape[1]
     at = np.arange(rows.shape[0])
-    for k in sorted(positions, reverse=True):
+    todo = sorted(positions, reverse=True)
+    i = 0
+    while i < len(todo):
+        k = todo[i]
         if k == end - 1:
             j = np.argmax(rows[:, :end], axis=1)
             top = rows[at, j]
             rows[at, j] = rows[:, k]
             rows[:, k] = top
+            end, i = k, i + 1
+        elif i + 1 < len(todo) and todo[i + 1] == k - 1 and end - k < k:
+            rows[:, :end].partition(k - 1, axis=1)
+            tail = rows[:, k:end]
+            j = k + (np.nanargmin(tail, axis=1) if np.isnan(tail).any() else tail.argmin(axis=1))
+            low = rows[at, j]
+            rows[at, j] = rows[:, k]
+            rows[:, k] = low
+            end, i = k - 1, i + 2
         else:
             rows[:, :end].partition(k, axis=1)
-        end = k
+            end, i = k, i + 1
 
 
 def _quantiles(confidence: float) -> tuple[float, float]:
@@ -1454,28 +1539,54 @@ def alignment_report(
         assert agree_pa is not None
         return _count_matmul(wp, agree_pa).reshape(wp.shape[0], n_u, n_a)
 
+    def pair_counts(
+        wps: list[FloatArray],
+    ) -> list[tuple[npt.NDArray[np.floating[Any]], FloatArray]]:
+        """``agreement_counts(wp)`` and ``wp @ judged_t`` (b, A) of each pair draws ``wp``;
+        for two chunks with a plan and integer credits (``tie_credit`` 0), each product
+        made once for both, of ``wp1 + s wp2`` (:func:`_split_pair`)."""
+        if len(wps) == 2 and plan is not None and not tie_credit:
+            s = _pair_scale(wps[0], wps[1])
+            if s:
+                packed = wps[0] + s * _padded(wps[1], wps[0].shape[0])
+                num1, num2 = _split_pair(plan.counts(packed), s, wps[1].shape[0])
+                den1, den2 = _split_pair(
+                    votes.judged_products(packed, by_pair=True), s, wps[1].shape[0]
+                )
+                # the counts of judged votes in float64, as judged_products gives them
+                return [(num1, np.asarray(den1, np.float64)), (num2, np.asarray(den2, np.float64))]
+        return [(agreement_counts(wp), votes.judged_products(wp, by_pair=True)) for wp in wps]
+
     del agree
+    starts = list(range(0, n_boot, _CHUNK))
     if do_pairs:
-        for start in range(0, n_boot, _CHUNK):
-            b = min(_CHUNK, n_boot - start)
-            wp = _boot_counts(gen, b, n_p)
-            num = agreement_counts(wp)
-            den = votes.judged_products(wp, by_pair=True)  # (b, A)
-            ok = den > 0
-            vals = bp_ind[start : start + b]  # (b, E_distinct, A), C-contiguous
-            # the exact counts divided in float64, as num / den in float64 would
-            np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
-            if ok.all():  # no NaN: nanmean's sum over annotators divided by their number
-                bp_mean[start : start + b] = (vals.sum(axis=2) / n_a)[:, row_of]
-            else:
-                vals[np.broadcast_to(~ok[:, None, :], vals.shape)] = np.nan
-                with _quiet():  # per distinct row, then copied to its estimators (b, E)
-                    bp_mean[start : start + b] = np.nanmean(vals, axis=2)[:, row_of]
-            s, k = _batch_consensus_stats(
-                votes, pred, wp, None, margin, near_tie, tie_credit, point_products(wp, den, num)
-            )
-            bp_share[start : start + b] = s
-            bp_kap[start : start + b] = k
+        for pair_of_starts in (starts[i : i + 2] for i in range(0, len(starts), 2)):
+            wps = [_boot_counts(gen, min(_CHUNK, n_boot - t), n_p) for t in pair_of_starts]
+            made = pair_counts(wps)
+            for start, wp, (num, den) in zip(pair_of_starts, wps, made, strict=True):
+                b = wp.shape[0]
+                ok = den > 0
+                vals = bp_ind[start : start + b]  # (b, E_distinct, A), C-contiguous
+                # the exact counts divided in float64, as num / den in float64 would
+                np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
+                if ok.all():  # no NaN: nanmean's sum over annotators divided by their number
+                    bp_mean[start : start + b] = (vals.sum(axis=2) / n_a)[:, row_of]
+                else:
+                    vals[np.broadcast_to(~ok[:, None, :], vals.shape)] = np.nan
+                    with _quiet():  # per distinct row, then copied to its estimators (b, E)
+                        bp_mean[start : start + b] = np.nanmean(vals, axis=2)[:, row_of]
+                s, k = _batch_consensus_stats(
+                    votes,
+                    pred,
+                    wp,
+                    None,
+                    margin,
+                    near_tie,
+                    tie_credit,
+                    point_products(wp, den, num),
+                )
+                bp_share[start : start + b] = s
+                bp_kap[start : start + b] = k
 
     # bootstrap over annotators
     ba_mean = np.full((n_boot if do_annot else 0, n_e), np.nan)
@@ -1501,30 +1612,35 @@ def alignment_report(
     bb_share = np.full_like(bb_mean, np.nan)
     bb_kap = np.full_like(bb_mean, np.nan)
     if do_both:
-        for start in range(0, n_boot, _CHUNK):
-            b = min(_CHUNK, n_boot - start)
-            wp = _boot_counts(gen, b, n_p)
-            wa = _boot_counts(gen, b, n_a)
-            num = agreement_counts(wp)
-            den = votes.judged_products(wp, by_pair=True)  # (b, A): judged votes on drawn pairs
-            ok = (den > 0) & (wa > 0)
-            # (b, E_distinct, A): finite and >= 0, so where ok is false the product with
-            # wok below is +0 whatever the value (as with the value set to 0 first)
-            vals = np.empty((b, n_u, n_a))
-            np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
-            wok = wa * ok  # (b, A): drawn annotators with a judged vote on the drawn pairs
-            cnt = wok.sum(axis=1)
-            # per distinct row, then copied to its estimators (b, E)
-            total = np.einsum("ba,bua->bu", wok, vals)[:, row_of]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                bb_mean[start : start + b] = np.where(
-                    cnt[:, None] > 0, total / np.where(cnt > 0, cnt, 1.0)[:, None], np.nan
+        # one buffer for every chunk's quotients (a fresh one per chunk costs its pages)
+        scratch = np.empty((min(_CHUNK, n_boot), n_u, n_a))
+        for pair_of_starts in (starts[i : i + 2] for i in range(0, len(starts), 2)):
+            draws = []
+            for t in pair_of_starts:  # pairs then annotators, chunk by chunk
+                wp_t = _boot_counts(gen, min(_CHUNK, n_boot - t), n_p)
+                draws.append((wp_t, _boot_counts(gen, wp_t.shape[0], n_a)))
+            made = pair_counts([wp_t for wp_t, _ in draws])
+            # den: (b, A), judged votes on drawn pairs
+            for start, (wp, wa), (num, den) in zip(pair_of_starts, draws, made, strict=True):
+                b = wp.shape[0]
+                ok = (den > 0) & (wa > 0)
+                # (b, E_distinct, A): finite and >= 0, so where ok is false the product with
+                # wok below is +0 whatever the value (as with the value set to 0 first)
+                vals = scratch[:b]
+                np.divide(num, np.maximum(den, 1.0)[:, None, :], out=vals)
+                wok = wa * ok  # (b, A): drawn annotators with a judged vote on the drawn pairs
+                cnt = wok.sum(axis=1)
+                # per distinct row, then copied to its estimators (b, E)
+                total = np.einsum("ba,bua->bu", wok, vals)[:, row_of]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    bb_mean[start : start + b] = np.where(
+                        cnt[:, None] > 0, total / np.where(cnt > 0, cnt, 1.0)[:, None], np.nan
+                    )
+                s, k = _batch_consensus_stats(
+                    votes, pred, wp, wa, margin, near_tie, tie_credit, point_products(wp, den, num)
                 )
-            s, k = _batch_consensus_stats(
-                votes, pred, wp, wa, margin, near_tie, tie_credit, point_products(wp, den, num)
-            )
-            bb_share[start : start + b] = s
-            bb_kap[start : start + b] = k
+                bb_share[start : start + b] = s
+                bb_kap[start : start + b] = k
 
     lo_i, hi_i, nv_i = (x[row_of] for x in _interval(bp_ind, confidence))
     ci_mask = ~has_votes[None, :] | (nv_i == 0)

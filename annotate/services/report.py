@@ -720,6 +720,18 @@ def _ratings(data: _StudyData, *, with_skips: bool) -> FloatArray:
     return R
 
 
+def _int_rows(m: npt.NDArray[np.int64]) -> tuple[tuple[int, ...], ...]:
+    """``m`` (2-D) as a tuple of tuples of Python ints, as ``tuple(map(tuple, m.tolist()))``
+    gives them: counts of shared units (a million at 1,000 annotators, of a thousand or so
+    values) taken from one Python int per value (a gather of an object array) instead
+    of a new int per cell."""
+    if m.size == 0 or int(m.min()) < 0 or int(m.max()) > m.size:
+        return tuple(map(tuple, m.tolist()))
+    ints = np.empty(int(m.max()) + 1, dtype=object)
+    ints[:] = range(ints.size)
+    return tuple(map(tuple, ints[m].tolist()))
+
+
 def _fleiss_estimate(res: AgreementResult, R: FloatArray, what: str) -> tuple[Estimate, int, int]:
     """Fleiss' kappa on the pairs every voting annotator judged, with the report's wording."""
     m = int((~np.isnan(R)).any(axis=1).sum())
@@ -796,8 +808,8 @@ def _agreement(
     resample: Resample = "both",
 ) -> Agreement:
     names = tuple(data.annotators)
-    R = _ratings(data, with_skips=False)
     R3 = _ratings(data, with_skips=True)
+    R = np.where(R3 == SKIP, np.nan, R3)  # _ratings(data, with_skips=False), from R3
     # skips are abstentions: missing for alpha and Fleiss, a category for Fleiss-with-skips;
     # the bootstrap resamples pairs (units) and annotators (raters)
     boot = agreement_bootstrap(
@@ -842,7 +854,7 @@ def _agreement(
             pk = tuple(map(tuple, cells.tolist()))
         else:  # every pair defined: the floats straight from tolist
             pk = tuple(map(tuple, values.tolist()))
-        po = tuple(map(tuple, np.asarray(pc.overlap, dtype=np.int64).tolist()))
+        po = _int_rows(np.asarray(pc.overlap, dtype=np.int64))
         mean = pc.mean()
         mean_k, mean_r = mean.value, mean.reason
         lo = leave_one_out_agreement(R, labels=[1.0, 2.0])
