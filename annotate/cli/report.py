@@ -226,30 +226,34 @@ def _difficulty_report(args: argparse.Namespace, engine: Any, prefetch: Any) -> 
         from annotate.services.json_ready import warm_float_reprs
 
         warm_float_reprs()
-    with progress_bar("computing the report") as progress:
-        rep = human_alignment_report(
-            engine,
-            getattr(args, "study", None),
-            difficulty_file=Path(args.difficulty) if args.difficulty else None,
-            n_boot=args.boot,
-            seed=args.seed,
-            resample=args.resample,
-            near_tie_margin=args.near_tie_margin,
-            progress=progress,
-            prefetch=prefetch,
-        )
-    # the collector off for the files and the printing (cmd_report turns it on again):
-    # they make no garbage cycles, but their thousands of new tuples (the pairwise table's
-    # rows, a thousand cells each) set off young collections that walk every cell
-    gc.disable()
-    if args.out:
-        folder = output_folder(Path(args.out))
-    else:
-        # The study name becomes a folder name: checked to stay under exports/.
-        folder = inside(output_folder(Path("exports")), f"report-{rep.study}")
     from annotate.services.json_ready import kept_texts
 
-    with kept_texts():  # the CSV's pairwise-kappa texts serve the --json, then are let go
+    # the texts of the files (the pairwise kappa matrix's, made during the computation
+    # by a thread that would otherwise wait) and the CSV's serve the --json, then are
+    # let go
+    with kept_texts():
+        with progress_bar("computing the report") as progress:
+            rep = human_alignment_report(
+                engine,
+                getattr(args, "study", None),
+                difficulty_file=Path(args.difficulty) if args.difficulty else None,
+                n_boot=args.boot,
+                seed=args.seed,
+                resample=args.resample,
+                near_tie_margin=args.near_tie_margin,
+                progress=progress,
+                prefetch=prefetch,
+            )
+        # the collector off for the files and the printing (cmd_report turns it on
+        # again): they make no garbage cycles, but their thousands of new tuples (the
+        # pairwise table's rows, a thousand cells each) set off young collections that
+        # walk every cell
+        gc.disable()
+        if args.out:
+            folder = output_folder(Path(args.out))
+        else:
+            # The study name becomes a folder name: checked to stay under exports/.
+            folder = inside(output_folder(Path("exports")), f"report-{rep.study}")
         written = write_report(rep, folder, plots=not args.no_plots, latex=args.latex)
         if args.json:
             doc = rep.as_dict()
