@@ -100,7 +100,8 @@ def test_files_are_the_same_with_the_texts_made_ahead(engine: Engine, tmp_path: 
         assert report_view.pairwise_rows(rep.agreement) is rows  # kept, not made again
         write_report(rep, tmp_path / "ahead", plots=False)
     assert _files(tmp_path / "ahead") == plain
-    assert b"a299" in plain["pairwise_kappa.csv"] and b"a299" in plain["report.md"]
+    assert b"a299" in plain["pairwise_kappa.csv"]
+    assert b"a299" in plain["report.md"]
 
 
 def test_the_report_makes_the_texts_ahead_only_inside_a_scope(
