@@ -466,6 +466,21 @@ def matrix_lines(
     return out
 
 
+def warm_matrix_texts(rows: Sequence[Sequence[Any]]) -> None:
+    """Make the texts :func:`matrix_lines` would make of ``rows`` (in pyarrow), kept for
+    the caller's :func:`kept_texts` scope, without joining them into lines: nothing when
+    :func:`matrix_lines` would not make them (not a matrix of floats and Nones, too small
+    or too large for pyarrow's pass, no pyarrow)."""
+    got = float_matrix(rows)
+    if got is None or not ARROW_MIN <= got[0].size <= MATRIX_LINES_MAX:
+        return
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return
+    _matrix_texts(*got)
+
+
 def _matrix_texts(a: npt.NDArray[np.float64], mask: npt.NDArray[np.bool_] | None) -> Any:
     """The pyarrow string array of ``float.__repr__`` of every cell of ``a`` in row order,
     null where ``mask``; kept inside :func:`kept_texts` (by the bytes of ``a`` and

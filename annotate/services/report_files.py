@@ -21,6 +21,7 @@ from annotate.services.json_ready import (
     kept_scope,
     matrix_lines,
     symmetric_texts,
+    warm_matrix_texts,
 )
 from annotate.services.paths import inside, output_folder
 from annotate.services.report_model import (
@@ -178,8 +179,7 @@ def prepare_pairwise(g: Agreement) -> None:
     this runs in (nothing is kept outside one). The report runs it in a thread that would
     otherwise wait (:func:`annotate.services.report.human_alignment_report`); the files are
     the same, written later by :func:`write_report` with what is kept."""
-    float_matrix(g.pairwise_kappa)
-    matrix_lines(g.pairwise_kappa, ",", "")  # the texts of pairwise_kappa.csv and --json
+    warm_matrix_texts(g.pairwise_kappa)  # the texts of pairwise_kappa.csv and --json
     rows = pairwise_rows(g)
     kept_result("md rows pairwise", rows, lambda: _md_rows(rows))
 
