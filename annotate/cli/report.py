@@ -256,11 +256,6 @@ def _difficulty_report(args: argparse.Namespace, engine: Any, prefetch: Any) -> 
         # needed later anyway (the verdicts' tests, the rank correlations): imported
         # while the child reads the votes instead of in the busy computation
         import scipy.stats  # noqa: F401
-
-        # and pyarrow's first cast, which the pairwise-kappa texts then skip
-        from annotate.services.json_ready import warm_float_reprs
-
-        warm_float_reprs()
     from annotate.services.json_ready import kept_texts
 
     # the texts of the files (the pairwise kappa matrix's, made during the computation

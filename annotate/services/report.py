@@ -66,7 +66,7 @@ from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
 from annotate.services.arena_analysis import fit_problem
 from annotate.services.arrays import VoteArrays, arrays_from_codes, response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
-from annotate.services.json_ready import kept_active
+from annotate.services.json_ready import kept_active, warm_float_reprs
 from annotate.services.monitoring import StudyMonitor
 from annotate.services.notes import report_lines
 from annotate.services.quality import study_quality, with_alignment
@@ -1440,8 +1440,9 @@ def human_alignment_report(
         static = _load_study(engine, name)
         quality_f: Future[StudyQuality] | None = None
         # while a child process reads the votes (prefetch), the estimators, which need
-        # none, run here instead of waiting, and the quality checks (the database only)
-        # if it still reads after them; otherwise the refit starts first
+        # none, run here instead of waiting, and if it still reads after them pyarrow's
+        # warm-up and the quality checks (the database only), which are otherwise done
+        # later by whichever thread is free; without a prefetch the refit starts first
         early = prefetch is not None and monitor is not None and prefetch.pending()
         if early:
             cols, notes = timed(
@@ -1450,6 +1451,10 @@ def human_alignment_report(
             sub_cols = timed(
                 "pool estimators", lambda: _subgroup_columns(static.data, subgroup_methods)
             )
+            if writing is not None and prefetch is not None and prefetch.pending():
+                # pyarrow's import and first cast (0.07-0.25 s), which the pairwise
+                # kappa texts made later (prepare_pairwise) then skip
+                warm_float_reprs()
             if prefetch is not None and prefetch.pending():
                 quality_f = _done(lambda: study_quality(engine, static.study.name))
         data = _load_votes(engine, static, monitor, start_verdicts)
