@@ -54,6 +54,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,7 +74,7 @@ from annotate.services.quality import study_quality, with_alignment
 from annotate.services.report_files import (
     WrittenReport,
     md_escape,
-    prepare_pairwise,
+    pairwise_steps,
     write_arena_report,
     write_report,
 )
@@ -1322,6 +1323,12 @@ class _Stages:
         self.run()
 
 
+def _after(first: Future[Any], fn: Callable[[], _T]) -> _T:
+    """``fn()`` once ``first`` is done (whatever its outcome)."""
+    wait([first])
+    return fn()
+
+
 def _done(fn: Callable[[], _T]) -> Future[_T]:
     """The future of ``fn()`` run here and now (its exception kept for ``result()``)."""
     f: Future[_T] = Future()
@@ -1486,13 +1493,16 @@ def human_alignment_report(
         scale_f = later.add(scale_stage)
         # then what needs only finished stages or the database, run by whichever thread
         # is free first instead of a third thread beside the verdicts (two cores): the
-        # texts the files will make of the pairwise kappa matrix, for the caller's
-        # kept_texts scope (made in its context: report_files.prepare_pairwise), and
-        # the quality checks
-        if writing is not None:
-            later.add(lambda: writing.run(prepare_pairwise, agreement_f.result()))
+        # quality checks, and the texts the files will make of the pairwise kappa
+        # matrix, for the caller's kept_texts scope (made in its context, in three steps
+        # that the two threads can share: report_files.pairwise_steps)
         if quality_f is None:
             quality_f = later.add(lambda: study_quality(engine, data.name))
+        if writing is not None:
+            texts, rows, lines = pairwise_steps(agreement_f.result)
+            later.add(partial(writing.copy().run, texts))
+            rows_f = later.add(partial(writing.copy().run, rows))
+            later.add(partial(writing.copy().run, _after, rows_f, lines))
         helper = pool.submit(later.run_after, verdicts_f)
         aligned, main = timed(
             "alignment",

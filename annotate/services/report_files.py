@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,12 +176,31 @@ def prepare_pairwise(g: Agreement) -> None:
     """Make ahead what writing the report converts of the pairwise kappa matrix (its floats,
     the CSV's texts, the Markdown table's texts and lines: some 0.3 s at 1,000 annotators),
     kept for the caller's :func:`annotate.services.json_ready.kept_texts` scope, which
-    this runs in (nothing is kept outside one). The report runs it in a thread that would
-    otherwise wait (:func:`annotate.services.report.human_alignment_report`); the files are
-    the same, written later by :func:`write_report` with what is kept."""
-    warm_matrix_texts(g.pairwise_kappa)  # the texts of pairwise_kappa.csv and --json
-    rows = pairwise_rows(g)
-    kept_result("md rows pairwise", rows, lambda: _md_rows(rows))
+    this runs in (nothing is kept outside one); the files are the same, written later by
+    :func:`write_report` with what is kept. The steps of :func:`pairwise_steps`, in order."""
+    for step in pairwise_steps(lambda: g):
+        step()
+
+
+def pairwise_steps(agreement: Callable[[], Agreement]) -> tuple[Callable[[], None], ...]:
+    """:func:`prepare_pairwise` in three steps, for the agreement ``agreement()`` gives
+    (called by each step): the CSV's texts (pyarrow), the Markdown table's texts, then its
+    lines, which use the texts the second step kept (run after it is done). The report
+    runs them as stages of threads that would otherwise wait
+    (:func:`annotate.services.report.human_alignment_report`); the first two may run
+    side by side, each in the caller's context (a copy of it per thread)."""
+
+    def texts() -> None:
+        warm_matrix_texts(agreement().pairwise_kappa)  # pairwise_kappa.csv's and --json's
+
+    def rows() -> None:
+        pairwise_rows(agreement())
+
+    def lines() -> None:
+        table = pairwise_rows(agreement())
+        kept_result("md rows pairwise", table, lambda: _md_rows(table))
+
+    return texts, rows, lines
 
 
 EIP_PAPER = (

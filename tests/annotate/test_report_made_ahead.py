@@ -12,6 +12,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -107,18 +108,54 @@ def test_files_are_the_same_with_the_texts_made_ahead(engine: Engine, tmp_path: 
 def test_the_report_makes_the_texts_ahead_only_inside_a_scope(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls: list[bool] = []
+    """The report's three steps run once each, in the caller's scope, the Markdown lines
+    after the table's texts; the report is the same as without them."""
+    import threading
 
-    def counted(g: object) -> None:
-        calls.append(kept_active())
+    calls: list[tuple[str, bool]] = []
+    lock = threading.Lock()
 
-    monkeypatch.setattr("annotate.services.report.prepare_pairwise", counted)
+    def steps(agreement: Callable[[], object]) -> tuple[Callable[[], None], ...]:
+        def step(name: str) -> Callable[[], None]:
+            def run() -> None:
+                assert agreement() is not None
+                with lock:
+                    calls.append((name, kept_active()))
+
+            return run
+
+        return step("texts"), step("rows"), step("lines")
+
+    monkeypatch.setattr("annotate.services.report.pairwise_steps", steps)
     rep = human_alignment_report(engine, STUDY, n_boot=20)
     assert calls == []  # outside a scope: nothing to keep the texts for
     with kept_texts():
         ahead = human_alignment_report(engine, STUDY, n_boot=20)
-    assert calls == [True]  # once, in the caller's scope
+    assert sorted(calls) == [("lines", True), ("rows", True), ("texts", True)]
+    assert calls.index(("rows", True)) < calls.index(("lines", True))
     assert dataclasses.replace(ahead, timings=rep.timings) == rep
+
+
+def test_the_steps_in_two_threads_give_the_same_files(engine: Engine, tmp_path: Path) -> None:
+    """The steps as the report runs them: the first two side by side in two threads, each
+    in its own copy of the scope's context; the files equal those made without them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from annotate.services.report_files import pairwise_steps
+
+    rep = _big(human_alignment_report(engine, STUDY, n_boot=20))
+    report_view._LAST_PRINTED.clear()
+    write_report(rep, tmp_path / "plain", plots=False)
+    report_view._LAST_PRINTED.clear()
+    with kept_texts():
+        context = contextvars.copy_context()
+        texts, rows, lines = pairwise_steps(lambda: rep.agreement)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            done = [pool.submit(context.copy().run, f) for f in (texts, rows)]
+            [f.result() for f in done]
+        context.copy().run(lines)
+        write_report(rep, tmp_path / "ahead", plots=False)
+    assert _files(tmp_path / "ahead") == _files(tmp_path / "plain")
 
 
 _CLI = (
