@@ -475,10 +475,15 @@ def warm_matrix_texts(rows: Sequence[Sequence[Any]]) -> None:
     if got is None or not ARROW_MIN <= got[0].size <= MATRIX_LINES_MAX:
         return
     try:
-        import pyarrow  # noqa: F401
+        import pyarrow
     except ImportError:  # pragma: no cover - pyarrow is a dependency
         return
     _matrix_texts(*got)
+    # the pass's intermediate arrays (some 100 MB for a million cells) are freed into
+    # pyarrow's allocator, which keeps them; given back, as the report still computes
+    release = getattr(pyarrow.default_memory_pool(), "release_unused", None)
+    if release is not None:
+        release()
 
 
 def _matrix_texts(a: npt.NDArray[np.float64], mask: npt.NDArray[np.bool_] | None) -> Any:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from annotate.services.json_ready import float_matrix, kept_result
 from annotate.services.report_model import (
@@ -57,6 +58,23 @@ def num_rows(rows: Sequence[Sequence[float | None]], digits: int) -> list[tuple[
     if got is None:
         return [num_row(r, digits) for r in rows]
     a, _ = got
+    out: list[tuple[str, ...]] = []
+    step = max(1, NUM_ROWS_BLOCK // max(1, a.shape[1]))
+    for r0 in range(0, a.shape[0], step):
+        out += _num_block(a[r0 : r0 + step], rows[r0 : r0 + step], digits)
+    return out
+
+
+NUM_ROWS_BLOCK = 65_536
+"""Cells :func:`num_rows` formats per pass: its arrays (a few 8-byte values per cell)
+stay under a few MB whatever the matrix (the report formats its pairwise kappa table
+while other statistics still hold their memory)."""
+
+
+def _num_block(
+    a: npt.NDArray[np.float64], rows: Sequence[Sequence[float | None]], digits: int
+) -> list[tuple[str, ...]]:
+    """:func:`num_rows` of the rows ``rows``, whose floats (None: NaN) are ``a``."""
     width = a.shape[1]
     scale = 10**digits
     with np.errstate(all="ignore"):  # infinities and NaN are formatted by Python
