@@ -1493,14 +1493,16 @@ def human_alignment_report(
         scale_f = later.add(scale_stage)
         # then what needs only finished stages or the database, run by whichever thread
         # is free first instead of a third thread beside the verdicts (two cores): the
-        # quality checks, and the texts the files will make of the pairwise kappa
-        # matrix, for the caller's kept_texts scope (made in its context, in three steps
-        # that the two threads can share: report_files.pairwise_steps)
-        if quality_f is None:
-            quality_f = later.add(lambda: study_quality(engine, data.name))
+        # texts the files will make of the pairwise kappa matrix, for the caller's
+        # kept_texts scope (made in its context, in three steps that the two threads can
+        # share: report_files.pairwise_steps), and the quality checks; the longest
+        # first (pyarrow's texts, 0.2-0.35 s with its import, then the quality checks)
         if writing is not None:
             texts, rows, lines = pairwise_steps(agreement_f.result)
             later.add(partial(writing.copy().run, texts))
+        if quality_f is None:
+            quality_f = later.add(lambda: study_quality(engine, data.name))
+        if writing is not None:
             rows_f = later.add(partial(writing.copy().run, rows))
             later.add(partial(writing.copy().run, _after, rows_f, lines))
         helper = pool.submit(later.run_after, verdicts_f)
