@@ -137,7 +137,9 @@ def _keep_heap() -> None:
     reused (the peak memory grows by a few tens of MB). The same as
     ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_`` in the environment; only
     for this command (set before the vote-reading child is forked, which inherits them).
-    Nothing off glibc."""
+    They last as long as the process: a caller that goes on after :func:`cmd_report`
+    (tests calling ``main``) keeps its freed memory until it exits, which changes no
+    result. Nothing off glibc."""
     import ctypes
 
     try:
