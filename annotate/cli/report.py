@@ -87,6 +87,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not 0.0 <= args.near_tie_margin < 1.0:
         raise AnnotateError(f"--near-tie-margin must be in [0, 1), got {args.near_tie_margin}")
     target = db_path(args)
+    _keep_heap()
     # the collector off while the modules are imported (they make no garbage; it would
     # walk their new objects again and again: about 6% of the imports' CPU), then their
     # objects frozen out of its later passes (_imported)
@@ -98,6 +99,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         # forked before this process opens the database, and before it imports the store
         # when the child reads with sqlite3 alone
         prefetch = _prefetch(args, target)
+        _numpy_extras_lazy()
         from annotate.services.db import open_store
         from annotate.store.engine import reader_engine
 
@@ -115,6 +117,72 @@ def cmd_report(args: argparse.Namespace) -> int:
             prefetch.close()
         if engine is not None:  # its connections closed now, not by a collection at exit
             engine.dispose()
+
+
+MMAP_THRESHOLD = 256 << 20
+"""Blocks of at least this many bytes are mapped by themselves (:func:`_keep_heap`)."""
+TRIM_THRESHOLD = 1 << 30
+"""Free memory at the top of the heap is given back beyond this many bytes (:func:`_keep_heap`)."""
+
+
+def _keep_heap() -> None:
+    """glibc's malloc told to keep the memory the report frees for its next arrays.
+
+    By default glibc maps every block above a threshold (128 kB, raised to at most 32 MB
+    as such blocks are freed) by itself and unmaps it when freed, and gives free memory
+    at the top of the heap back at once: the report's arrays (the vote rows, the
+    bootstrap's resamples, tens of MB each, made and dropped over and over) then cost
+    page faults each time they are touched again, some 100-165k per run and a good part
+    of its system time. With these thresholds the freed blocks stay in the heap and are
+    reused (the peak memory grows by a few tens of MB). The same as
+    ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_`` in the environment; only
+    for this command (set before the vote-reading child is forked, which inherits them).
+    They last as long as the process: a caller that goes on after :func:`cmd_report`
+    (tests calling ``main``) keeps its freed memory until it exits, which changes no
+    result. Nothing off glibc."""
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError, TypeError):  # not glibc (or no C library by name)
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
+    mallopt(m_mmap_threshold, MMAP_THRESHOLD)
+    mallopt(m_trim_threshold, TRIM_THRESHOLD)
+
+
+NUMPY_EXTRAS = ("testing", "f2py")
+"""numpy's submodules :func:`_numpy_extras_lazy` loads on first use only."""
+
+
+def _numpy_extras_lazy() -> None:
+    """numpy.testing and numpy.f2py loaded when first used, not when SciPy is imported.
+
+    SciPy's array-API layer (``scipy._lib.array_api_compat.numpy``) copies numpy's
+    namespace, looking up every public name: that imports numpy's lazily loaded
+    submodules, among them ``numpy.testing`` (with :mod:`unittest`) and ``numpy.f2py``
+    (the Fortran wrapper generator), about 0.07 s of CPU for modules the report never
+    uses, on the path before its computation. Here they are put in place as the standard
+    library's lazy modules (:class:`importlib.util.LazyLoader`): the same module objects,
+    executed at their first attribute access, if any. Only before SciPy's first import,
+    for modules not imported yet."""
+    import importlib.util
+
+    if "scipy" in sys.modules or "numpy" not in sys.modules:
+        return
+    numpy = sys.modules["numpy"]
+    for name in NUMPY_EXTRAS:
+        full = f"numpy.{name}"
+        if full in sys.modules or name in vars(numpy):
+            continue
+        spec = importlib.util.find_spec(full)
+        if spec is None or spec.loader is None:
+            continue
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[full] = module
+        spec.loader.exec_module(module)
+        setattr(numpy, name, module)
 
 
 _FREEZE_AT_EXIT: list[bool] = []
@@ -186,35 +254,34 @@ def _difficulty_report(args: argparse.Namespace, engine: Any, prefetch: Any) -> 
     _imported()
     if study_kind(engine, getattr(args, "study", None)) == "arena":
         return _arena_report(args, engine)
-    if prefetch is not None and prefetch.pending():
-        # pyarrow's first cast, which the pairwise-kappa texts then skip
-        from annotate.services.json_ready import warm_float_reprs
-
-        warm_float_reprs()
-    with progress_bar("computing the report") as progress:
-        rep = human_alignment_report(
-            engine,
-            getattr(args, "study", None),
-            difficulty_file=Path(args.difficulty) if args.difficulty else None,
-            n_boot=args.boot,
-            seed=args.seed,
-            resample=args.resample,
-            near_tie_margin=args.near_tie_margin,
-            progress=progress,
-            prefetch=prefetch,
-        )
-    # the collector off for the files and the printing (cmd_report turns it on again):
-    # they make no garbage cycles, but their thousands of new tuples (the pairwise table's
-    # rows, a thousand cells each) set off young collections that walk every cell
-    gc.disable()
-    if args.out:
-        folder = output_folder(Path(args.out))
-    else:
-        # The study name becomes a folder name: checked to stay under exports/.
-        folder = inside(output_folder(Path("exports")), f"report-{rep.study}")
     from annotate.services.json_ready import kept_texts
 
-    with kept_texts():  # the CSV's pairwise-kappa texts serve the --json, then are let go
+    # the texts of the files (the pairwise kappa matrix's, made during the computation
+    # by a thread that would otherwise wait) and the CSV's serve the --json, then are
+    # let go
+    with kept_texts():
+        with progress_bar("computing the report") as progress:
+            rep = human_alignment_report(
+                engine,
+                getattr(args, "study", None),
+                difficulty_file=Path(args.difficulty) if args.difficulty else None,
+                n_boot=args.boot,
+                seed=args.seed,
+                resample=args.resample,
+                near_tie_margin=args.near_tie_margin,
+                progress=progress,
+                prefetch=prefetch,
+            )
+        # the collector off for the files and the printing (cmd_report turns it on
+        # again): they make no garbage cycles, but their thousands of new tuples (the
+        # pairwise table's rows, a thousand cells each) set off young collections that
+        # walk every cell
+        gc.disable()
+        if args.out:
+            folder = output_folder(Path(args.out))
+        else:
+            # The study name becomes a folder name: checked to stay under exports/.
+            folder = inside(output_folder(Path("exports")), f"report-{rep.study}")
         written = write_report(rep, folder, plots=not args.no_plots, latex=args.latex)
         if args.json:
             doc = rep.as_dict()

@@ -15,7 +15,7 @@ import math
 import operator
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,8 @@ try:  # the C string encoder json.dumps(ensure_ascii=False) uses
     from _json import encode_basestring as _encode_str
 except ImportError:  # pragma: no cover - CPython always has _json
     from json.encoder import py_encode_basestring as _encode_str
+
+_R = TypeVar("_R")
 
 _INT_TYPES = frozenset({int, bool, type(None)})
 _FLOAT_TYPES = frozenset({float, type(None)})
@@ -464,6 +466,26 @@ def matrix_lines(
     return out
 
 
+def warm_matrix_texts(rows: Sequence[Sequence[Any]]) -> None:
+    """Make the texts :func:`matrix_lines` would make of ``rows`` (in pyarrow), kept for
+    the caller's :func:`kept_texts` scope, without joining them into lines: nothing when
+    :func:`matrix_lines` would not make them (not a matrix of floats and Nones, too small
+    or too large for pyarrow's pass, no pyarrow)."""
+    got = float_matrix(rows)
+    if got is None or not ARROW_MIN <= got[0].size <= MATRIX_LINES_MAX:
+        return
+    try:
+        import pyarrow
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return
+    _matrix_texts(*got)
+    # the pass's intermediate arrays (some 100 MB for a million cells) are freed into
+    # pyarrow's allocator, which keeps them; given back, as the report still computes
+    release = getattr(pyarrow.default_memory_pool(), "release_unused", None)
+    if release is not None:
+        release()
+
+
 def _matrix_texts(a: npt.NDArray[np.float64], mask: npt.NDArray[np.bool_] | None) -> Any:
     """The pyarrow string array of ``float.__repr__`` of every cell of ``a`` in row order,
     null where ``mask``; kept inside :func:`kept_texts` (by the bytes of ``a`` and
@@ -580,6 +602,36 @@ _LAST_ARROW: ContextVar[list[tuple[bytes, Any]] | None] = ContextVar("_LAST_ARRO
 bytes and its mask's); None outside."""
 
 
+_LAST_RESULTS: ContextVar[dict[str, tuple[object, Any]] | None] = ContextVar(
+    "_LAST_RESULTS", default=None
+)
+"""Inside :func:`kept_texts`: the last result of :func:`kept_result` per tag (the object it
+was made from and the result); None outside."""
+
+
+def kept_result(tag: str, source: object, make: Callable[[], _R]) -> _R:
+    """``make()``, kept inside :func:`kept_texts` as the last result under ``tag`` for the
+    very object ``source`` it is made from (the report's pairwise kappa matrix, its rows of
+    texts): a second call with the same ``source`` returns the kept result (which callers
+    must not modify). Outside a scope, ``make()`` each time."""
+    last = _LAST_RESULTS.get()
+    if last is None:
+        return make()
+    got = last.get(tag)
+    if got is not None and got[0] is source:
+        out: _R = got[1]
+        return out
+    result = make()
+    last[tag] = (source, result)
+    return result
+
+
+def kept_active() -> bool:
+    """Whether this thread is inside a :func:`kept_texts` scope (results made ahead for
+    it, in another thread run in its context, are then used)."""
+    return _LAST_MATRIX.get() is not None
+
+
 def kept_scope() -> contextlib.AbstractContextManager[None]:
     """:func:`kept_texts`, or nothing inside one already (whose kept results then last
     until its end: the report's files, then its ``--json``)."""
@@ -601,9 +653,11 @@ def kept_texts() -> Iterator[None]:
     token = _LAST_TEXTS.set([])
     matrix = _LAST_MATRIX.set([])
     arrow = _LAST_ARROW.set([])
+    results = _LAST_RESULTS.set({})
     try:
         yield
     finally:
+        _LAST_RESULTS.reset(results)
         _LAST_ARROW.reset(arrow)
         _LAST_MATRIX.reset(matrix)
         _LAST_TEXTS.reset(token)

@@ -42,6 +42,7 @@ that way than with OpenBLAS's default thread pool.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import importlib.util
 import json
@@ -53,6 +54,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -65,12 +67,14 @@ from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
 from annotate.services.arena_analysis import fit_problem
 from annotate.services.arrays import VoteArrays, arrays_from_codes, response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
+from annotate.services.json_ready import kept_active, warm_float_reprs
 from annotate.services.monitoring import StudyMonitor
 from annotate.services.notes import report_lines
 from annotate.services.quality import study_quality, with_alignment
 from annotate.services.report_files import (
     WrittenReport,
     md_escape,
+    pairwise_steps,
     write_arena_report,
     write_report,
 )
@@ -101,7 +105,7 @@ from annotate.services.report_view import (
     value_text,
 )
 from annotate.store import repo
-from annotate.views import MonitorSnapshot, ReportView
+from annotate.views import MonitorSnapshot, ReportView, StudyQuality
 from ranking.agreement import (
     RESAMPLE_SCHEMES,
     AgreementBootstrapResult,
@@ -1330,6 +1334,23 @@ class _Stages:
         self.run()
 
 
+def _after(first: Future[Any], fn: Callable[[], _T]) -> _T:
+    """``fn()`` once ``first`` is done (whatever its outcome)."""
+    wait([first])
+    return fn()
+
+
+def _done(fn: Callable[[], _T]) -> Future[_T]:
+    """The future of ``fn()`` run here and now (its exception kept for ``result()``)."""
+    f: Future[_T] = Future()
+    f.set_running_or_notify_cancel()
+    try:
+        f.set_result(fn())
+    except Exception as err:  # re-raised by f.result(), as a stage's
+        f.set_exception(err)
+    return f
+
+
 def human_alignment_report(
     engine: Engine,
     study: str | None = None,
@@ -1415,6 +1436,8 @@ def human_alignment_report(
             progress(len(timings), 7)  # "load" and the six timed stages below
         return out
 
+    # the caller's context, when it keeps the texts of the files it will write
+    writing = contextvars.copy_context() if kept_active() else None
     workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
     # The stages run side by side (numpy releases the GIL in its loops and BLAS
     # calls), each with one BLAS thread: the verdicts (the monitor's refit, which needs
@@ -1433,17 +1456,25 @@ def human_alignment_report(
                 started.append(pool.submit(timed, "verdicts", monitor.snapshot))
 
         static = _load_study(engine, name)
+        quality_f: Future[StudyQuality] | None = None
         # while a child process reads the votes (prefetch), the estimators, which need
-        # none, run here instead of waiting; otherwise the refit starts first
+        # none, run here instead of waiting, and if it still reads after them pyarrow's
+        # warm-up and the quality checks (the database only), which are otherwise done
+        # later by whichever thread is free; without a prefetch the refit starts first
         early = prefetch is not None and monitor is not None and prefetch.pending()
         if early:
-            quality_f = pool.submit(study_quality, engine, static.study.name)
             cols, notes = timed(
                 "estimators", lambda: _columns(static.data, methods, difficulty_file)
             )
             sub_cols = timed(
                 "pool estimators", lambda: _subgroup_columns(static.data, subgroup_methods)
             )
+            if writing is not None and prefetch is not None and prefetch.pending():
+                # pyarrow's import and first cast (0.07-0.25 s), which the pairwise
+                # kappa texts made later (prepare_pairwise) then skip
+                warm_float_reprs()
+            if prefetch is not None and prefetch.pending():
+                quality_f = _done(lambda: study_quality(engine, static.study.name))
         data = _load_votes(engine, static, monitor, start_verdicts)
         timings.append(("load", time.perf_counter() - t0))
         t_compute = time.perf_counter()
@@ -1464,8 +1495,6 @@ def human_alignment_report(
 
         agreement_f = later.add(agreement_stage)
         if not early:
-            # the quality checks need only the database: beside the alignment, not after it
-            quality_f = pool.submit(study_quality, engine, data.name)
             cols, notes = timed("estimators", lambda: _columns(data, methods, difficulty_file))
             sub_cols = timed("pool estimators", lambda: _subgroup_columns(data, subgroup_methods))
 
@@ -1473,6 +1502,20 @@ def human_alignment_report(
             return timed("human scale", lambda: _human_scale(data, cols, confidence))
 
         scale_f = later.add(scale_stage)
+        # then what needs only finished stages or the database, run by whichever thread
+        # is free first instead of a third thread beside the verdicts (two cores): the
+        # texts the files will make of the pairwise kappa matrix, for the caller's
+        # kept_texts scope (made in its context, in three steps that the two threads can
+        # share: report_files.pairwise_steps), and the quality checks; the longest
+        # first (pyarrow's texts, 0.2-0.35 s with its import, then the quality checks)
+        if writing is not None:
+            texts, rows, lines = pairwise_steps(agreement_f.result)
+            later.add(partial(writing.copy().run, texts))
+        if quality_f is None:
+            quality_f = later.add(lambda: study_quality(engine, data.name))
+        if writing is not None:
+            rows_f = later.add(partial(writing.copy().run, rows))
+            later.add(partial(writing.copy().run, _after, rows_f, lines))
         helper = pool.submit(later.run_after, verdicts_f)
         aligned, main = timed(
             "alignment",

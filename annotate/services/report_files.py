@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from annotate.names import one_line
-from annotate.services.json_ready import float_matrix, kept_scope, matrix_lines, symmetric_texts
+from annotate.services.json_ready import (
+    float_matrix,
+    kept_result,
+    kept_scope,
+    matrix_lines,
+    symmetric_texts,
+    warm_matrix_texts,
+)
 from annotate.services.paths import inside, output_folder
 from annotate.services.report_model import (
     RESAMPLE_LABELS,
@@ -23,7 +30,7 @@ from annotate.services.report_model import (
     ArenaReport,
     HumanAlignmentReport,
 )
-from annotate.services.report_view import EXACT_P_MAX_N, arena_view, printed_view
+from annotate.services.report_view import EXACT_P_MAX_N, arena_view, pairwise_rows, printed_view
 from annotate.views import ReportTable
 from ranking.alignment import Estimate, Interval
 
@@ -141,10 +148,20 @@ def _md_table(t: ReportTable) -> list[str]:
     lines = [f"### {md_escape(t.title)}", ""]
     if not t.rows:
         return [*lines, "(empty)", ""]
-    esc = _Escaped()
     lines.append("| " + " | ".join(md_escape(c) for c in t.columns) + " |")
     lines.append("|" + "|".join("---" for _ in t.columns) + "|")
-    for row in t.rows:
+    rows = t.rows
+    lines += kept_result("md rows " + t.key, rows, lambda: _md_rows(rows))
+    if t.note:
+        lines += ["", f"*{md_escape(t.note)}*"]
+    return [*lines, ""]
+
+
+def _md_rows(rows: Sequence[Sequence[str]]) -> list[str]:
+    """The Markdown lines of a table's rows (:func:`_md_table`)."""
+    esc = _Escaped()
+    lines = []
+    for row in rows:
         joined = " | ".join(row)
         if _md_plain(joined, len(row)):
             if _MD_SPECIAL_RE.search(joined) is not None:  # "[0.1, 0.2]": escaped at once
@@ -152,9 +169,38 @@ def _md_table(t: ReportTable) -> list[str]:
         else:
             joined = " | ".join([esc[c] for c in row])
         lines.append("| " + joined + " |")
-    if t.note:
-        lines += ["", f"*{md_escape(t.note)}*"]
-    return [*lines, ""]
+    return lines
+
+
+def prepare_pairwise(g: Agreement) -> None:
+    """Make ahead what writing the report converts of the pairwise kappa matrix (its floats,
+    the CSV's texts, the Markdown table's texts and lines: some 0.3 s at 1,000 annotators),
+    kept for the caller's :func:`annotate.services.json_ready.kept_texts` scope, which
+    this runs in (nothing is kept outside one); the files are the same, written later by
+    :func:`write_report` with what is kept. The steps of :func:`pairwise_steps`, in order."""
+    for step in pairwise_steps(lambda: g):
+        step()
+
+
+def pairwise_steps(agreement: Callable[[], Agreement]) -> tuple[Callable[[], None], ...]:
+    """:func:`prepare_pairwise` in three steps, for the agreement ``agreement()`` gives
+    (called by each step): the CSV's texts (pyarrow), the Markdown table's texts, then its
+    lines, which use the texts the second step kept (run after it is done). The report
+    runs them as stages of threads that would otherwise wait
+    (:func:`annotate.services.report.human_alignment_report`); the first two may run
+    side by side, each in the caller's context (a copy of it per thread)."""
+
+    def texts() -> None:
+        warm_matrix_texts(agreement().pairwise_kappa)  # pairwise_kappa.csv's and --json's
+
+    def rows() -> None:
+        pairwise_rows(agreement())
+
+    def lines() -> None:
+        table = pairwise_rows(agreement())
+        kept_result("md rows pairwise", table, lambda: _md_rows(table))
+
+    return texts, rows, lines
 
 
 EIP_PAPER = (

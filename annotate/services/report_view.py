@@ -11,9 +11,11 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
-from annotate.services.json_ready import float_matrix
+from annotate.services.json_ready import float_matrix, kept_result
 from annotate.services.report_model import (
+    Agreement,
     AnnotatorAlignment,
     ArenaReport,
     Correlation,
@@ -56,6 +58,23 @@ def num_rows(rows: Sequence[Sequence[float | None]], digits: int) -> list[tuple[
     if got is None:
         return [num_row(r, digits) for r in rows]
     a, _ = got
+    out: list[tuple[str, ...]] = []
+    step = max(1, NUM_ROWS_BLOCK // max(1, a.shape[1]))
+    for r0 in range(0, a.shape[0], step):
+        out += _num_block(a[r0 : r0 + step], rows[r0 : r0 + step], digits)
+    return out
+
+
+NUM_ROWS_BLOCK = 65_536
+"""Cells :func:`num_rows` formats per pass: its arrays (a few 8-byte values per cell)
+stay under a few MB whatever the matrix (the report formats its pairwise kappa table
+while other statistics still hold their memory)."""
+
+
+def _num_block(
+    a: npt.NDArray[np.float64], rows: Sequence[Sequence[float | None]], digits: int
+) -> list[tuple[str, ...]]:
+    """:func:`num_rows` of the rows ``rows``, whose floats (None: NaN) are ``a``."""
     width = a.shape[1]
     scale = 10**digits
     with np.errstate(all="ignore"):  # infinities and NaN are formatted by Python
@@ -84,6 +103,19 @@ def num_rows(rows: Sequence[Sequence[float | None]], digits: int) -> list[tuple[
         flat = out.reshape(-1)
         flat[slow] = [num(rows[k // width][k % width], digits) for k in slow.tolist()]
     return list(map(tuple, out.tolist()))
+
+
+def pairwise_rows(g: Agreement) -> tuple[tuple[str, ...], ...]:
+    """The rows of the pairwise kappa table: each annotator and its kappa texts (two
+    decimals). Inside :func:`annotate.services.json_ready.kept_texts` they are kept for
+    the agreement's matrix: the report makes them ahead, in a thread that would otherwise
+    wait (:func:`annotate.services.report.human_alignment_report`)."""
+
+    def make() -> tuple[tuple[str, ...], ...]:
+        kappa_texts = num_rows(g.pairwise_kappa, 2)
+        return tuple((a, *t) for a, t in zip(g.annotators, kappa_texts, strict=True))
+
+    return kept_result("pairwise rows", g, make)
 
 
 def p_text(p: float | None) -> str:
@@ -346,13 +378,12 @@ def build_view(r: HumanAlignmentReport) -> ReportView:
             "annotator (1 = average, 0 = random, < 0 = inverted).",
         )
     )
-    kappa_texts = num_rows(g.pairwise_kappa, 2)
     tables.append(
         ReportTable(
             "pairwise",
             "Pairwise Cohen's kappa between annotators",
             ("annotator", *g.annotators),
-            tuple((a, *t) for a, t in zip(g.annotators, kappa_texts, strict=True)),
+            pairwise_rows(g),
             "on the pairs both judged; — = undefined (fewer than 2 shared pairs or one "
             "category used by both).",
         )

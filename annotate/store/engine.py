@@ -274,6 +274,9 @@ def _pg_begin_writer(conn: Any) -> None:
 def _make_pg_engine(url: URL, *, immediate: bool) -> Engine:
     # timestamps are stored as UTC without a zone, as on SQLite; a writer waits for a
     # lock (the writer lock first of all) at most lock_timeout() seconds
+    from annotate.store.models import postgresql_options
+
+    postgresql_options()  # the partial indexes' WHERE, before anything is created
     options = "-c timezone=UTC"
     if immediate:
         options += f" -c lock_timeout={max(1, int(lock_timeout() * 1000))}"

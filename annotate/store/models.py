@@ -13,6 +13,28 @@ from datetime import UTC, datetime
 from sqlalchemy import Index, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
+_POSTGRESQL_WHERE: list[tuple[Index, str]] = []
+"""The partial unique indexes and their conditions, for :func:`postgresql_options`."""
+
+
+def _partial_index(name: str, *columns: str, where: str) -> Index:
+    """A unique index on the rows where the SQL condition ``where`` holds, on both back
+    ends: SQLite's ``WHERE`` given here, PostgreSQL's by :func:`postgresql_options`."""
+    index = Index(name, *columns, unique=True, sqlite_where=text(where))
+    _POSTGRESQL_WHERE.append((index, where))
+    return index
+
+
+def postgresql_options() -> None:
+    """Give the partial indexes their PostgreSQL ``WHERE`` (``postgresql_where``), as
+    they had it from their definition; called by :mod:`annotate.store.engine` for every
+    PostgreSQL engine, before anything is created or migrated on it. Naming a dialect's
+    option makes SQLAlchemy import that dialect (some 30 ms), so the SQLite store, which
+    never uses it, leaves it out. Idempotent, and thread-safe for that reason."""
+    for index, where in _POSTGRESQL_WHERE:
+        if index.dialect_options["postgresql"].get("where") is None:  # (the default)
+            index.dialect_kwargs["postgresql_where"] = text(where)
+
 
 def utc_now() -> datetime:
     """The current time in UTC (timezone-aware)."""
@@ -168,32 +190,26 @@ class Vote(SQLModel, table=True):
         Index("ux_vote_uuid", "uuid", unique=True),
         # Only rows that replace another are in it (migration 009): most rows supersede
         # nothing, and NULLs never collide in a unique index on either back end.
-        Index(
+        _partial_index(
             "ux_vote_supersedes",
             "supersedes",
-            unique=True,
-            sqlite_where=text("supersedes IS NOT NULL"),
-            postgresql_where=text("supersedes IS NOT NULL"),
+            where="supersedes IS NOT NULL",
         ),
         # At most one chain of votes per annotator and item: only one row may
         # start it; every later row supersedes exactly one earlier row.
         # A swapped re-test (``retest_of`` set) is its own chain beside it, also at
         # most one per annotator and item (migration 008 narrows the first index).
-        Index(
+        _partial_index(
             "ux_vote_chain_root",
             "annotator_id",
             "item_id",
-            unique=True,
-            sqlite_where=text("supersedes IS NULL AND retest_of IS NULL"),
-            postgresql_where=text("supersedes IS NULL AND retest_of IS NULL"),
+            where="supersedes IS NULL AND retest_of IS NULL",
         ),
-        Index(
+        _partial_index(
             "ux_vote_retest_root",
             "annotator_id",
             "item_id",
-            unique=True,
-            sqlite_where=text("supersedes IS NULL AND retest_of IS NOT NULL"),
-            postgresql_where=text("supersedes IS NULL AND retest_of IS NOT NULL"),
+            where="supersedes IS NULL AND retest_of IS NOT NULL",
         ),
         Index("ix_vote_study_item", "study_id", "item_id"),
     )
@@ -313,12 +329,10 @@ class AccessToken(SQLModel, table=True):
 
     __table_args__ = (
         Index("ux_accesstoken_hash", "token_hash", unique=True),
-        Index(
+        _partial_index(
             "ux_accesstoken_live",
             "annotator_id",
-            unique=True,
-            sqlite_where=text("revoked_at IS NULL"),
-            postgresql_where=text("revoked_at IS NULL"),
+            where="revoked_at IS NULL",
         ),
     )
 

@@ -15,8 +15,10 @@ import os
 import re
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from annotate.views import StudyListing
+if TYPE_CHECKING:  # imported where used: the report's vote-reading child forks sooner
+    from annotate.views import StudyListing
 
 DATA_DIR_ENV = "ANNOTATE_DATA_DIR"
 """Environment variable naming the folder of the default database."""
@@ -94,6 +96,8 @@ def list_studies(path: Path) -> list[StudyListing] | None:
         exactly :data:`MIGRATION_NAMES`, or when SQLite reports any error. Nothing is
         written (the connection is opened ``mode=ro``).
     """
+    from annotate.views import StudyListing
+
     try:
         with path.open("rb") as fh:
             if fh.read(len(_SQLITE_HEADER)) != _SQLITE_HEADER:

@@ -36,3 +36,18 @@ def test_num_rows_falls_back_on_none_and_ragged_rows() -> None:
     assert num_rows(ragged, 2) == [num_row(r, 2) for r in ragged]
     assert num_rows([], 2) == []
     assert num_rows([[1, 2.0]], 2) == [("1.00", "2.00")]
+
+
+@pytest.mark.parametrize("block", [1, 7, 40, 41, 10_000])
+def test_num_rows_in_blocks_equals_format(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Formatted block by block (a few rows per pass, to bound the passes' memory), with
+    None cells and edge values in several blocks: still Python's own text of every cell."""
+    import annotate.services.report_view as report_view
+
+    monkeypatch.setattr(report_view, "NUM_ROWS_BLOCK", block)
+    rng = np.random.default_rng(block)
+    m: list[list[float | None]] = [list(r) for r in rng.uniform(-1, 1, size=(13, 40)).tolist()]
+    m[0][: len(_EDGES)] = _EDGES
+    m[6][3] = m[12][39] = None
+    m[9][: len(_EDGES)] = _EDGES[::-1]
+    assert num_rows(m, 2) == [num_row(r, 2) for r in m]
