@@ -304,12 +304,20 @@ class _StudyData:
     pools: dict[str, list[str]]
 
 
+_Read = tuple[npt.NDArray[np.int64], dict[int, str]]
+"""What :meth:`StudyMonitor.current_votes` returns."""
+
+
 def _vote_arrays(
-    monitor: StudyMonitor, study: repo.StudyRow, items: list[tuple[int, str]]
+    monitor: StudyMonitor,
+    study: repo.StudyRow,
+    items: list[tuple[int, str]],
+    read: _Read | None = None,
 ) -> VoteArrays:
     """The study's current votes as :func:`annotate.services.arrays.vote_arrays` gives them,
-    read through ``monitor`` (whose snapshot then needs no second read of every vote)."""
-    raw, names = monitor.current_votes()
+    read through ``monitor`` (whose snapshot then needs no second read of every vote), or
+    taken from ``read``, what its :meth:`~StudyMonitor.current_votes` returned."""
+    raw, names = read if read is not None else monitor.current_votes()
     return arrays_from_codes(study.name, study.kind, items, raw, names)
 
 
@@ -394,14 +402,16 @@ def _load_votes(
     static: _Static,
     monitor: StudyMonitor | None,
     votes_read: Callable[[], object] | None = None,
+    read: _Read | None = None,
 ) -> _StudyData:
-    """``static``'s data with the study's current votes (see :func:`_load`)."""
+    """``static``'s data with the study's current votes (see :func:`_load`); ``read``:
+    what ``monitor.current_votes()`` returned, when another thread has read them."""
     st, data = static.study, static.data
     # outside a session: the monitor reads through its own connection
     if monitor is None:
         va = vote_arrays(engine, st.name)
     else:
-        va = _vote_arrays(monitor, st, static.items)
+        va = _vote_arrays(monitor, st, static.items, read)
     if votes_read is not None:
         votes_read()
     pi = {k: i for i, k in enumerate(data.pair_keys)}
@@ -1340,6 +1350,22 @@ def _after(first: Future[Any], fn: Callable[[], _T]) -> _T:
     return fn()
 
 
+def _read_then_refit(
+    monitor: StudyMonitor,
+    read: Future[_Read],
+    timed: Callable[[str, Callable[[], MonitorSnapshot]], MonitorSnapshot],
+) -> MonitorSnapshot:
+    """The monitor's current votes, handed to ``read`` (or its error), then its snapshot
+    (the verdicts), which reads no vote again."""
+    try:
+        got = monitor.current_votes()
+    except BaseException as err:  # re-raised by read.result() in the report's thread
+        read.set_exception(err)
+        raise
+    read.set_result(got)
+    return timed("verdicts", monitor.snapshot)
+
+
 def _done(fn: Callable[[], _T]) -> Future[_T]:
     """The future of ``fn()`` run here and now (its exception kept for ``result()``)."""
     f: Future[_T] = Future()
@@ -1433,7 +1459,7 @@ def human_alignment_report(
         out = fn()
         timings.append((stage, time.perf_counter() - t))
         if progress is not None:
-            progress(len(timings), 7)  # "load" and the six timed stages below
+            progress(len(timings), 7)  # the six timed stages below and "load"
         return out
 
     # the caller's context, when it keeps the texts of the files it will write
@@ -1441,27 +1467,27 @@ def human_alignment_report(
     workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
     # The stages run side by side (numpy releases the GIL in its loops and BLAS
     # calls), each with one BLAS thread: the verdicts (the monitor's refit, which needs
-    # only the votes it has read: started as soon as they are, beside the rest of the
-    # load) in a worker thread; estimators -> alignment here, then the agreement and the
+    # only the votes it has read: started as soon as it has read them, beside the
+    # estimators and the rest of the load) in a worker thread, which reads the votes
+    # too; estimators -> alignment here, then the agreement and the
     # human scale, each run by whichever of this thread and the verdicts' worker (once
     # the verdicts are done) is free first (_Stages). So at most two threads compute at
     # once on two cores: the refit, the longest stage, keeps a core to itself instead of
     # sharing two with three threads (and the stages' CPU time is lower without the
     # third thread's contention).
     with blas_threads(threads), ThreadPoolExecutor(max_workers=workers) as pool:
-        started: list[Future[MonitorSnapshot]] = []
-
-        def start_verdicts() -> None:
-            if monitor is not None and not started:
-                started.append(pool.submit(timed, "verdicts", monitor.snapshot))
-
         static = _load_study(engine, name)
+        verdicts_f: Future[MonitorSnapshot] | None = None
+        read_f: Future[_Read] | None = None
+        if monitor is not None:
+            # the worker reads the votes (waiting for the child process that reads them
+            # ahead, with a prefetch) and goes on with the refit at once, while this
+            # thread runs the estimators, which need no vote; then it takes the votes
+            # the worker has read (read_f)
+            read_f = Future()
+            verdicts_f = pool.submit(_read_then_refit, monitor, read_f, timed)
         quality_f: Future[StudyQuality] | None = None
-        # while a child process reads the votes (prefetch), the estimators, which need
-        # none, run here instead of waiting, and if it still reads after them pyarrow's
-        # warm-up and the quality checks (the database only), which are otherwise done
-        # later by whichever thread is free; without a prefetch the refit starts first
-        early = prefetch is not None and monitor is not None and prefetch.pending()
+        early = read_f is not None
         if early:
             cols, notes = timed(
                 "estimators", lambda: _columns(static.data, methods, difficulty_file)
@@ -1469,20 +1495,25 @@ def human_alignment_report(
             sub_cols = timed(
                 "pool estimators", lambda: _subgroup_columns(static.data, subgroup_methods)
             )
+            # if the child still reads then, pyarrow's warm-up and the quality checks
+            # (the database only), which are otherwise done later by whichever thread
+            # is free
             if writing is not None and prefetch is not None and prefetch.pending():
                 # pyarrow's import and first cast (0.07-0.25 s), which the pairwise
                 # kappa texts made later (prepare_pairwise) then skip
                 warm_float_reprs()
             if prefetch is not None and prefetch.pending():
                 quality_f = _done(lambda: study_quality(engine, static.study.name))
-        data = _load_votes(engine, static, monitor, start_verdicts)
+        read = read_f.result() if read_f is not None else None
+        data = _load_votes(engine, static, monitor, read=read)
         timings.append(("load", time.perf_counter() - t0))
+        if progress is not None:
+            progress(len(timings), 7)
         t_compute = time.perf_counter()
-        verdicts_f = (
-            started[0]
-            if started
-            else pool.submit(timed, "verdicts", lambda: StudyMonitor(engine, name).snapshot())
-        )
+        if verdicts_f is None:
+            verdicts_f = pool.submit(
+                timed, "verdicts", lambda: StudyMonitor(engine, name).snapshot()
+            )
         later = _Stages()
 
         def agreement_stage() -> Agreement:

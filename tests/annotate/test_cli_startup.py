@@ -378,7 +378,7 @@ def test_services_report_their_progress(tmp_path: Path) -> None:
         n_boot=0,
         progress=lambda done, total: calls.append((done, total)),
     )
-    assert sorted(calls) == [(i, 7) for i in range(2, 8)]
+    assert sorted(calls) == [(i, 7) for i in range(1, 8)]  # the load and six stages
 
 
 def test_forced_terminal_check_yields_a_callback(monkeypatch: pytest.MonkeyPatch) -> None:
