@@ -147,7 +147,11 @@ def _keep_heap() -> None:
     except (OSError, AttributeError, TypeError):  # not glibc (or no C library by name)
         return
     m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
-    mallopt(m_mmap_threshold, MMAP_THRESHOLD)
+    if mallopt(m_mmap_threshold, MMAP_THRESHOLD) != 1:
+        # refused (a glibc whose largest threshold is lower): its adaptive thresholds
+        # left alone, since a trim threshold alone would turn them off with blocks of
+        # 128 kB and up still mapped one by one (several times the page faults)
+        return
     mallopt(m_trim_threshold, TRIM_THRESHOLD)
 
 
