@@ -325,12 +325,10 @@ def _load(
     engine: Engine,
     study: str,
     monitor: StudyMonitor | None = None,
-    votes_read: Callable[[], object] | None = None,
 ) -> _StudyData:
-    """The study's data; ``votes_read`` is called once the monitor has read the votes (the
-    report then starts the monitor's refit, which needs nothing else, in a worker)."""
+    """The study's data (its votes read through ``monitor`` when given)."""
     static = _load_study(engine, study)
-    return _load_votes(engine, static, monitor, votes_read)
+    return _load_votes(engine, static, monitor)
 
 
 @dataclass(frozen=True)
@@ -401,7 +399,6 @@ def _load_votes(
     engine: Engine,
     static: _Static,
     monitor: StudyMonitor | None,
-    votes_read: Callable[[], object] | None = None,
     read: _Read | None = None,
 ) -> _StudyData:
     """``static``'s data with the study's current votes (see :func:`_load`); ``read``:
@@ -412,8 +409,6 @@ def _load_votes(
         va = vote_arrays(engine, st.name)
     else:
         va = _vote_arrays(monitor, st, static.items, read)
-    if votes_read is not None:
-        votes_read()
     pi = {k: i for i, k in enumerate(data.pair_keys)}
     item_to_pair = np.array([pi.get(k, -1) for k in va.item_keys], dtype=np.int64)
     vp = item_to_pair[va.item] if len(va) else np.zeros(0, np.int64)
@@ -1487,8 +1482,7 @@ def human_alignment_report(
             read_f = Future()
             verdicts_f = pool.submit(_read_then_refit, monitor, read_f, timed)
         quality_f: Future[StudyQuality] | None = None
-        early = read_f is not None
-        if early:
+        if read_f is not None:  # the estimators while the worker reads
             cols, notes = timed(
                 "estimators", lambda: _columns(static.data, methods, difficulty_file)
             )
@@ -1525,7 +1519,7 @@ def human_alignment_report(
             )
 
         agreement_f = later.add(agreement_stage)
-        if not early:
+        if read_f is None:  # no monitor: the votes were read here, the estimators now
             cols, notes = timed("estimators", lambda: _columns(data, methods, difficulty_file))
             sub_cols = timed("pool estimators", lambda: _subgroup_columns(data, subgroup_methods))
 
