@@ -9,6 +9,7 @@ kappa matrix: the standard library's indented encoder is pure Python).
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import math
@@ -44,6 +45,12 @@ def json_ready(obj: Any, *, where: str = "", reasons: dict[str, str] | None = No
     >>> json_ready({"a": float("nan"), "b": [1.0, float("inf")]})
     {'a': None, 'b': [1.0, None], 'a_reason': 'not a finite number for these data'}
     """
+    return _ready(obj, where, reasons, False)
+
+
+def _ready(obj: Any, where: str, reasons: dict[str, str] | None, fast: bool) -> Any:
+    """:func:`json_ready`; with ``fast``, a long matrix of plain numbers becomes a
+    :class:`_RawMatrix` of its rows' texts (:func:`ready_json_text`)."""
     if isinstance(obj, dict):
         if _plain_scalars(obj.values()):  # what the loop below would copy as it is
             return dict(obj)
@@ -57,18 +64,22 @@ def json_ready(obj: Any, *, where: str = "", reasons: dict[str, str] | None = No
                     extra[f"{k}_reason"] = why
                 out[k] = None
             else:
-                out[k] = json_ready(v, where=path, reasons=reasons)
+                out[k] = _ready(v, path, reasons, fast)
         out.update(extra)
         return out
     if isinstance(obj, list | tuple):
+        if fast and len(obj) > 1 and isinstance(obj[0], list | tuple):
+            raw = _raw_matrix(obj)
+            if raw is not None:
+                return raw
         plain = _plain_numbers(obj)
         if plain is not None:
             return plain
-        return [None if _bad(v) else json_ready(v, where=where, reasons=reasons) for v in obj]
+        return [None if _bad(v) else _ready(v, where, reasons, fast) for v in obj]
     if isinstance(obj, np.generic):
-        return json_ready(obj.item(), where=where, reasons=reasons)
+        return _ready(obj.item(), where, reasons, fast)
     if isinstance(obj, np.ndarray):
-        return json_ready(obj.tolist(), where=where, reasons=reasons)
+        return _ready(obj.tolist(), where, reasons, fast)
     return obj
 
 
@@ -190,6 +201,9 @@ def _encode(o: Any, level: int, out: list[str], default: Callable[[Any], Any]) -
     if text is not None:
         out.append(text)
         return
+    if type(o) is _RawMatrix:
+        out += o.texts(level)
+        return
     if isinstance(o, list | tuple):
         if not o:
             out.append("[]")
@@ -248,6 +262,131 @@ def _encode(o: Any, level: int, out: list[str], default: Callable[[Any], Any]) -
         out.append("\n" + "  " * level + "}")
         return
     _encode(default(o), level, out, default)
+
+
+def ready_json_text(obj: Any) -> str:
+    """``indented_json(json_ready(obj))``, the same text, with each long matrix of plain
+    numbers (at least :data:`ARROW_MIN` cells: a report's pairwise kappa and overlap
+    matrices, a million cells each at 1,000 annotators) written from its rows' texts
+    (:func:`float_rows_json`, :func:`int_rows_json`) without a Python object per cell:
+    neither copied by ``json_ready`` nor converted again by the encoder."""
+    return indented_json(_ready(obj, "", None, True))
+
+
+class _RawMatrix:
+    """A matrix of numbers as the texts of its rows (numbers joined by ``,``, ASCII), which
+    :func:`indented_json` writes at its place as ``json.dumps(indent=2)`` writes the
+    matrix (made by :func:`_ready` with ``fast``; never left in a returned document)."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: list[bytes]) -> None:
+        self.rows = rows
+
+    def texts(self, level: int) -> list[str]:
+        """The text of the matrix at indentation ``level``, in pieces."""
+        inner = ("\n" + "  " * (level + 1)).encode()
+        row_inner = inner + b"  "
+        row_sep = b"," + row_inner
+        close = inner + b"]"
+        body = (b"," + inner).join(
+            [b"[" + row_inner + t.replace(b",", row_sep) + close for t in self.rows]
+        )
+        return ["[", inner.decode(), body.decode("ascii"), "\n" + "  " * level + "]"]
+
+
+def _raw_matrix(rows: list[Any] | tuple[Any, ...]) -> _RawMatrix | None:
+    """``rows`` as a :class:`_RawMatrix` when :func:`json_ready` would leave it as it is (a
+    matrix of finite floats, or of ints) and it has at least :data:`ARROW_MIN` cells;
+    None otherwise."""
+    if len(rows) * len(rows[0]) < ARROW_MIN:
+        return None
+    texts = float_rows_json(rows)
+    if texts is None:
+        texts = int_rows_json(rows)
+    return None if texts is None else _RawMatrix(texts)
+
+
+_PROBE = (1.0, -0.0, 0.0, 0.1, 0.30000000000000004, 1 / 3, -2 / 3, 1e-4, 123456789012345.6,
+          9999999999999998.0, 1e15, 5e-1, 4906863383089.852, 0, -7, 2**70, 10**25 + 1)  # fmt: skip
+
+
+@functools.cache
+def _json_encoder() -> Callable[[Any], bytes] | None:
+    """``pydantic_core.to_json`` (the JSON encoder of pydantic, which SQLModel requires:
+    Rust's Ryu for floats, the shortest round-trip digits, as Python's ``repr``), when it
+    writes a list of numbers as Python does on probe values; None otherwise (no
+    pydantic_core: pydantic 1)."""
+    try:
+        from pydantic_core import to_json
+    except ImportError:  # pragma: no cover - pydantic 2 is SQLModel's
+        return None
+    try:
+        ok = to_json(_PROBE) == ("[" + ",".join(map(repr, _PROBE)) + "]").encode()
+    except Exception:  # pragma: no cover - another pydantic_core
+        return None
+    return to_json if ok else None
+
+
+def float_rows_json(rows: Sequence[Sequence[Any]]) -> list[bytes] | None:
+    """``[",".join("null" if v is None else float.__repr__(v) for v in row).encode() for
+    row in rows]`` for a matrix of finite Python floats and Nones (:func:`float_matrix`);
+    None for anything else (a NaN or an infinity too), or without pydantic_core's encoder
+    (:func:`_json_encoder`).
+
+    The rows are written by pydantic_core's JSON encoder: Ryu's shortest round-trip
+    digits, Python's (checked against ``repr`` on millions of doubles,
+    test_json_float_reprs.py), at some 70 ns a cell instead of ``repr``'s 700, with no
+    array of texts: the million cells of a 1,000-annotator kappa matrix in 0.07 s. A row
+    holding a cell Python writes with an exponent (``0 < |x| < 1e-4``, ``|x| >= 1e16``)
+    is joined from ``repr``. Inside :func:`kept_texts` the last answer is kept (for the
+    same :func:`float_matrix` answer: the report's CSV and its ``--json``); callers must
+    not modify it."""
+    got = float_matrix(rows)
+    if got is None:
+        return None
+    last = _LAST_ROWS.get()
+    if last and last[0][0] is got:
+        return last[0][1]
+    a, mask = got
+    to_json = _json_encoder()
+    if to_json is None:  # pragma: no cover - pydantic 2 is SQLModel's
+        return None
+    with np.errstate(invalid="ignore"):  # a None cell is NaN
+        if not (np.isfinite(a) if mask is None else np.isfinite(a) | mask).all():
+            return None
+        size = np.abs(a)
+        odd = ((size < 1e-4) & (a != 0)) | (size >= 1e16)  # Python's exponent form
+    odd_rows = set(np.flatnonzero(odd.any(axis=1)).tolist())
+    texts = [
+        ",".join(["null" if v is None else float.__repr__(v) for v in row]).encode()
+        if i in odd_rows
+        else to_json(row)[1:-1]
+        for i, row in enumerate(rows)
+    ]
+    if last is not None:
+        last[:] = [(got, texts)]
+    return texts
+
+
+def int_rows_json(rows: Sequence[Sequence[Any]]) -> list[bytes] | None:
+    """``[",".join(map(int.__repr__, row)).encode() for row in rows]`` for a non-empty
+    rectangular matrix of Python ints (not bools: the report's pairwise overlap), written
+    by pydantic_core's JSON encoder (:func:`_json_encoder`); None for anything else or
+    without it."""
+    if not rows or not isinstance(rows, list | tuple):
+        return None
+    if not all(isinstance(r, list | tuple) for r in rows):
+        return None
+    width = len(rows[0])
+    if width == 0 or any(len(r) != width for r in rows):
+        return None
+    if any(set(map(type, r)) != {int} for r in rows):
+        return None
+    to_json = _json_encoder()
+    if to_json is None:  # pragma: no cover - pydantic 2 is SQLModel's
+        return None
+    return [to_json(r)[1:-1] for r in rows]
 
 
 def _float_matrix(o: list[Any] | tuple[Any, ...], types: set[type], sep: str) -> list[str] | None:
@@ -467,12 +606,15 @@ def matrix_lines(
 
 
 def warm_matrix_texts(rows: Sequence[Sequence[Any]]) -> None:
-    """Make the texts :func:`matrix_lines` would make of ``rows`` (in pyarrow), kept for
-    the caller's :func:`kept_texts` scope, without joining them into lines: nothing when
-    :func:`matrix_lines` would not make them (not a matrix of floats and Nones, too small
-    or too large for pyarrow's pass, no pyarrow)."""
+    """Make the texts of ``rows`` the report's CSV and ``--json`` will write, kept for the
+    caller's :func:`kept_texts` scope: its rows' texts (:func:`float_rows_json`), else
+    the texts :func:`matrix_lines` would make (in pyarrow), without joining them into
+    lines; nothing when neither would make them (not a matrix of floats and Nones, too
+    small or too large for pyarrow's pass, no pyarrow)."""
     got = float_matrix(rows)
     if got is None or not ARROW_MIN <= got[0].size <= MATRIX_LINES_MAX:
+        return
+    if float_rows_json(rows) is not None:
         return
     try:
         import pyarrow
@@ -578,9 +720,13 @@ def _arrow_reprs(v: npt.NDArray[np.float64], null: npt.NDArray[np.bool_] | None)
 
 
 def warm_float_reprs() -> None:
-    """Import pyarrow and make its first cast (0.25 s, once per process) ahead, while the
-    caller would otherwise wait (``annotate report`` while its child reads the votes)."""
-    with contextlib.suppress(ImportError):
+    """Make ready what the report's pairwise texts will use, while the caller would
+    otherwise wait (``annotate report`` while its child reads the votes): pydantic_core's
+    encoder (:func:`float_rows_json`), or without it pyarrow's import and first cast
+    (0.25 s, once per process)."""
+    if _json_encoder() is not None:
+        return
+    with contextlib.suppress(ImportError):  # pragma: no cover - pydantic 2 is SQLModel's
         float_reprs(np.zeros(ARROW_MIN))
 
 
@@ -600,6 +746,13 @@ object and its answer); None outside."""
 _LAST_ARROW: ContextVar[list[tuple[bytes, Any]] | None] = ContextVar("_LAST_ARROW", default=None)
 """Inside :func:`kept_texts`: the last texts of :func:`_matrix_texts` (by the matrix's
 bytes and its mask's); None outside."""
+
+
+_LAST_ROWS: ContextVar[list[tuple[_Matrix, list[bytes]]] | None] = ContextVar(
+    "_LAST_ROWS", default=None
+)
+"""Inside :func:`kept_texts`: the last rows' texts of :func:`float_rows_json` (by the
+:func:`float_matrix` answer they were made from); None outside."""
 
 
 _LAST_RESULTS: ContextVar[dict[str, tuple[object, Any]] | None] = ContextVar(
@@ -654,9 +807,11 @@ def kept_texts() -> Iterator[None]:
     matrix = _LAST_MATRIX.set([])
     arrow = _LAST_ARROW.set([])
     results = _LAST_RESULTS.set({})
+    rows = _LAST_ROWS.set([])
     try:
         yield
     finally:
+        _LAST_ROWS.reset(rows)
         _LAST_RESULTS.reset(results)
         _LAST_ARROW.reset(arrow)
         _LAST_MATRIX.reset(matrix)

@@ -17,6 +17,7 @@ from pathlib import Path
 from annotate.names import one_line
 from annotate.services.json_ready import (
     float_matrix,
+    float_rows_json,
     kept_result,
     kept_scope,
     matrix_lines,
@@ -392,8 +393,23 @@ def _f_row(row: Sequence[float | None]) -> list[str]:
 def write_pairwise_csv(path: Path, header: Sequence[str], g: Agreement) -> Path:
     """pairwise_kappa.csv: what :func:`write_csv` writes of the rows
     ``[annotator, *repr of each kappa ("" when undefined)]``, the kappa texts made and
-    joined by :func:`annotate.services.json_ready.matrix_lines` (a number's text needs no
-    quoting and is printable ASCII: the line after the annotator is written as it is)."""
+    joined by :func:`annotate.services.json_ready.float_rows_json` (pydantic_core's
+    encoder), else by :func:`annotate.services.json_ready.matrix_lines` (pyarrow): a
+    number's text needs no quoting and is printable ASCII, so the line after the
+    annotator is written as it is."""
+    rows = float_rows_json(g.pairwise_kappa)
+    if rows is not None and len(rows) == len(g.annotators):
+        write_csv(path, header, ())
+        with path.open("ab") as fh:  # the bytes write_csv's UTF-8 text file would get
+            fh.write(
+                b"".join(
+                    [
+                        _first_cell(a).encode("utf-8") + b"," + line.replace(b"null", b"") + b"\r\n"
+                        for a, line in zip(g.annotators, rows, strict=True)
+                    ]
+                )
+            )
+        return path
     lines = matrix_lines(g.pairwise_kappa, ",", "")
     if lines is None or len(lines) != len(g.annotators):
         return write_csv(path, header, _pairwise_rows(g))
