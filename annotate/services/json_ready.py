@@ -53,11 +53,16 @@ def _ready(obj: Any, where: str, reasons: dict[str, str] | None, fast: bool) -> 
     :class:`_RawMatrix` of its rows' texts (:func:`ready_json_text`)."""
     if isinstance(obj, dict):
         if _plain_scalars(obj.values()):  # what the loop below would copy as it is
-            return dict(obj)
+            return obj if fast else dict(obj)  # fast: only written, never handed out
         out: dict[str, Any] = {}
         extra: dict[str, str] = {}
         for k, v in obj.items():
-            path = f"{where}.{k}" if where else str(k)
+            kind = type(v)
+            if kind in _SCALAR_TYPES and (kind is not float or math.isfinite(v)):
+                out[k] = v  # what the branches below would give
+                continue
+            # the dotted path, for ``reasons`` only
+            path = (f"{where}.{k}" if where else str(k)) if reasons else ""
             if _bad(v):
                 why = (reasons or {}).get(path, "not a finite number for these data")
                 if f"{k}_reason" not in obj:
@@ -257,6 +262,10 @@ def _encode(o: Any, level: int, out: list[str], default: Callable[[Any], Any]) -
             if not first:
                 out.append("," + inner)
             first = False
+            text = _scalar(v)
+            if text is not None:  # what _encode would write
+                out.append(_key(k) + ": " + text)
+                continue
             out.append(_key(k) + ": ")
             _encode(v, level + 1, out, default)
         out.append("\n" + "  " * level + "}")
