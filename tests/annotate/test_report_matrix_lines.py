@@ -16,6 +16,7 @@ import pytest
 
 from annotate.names import one_line
 from annotate.services import json_ready
+from annotate.services import json_ready as json_ready_module
 from annotate.services.json_ready import float_matrix, kept_texts, matrix_lines
 from annotate.services.report_files import _md_table, md_escape, write_pairwise_csv
 from annotate.services.report_view import num_row, num_rows
@@ -209,3 +210,87 @@ def test_report_json_printed_as_json_text_escapes_it(
     doc = {"annotator": name, "values": [0.5, None], "matrix": [[1.0, 0.25], [0.25, 1.0]]}
     _print_json(doc)
     assert capsys.readouterr().out == json_text(doc) + "\n"
+
+
+def test_float_rows_json_equal_joining_every_repr() -> None:
+    """:func:`float_rows_json` (pydantic_core's encoder): every cell's ``float.__repr__``
+    ("null" for None) joined by Python, the reference, on doubles of every kind; None
+    for a matrix holding a NaN or an infinity, or anything but floats and Nones."""
+    from annotate.services.json_ready import float_rows_json
+
+    for n in (1, 2, 5, 64):
+        for m in _matrices(n, n):
+            finite = all(v is None or np.isfinite(v) for row in m for v in row)
+            want = [t.encode() for t in _reference(m, ",", "null")] if finite else None
+            assert float_rows_json(m) == want
+            assert float_rows_json(tuple(map(tuple, m))) == want
+    assert float_rows_json([[1, 2.0]]) is None  # an int
+    assert float_rows_json([[np.float64(1.0)]]) is None  # a numpy float
+    assert float_rows_json([[1.0], [1.0, 2.0]]) is None  # ragged
+    assert float_rows_json([]) is None
+
+
+def test_float_rows_json_on_millions_of_doubles() -> None:
+    """Ryu's digits (pydantic_core) are Python's ``repr`` on every finite double of the
+    kinds test_json_float_reprs draws, 1.2 million of them."""
+    from annotate.services.json_ready import float_rows_json
+
+    v = _values(300_000, 11)
+    v = v[np.isfinite(v)]
+    v = v[: v.size // 1000 * 1000].reshape(-1, 1000)
+    rows = v.tolist()
+    assert float_rows_json(rows) == [",".join(map(float.__repr__, r)).encode() for r in rows]
+
+
+def test_float_rows_json_kept_in_a_scope() -> None:
+    from annotate.services.json_ready import float_rows_json
+
+    m = tuple(tuple(r) for r in np.eye(4).tolist())
+    copy = [list(r) for r in m]  # the --json document's copy: the same float objects
+    with kept_texts():
+        first = float_rows_json(m)
+        assert float_rows_json(m) is first
+        assert float_rows_json(copy) is first
+    assert float_rows_json(m) is not first
+    assert float_rows_json(m) == first
+
+
+@pytest.mark.parametrize("encoder", [True, False])
+def test_ready_json_text_equals_the_standard_encoder(
+    monkeypatch: pytest.MonkeyPatch, encoder: bool
+) -> None:
+    """:func:`ready_json_text` is ``json.dumps(json_ready(doc), indent=2)`` (the reference)
+    with its long matrices written from their rows' texts (ARROW_MIN 1: every matrix),
+    and without pydantic_core's encoder (the pyarrow and Python paths)."""
+    import json
+
+    from annotate.services.json_ready import json_ready, ready_json_text
+
+    monkeypatch.setattr(json_ready_module, "ARROW_MIN", 1)
+    if not encoder:
+        monkeypatch.setattr(json_ready_module, "_json_encoder", lambda: None)
+    rng = np.random.default_rng(8)
+    for n in (2, 5, 30):
+        for m in _matrices(n, n + 1):
+            ints = rng.integers(-(2**40), 2**40, (n, n)).tolist()
+            doc = {
+                "kappa": m,
+                "nested": {"overlap": ints, "tuple": tuple(map(tuple, m)), "k": [m, ints]},
+                "huge": [[2**70, 1], [-3, True]],
+                "mixed": [[1, 2.5], [None, 0]],
+                "array": np.arange(6.0).reshape(3, 2) / 7,
+                "reasons": {"a": 1.0, "b": float("nan"), "c": [], "d": {"e": float("inf")}},
+                "rows": [{"v": "é\n", "w": [1, 2], "x": float("-inf")}, {"v": None}],
+            }
+            want = json.dumps(json_ready(doc), indent=2, ensure_ascii=False, allow_nan=False)
+            assert ready_json_text(doc) == want
+            with kept_texts():  # kept texts of the tuple matrix serve its list copy
+                ready_json_text({"t": tuple(map(tuple, m))})
+                assert ready_json_text(doc) == want
+
+
+def test_json_encoder_is_used_here() -> None:
+    """pydantic_core's encoder passes its probe here (else the fast paths are skipped)."""
+    from annotate.services.json_ready import _json_encoder
+
+    assert _json_encoder() is not None
