@@ -171,3 +171,71 @@ def test_signals_from_counts_equal_the_per_vote_signals(seed: int, n: int) -> No
     np.testing.assert_array_equal(sig.n_timed, n_timed)
     expected = np.where(n_timed > 0, n_fast / np.maximum(n_timed, 1), np.nan)
     np.testing.assert_array_equal(sig.fast, expected)
+
+
+def _append_earlier(
+    arrays: _VoteArrays, new: np.ndarray, lut: np.ndarray, ent_a: np.ndarray, ent_b: np.ndarray
+) -> None:
+    """The reference: _VoteArrays._append as it was at commit 988cd38 (each decided
+    field by 2-D boolean indexing of the rows, the win share compared for the side)."""
+    if not len(new):
+        return
+    ann = lut[new[:, 2]]
+    ch = new[:, 3]
+    swapped = new[:, 4].astype(bool)
+    fast = new[:, 6].astype(bool)
+    key = ch * 8 + swapped * 4 + fast * 2 + (new[:, 5] >= 0)
+    for name, col in (("ids", new[:, 0]), ("ann", ann), ("key", key)):
+        arrays.all[name].append(col)
+    arrays._count(ann, key, 1)
+    d = ch != Outcome.SKIP
+    it = arrays.item_pos[new[d, 1]]
+    outcome = WIN_SHARE[ch[d]]
+    fields = {
+        "ids": new[d, 0],
+        "ann": ann[d],
+        "item": it,
+        "a": ent_a[it],
+        "b": ent_b[it],
+        "outcome": outcome,
+        "both_bad": ch[d] == Outcome.BOTH_BAD,
+        "left": np.where(swapped[d], outcome == 0.0, outcome == 1.0),
+        "fast": fast[d],
+        "label": MAJORITY_LABEL[ch[d]],
+    }
+    for name, col in fields.items():
+        arrays.dec[name].append(col)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.lists(st.integers(0, 90), min_size=1, max_size=4),
+    st.sampled_from([0.0, 0.1, 0.5, 1.0]),
+)
+def test_appends_equal_the_earlier_appends(seed: int, sizes: list[int], skip_share: float) -> None:
+    """Expected: the appends of the earlier implementation (_append_earlier): every
+    column (values and dtype) and the signal counts equal, after reads of 0 to 90 rows
+    with no skip, some, or only skips, every choice code, swapped or not, timed or not."""
+    rng = np.random.default_rng(seed)
+    n_ann = 7
+    lut = np.full(200, -1, dtype=np.int64)
+    lut[100 + np.arange(n_ann)] = rng.permutation(n_ann)
+    got, ref = _VoteArrays(ITEM_POS), _VoteArrays(ITEM_POS)
+    ref.signal_counts = np.zeros((n_ann, got.signal_counts.shape[1]), dtype=np.int64)
+    got.signal_counts = ref.signal_counts.copy()
+    first = 1
+    for n in sizes:
+        new = _rows(rng, first, n, n_ann)
+        new[:, 3] = np.where(
+            rng.random(n) < skip_share, Outcome.SKIP, rng.integers(1, int(max(Outcome)) + 1, n)
+        )
+        first += n
+        got._append(new, lut, ENT_A, ENT_B)
+        _append_earlier(ref, new, lut, ENT_A, ENT_B)
+        for group in ("all", "dec"):
+            for name, col in getattr(ref, group).items():
+                mine = getattr(got, group)[name].view
+                assert mine.dtype == col.view.dtype
+                np.testing.assert_array_equal(mine, col.view)
+        np.testing.assert_array_equal(got.signal_counts, ref.signal_counts)
