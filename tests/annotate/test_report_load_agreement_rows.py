@@ -1,6 +1,7 @@
-"""``report._vote_columns`` (the report's votes straight from the monitor's rows) against
-the way ``_load_votes`` made them before (session 14): ``arrays_from_codes`` and the mapping
-of its items to pairs, copied below as the reference."""
+"""Session 14's shortcuts in the report's stages against what they replace: ``report._vote_columns``
+(the votes straight from the monitor's rows) against ``arrays_from_codes`` and the mapping of
+its items to pairs that ``_load_votes`` used (copied below as the reference), and
+``report._float_rows`` against ``tuple(map(tuple, m.tolist()))``."""
 
 from __future__ import annotations
 
@@ -76,3 +77,32 @@ def test_vote_columns_large():
     raw[:, 2] = rng.integers(0, 3, size=raw.shape[0])
     names = {int(a): f"a{a}" for a in ids}
     _same(_vote_columns(raw, names, items, pair_keys), _reference(raw, names, items, pair_keys))
+
+
+# ``report._float_rows`` (the pairwise kappa table's Python floats, from the array's bytes)
+# against ``tuple(map(tuple, m.tolist()))``, which the report used before (session 14).
+
+
+def _float_bits(rows):
+    return [[(type(x).__name__, np.float64(x).tobytes()) for x in r] for r in rows]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 7).flatmap(
+        lambda n: st.lists(
+            st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True),
+            min_size=n * n,
+            max_size=n * n,
+        ).map(lambda v: np.array(v, dtype=np.float64).reshape(n, n))
+    )
+)
+def test_float_rows_as_tolist(m):
+    from annotate.services.report import _float_rows
+
+    got, want = _float_rows(m), tuple(map(tuple, m.tolist()))
+    assert type(got) is tuple
+    assert all(type(r) is tuple for r in got)
+    assert _float_bits(got) == _float_bits(want)  # every float's 64 bits (-0.0, NaN)
+    # a non-contiguous view gives the same
+    assert _float_bits(_float_rows(m.T)) == _float_bits(tuple(map(tuple, m.T.tolist())))
