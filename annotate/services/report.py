@@ -783,7 +783,7 @@ def _float_rows(m: FloatArray) -> tuple[tuple[float, ...], ...]:
     array's bytes (``struct``, native doubles: the same 64 bits in each float), without the
     lists of ``tolist`` and their copy into tuples (a million cells at 1,000 annotators)."""
     rows = np.ascontiguousarray(m, dtype=np.float64)
-    return tuple(struct.iter_unpack(f"{rows.shape[1]}d", rows))
+    return tuple(struct.iter_unpack(f"{rows.shape[1]}d", rows.data))
 
 
 def _fleiss_estimate(res: AgreementResult, R: FloatArray, what: str) -> tuple[Estimate, int, int]:
