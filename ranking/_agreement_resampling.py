@@ -196,7 +196,7 @@ def fleiss_kappa_complete(
     >>> fleiss_kappa_complete([[1, np.nan], [np.nan, 2]]).reason
     'no unit is rated by all 2 raters who rated anything; use krippendorff_alpha, which allows missing ratings'
     """  # noqa: E501
-    data = _as_ratings(ratings, "ratings")
+    data = _as_ratings(ratings, "ratings", reuse=True)  # only read below
     lab = _resolve_labels(data.ravel(), labels)
     complete, m = _complete_units(data)
     method = "fleiss_kappa"
@@ -850,7 +850,7 @@ def agreement_bootstrap(
     >>> both.alpha_over_both.scheme, both.alpha_over_units is None, both.schemes
     ('both', True, ('both',))
     """
-    data = _as_ratings(reliability_data, "reliability_data")
+    data = _as_ratings(reliability_data, "reliability_data", reuse=True)  # only read below
     if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 0:
         raise InvalidParameterError(f"n_boot must be an integer >= 0, got {n_boot!r}")
     conf = float(confidence)
