@@ -83,3 +83,33 @@ def test_as_ratings_reuse():
     i = np.array([[1, 2], [2, 1]])
     assert _as_ratings(i, "r", reuse=True).dtype == np.float64
     assert _as_ratings(c, "r") is not c  # the default still copies
+
+
+@settings(max_examples=60, deadline=None)
+@given(_ratings())
+def test_bootstrap_indicators_as_stacked(case):
+    """With ``abstain``, agreement_bootstrap's label indicators F are planes 1..K of the
+    array with the abstentions' plane (session 14): the same bytes and layout as
+    ``_indicators``' stack it made before."""
+    import ranking._agreement_resampling as ar
+
+    r, _ = case
+    seen = []
+    real = ar._RaterDesign
+
+    def capture(F):
+        seen.append(F)
+        return real(F)
+
+    ar._RaterDesign = capture
+    try:
+        agreement_bootstrap(r, n_boot=3, rng=0, labels=[1.0, 2.0], abstain=0.0)
+    finally:
+        ar._RaterDesign = real
+    if not seen:  # no replicate drawn (nothing to resample)
+        return
+    judged = np.where(r == 0.0, np.nan, r)
+    want = ar._indicators(judged, np.array([1.0, 2.0]))
+    got = seen[0]
+    assert got.flags.c_contiguous
+    assert bits(got) == bits(want)
