@@ -196,7 +196,7 @@ def fleiss_kappa_complete(
     >>> fleiss_kappa_complete([[1, np.nan], [np.nan, 2]]).reason
     'no unit is rated by all 2 raters who rated anything; use krippendorff_alpha, which allows missing ratings'
     """  # noqa: E501
-    data = _as_ratings(ratings, "ratings")
+    data = _as_ratings(ratings, "ratings", reuse=True)  # only read below
     lab = _resolve_labels(data.ravel(), labels)
     complete, m = _complete_units(data)
     method = "fleiss_kappa"
@@ -850,7 +850,7 @@ def agreement_bootstrap(
     >>> both.alpha_over_both.scheme, both.alpha_over_units is None, both.schemes
     ('both', True, ('both',))
     """
-    data = _as_ratings(reliability_data, "reliability_data")
+    data = _as_ratings(reliability_data, "reliability_data", reuse=True)  # only read below
     if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 0:
         raise InvalidParameterError(f"n_boot must be an integer >= 0, got {n_boot!r}")
     conf = float(confidence)
@@ -874,12 +874,17 @@ def agreement_bootstrap(
     n_raters, n_units = data.shape
     dist: dict[str, BootstrapDistribution | None] = {}
     if n_boot > 0 and n_raters > 0 and n_units > 0:
-        F = _indicators(judged, lab)
         Fa = None
-        if abstain is not None:  # the labels' indicators are F's (abstentions are NaN there)
+        if abstain is None:
+            F = _indicators(judged, lab)
+        else:  # the labels' indicators are F's (abstentions are NaN there): F is a view
+            # of Fa's planes 1..K, made in place (the same 0/1 values in the same C layout
+            # as _indicators' stack, not a second array of them)
             Fa = np.empty((lab_all.size, *data.shape))
             Fa[0] = np.equal(data, float(abstain))
-            Fa[1:] = F
+            for plane, code in enumerate(lab, start=1):
+                Fa[plane] = np.equal(judged, code)
+            F = Fa[1:]
         design = _RaterDesign(F)  # the 0/1 matrices of the rater draws' products, once
         design_a: _RaterDesign | None = None  # Fa's, made once when the raters are drawn
         units_ok = int((~np.isnan(data)).any(axis=0).sum()) >= 2

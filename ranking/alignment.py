@@ -543,7 +543,7 @@ def _check_vote_rows(
         raise InvalidParameterError(
             f"vote holds code {bad!r}; expected 0 (skip), 1 (first harder) or 2 (second harder)"
         )
-    v = v.astype(np.int64)
+    v = v.astype(np.int64, copy=False)  # only read (as p and a, which are not copied)
     n_p = int(n_pairs) if n_pairs is not None else (int(p.max()) + 1 if p.size else 0)
     n_a = int(n_annotators) if n_annotators is not None else (int(a.max()) + 1 if a.size else 0)
     if n_a < 0 or n_p < 0:

@@ -48,6 +48,7 @@ import importlib.util
 import json
 import math
 import os
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -65,7 +66,7 @@ from sqlmodel import Session
 
 from annotate.errors import AnnotateError, InputFileError, StudyNotFoundError
 from annotate.services.arena_analysis import fit_problem
-from annotate.services.arrays import VoteArrays, arrays_from_codes, response_matrix, vote_arrays
+from annotate.services.arrays import response_matrix, vote_arrays
 from annotate.services.estimators import Matrix, estimate
 from annotate.services.json_ready import kept_active, warm_float_reprs
 from annotate.services.monitoring import StudyMonitor
@@ -308,17 +309,48 @@ _Read = tuple[npt.NDArray[np.int64], dict[int, str]]
 """What :meth:`StudyMonitor.current_votes` returns."""
 
 
-def _vote_arrays(
-    monitor: StudyMonitor,
-    study: repo.StudyRow,
+def _vote_columns(
+    raw: npt.NDArray[np.int64],
+    names: dict[int, str],
     items: list[tuple[int, str]],
-    read: _Read | None = None,
-) -> VoteArrays:
-    """The study's current votes as :func:`annotate.services.arrays.vote_arrays` gives them,
-    read through ``monitor`` (whose snapshot then needs no second read of every vote), or
-    taken from ``read``, what its :meth:`~StudyMonitor.current_votes` returned."""
-    raw, names = read if read is not None else monitor.current_votes()
-    return arrays_from_codes(study.name, study.kind, items, raw, names)
+    pair_keys: list[str],
+) -> tuple[IntArray, IntArray, IntArray, list[str]]:
+    """The report's votes from ``raw`` (:meth:`StudyMonitor.current_votes`' rows): each
+    kept vote's pair, annotator and code (int64), and the annotators' names; what
+    :func:`_load_votes` took from :func:`annotate.services.arrays.arrays_from_codes`'
+    arrays, made directly.
+
+    The same numbers: a vote's pair through one table from item id to pair (-1: an item
+    that is no pair), its annotator as the rank of its id among the distinct ids (the
+    position :func:`arrays_from_codes` finds by ``np.searchsorted`` in ``np.unique``'s
+    ids), by counting the ids when they are small (else ``np.unique``), its code cast to
+    int8 first as there; the votes kept are those with a pair and a code 0, 1 or 2.
+    """
+    pi = {k: i for i, k in enumerate(pair_keys)}
+    n = raw.shape[0]
+    pair_of_item = np.full(max((i for i, _ in items), default=0) + 1, -1, dtype=np.int64)
+    # arrays_from_codes' lookup maps an id missing from items to the first item
+    if items:
+        pair_of_item[:] = pi.get(items[0][1], -1)
+    for i, k in items:
+        pair_of_item[i] = pi.get(k, -1)
+    ids = raw[:, 1]
+    top = int(ids.max()) if n else -1
+    if n and int(ids.min()) >= 0 and top <= 4 * n + 65536:
+        seen = np.bincount(ids, minlength=top + 1) > 0
+        ann_ids = np.flatnonzero(seen)
+        rank = np.cumsum(seen) - 1  # rank[id]: the id's position among the distinct ids
+        annotator = rank[ids]
+    else:
+        ann_ids = np.unique(ids)
+        annotator = np.searchsorted(ann_ids, ids).astype(np.int64)
+    vp = pair_of_item[raw[:, 0]] if n else np.zeros(0, np.int64)
+    codes8 = raw[:, 2].astype(np.int8)
+    keep = (vp >= 0) & np.isin(codes8, (SKIP, FIRST_HARDER, SECOND_HARDER))
+    codes = codes8.astype(np.int64)
+    if not keep.all():
+        vp, annotator, codes = vp[keep], annotator[keep], codes[keep]
+    return vp, annotator, codes, [names[int(a)] for a in ann_ids]
 
 
 def _load(
@@ -408,7 +440,11 @@ def _load_votes(
     if monitor is None:
         va = vote_arrays(engine, st.name)
     else:
-        va = _vote_arrays(monitor, st, static.items, read)
+        raw, names = read if read is not None else monitor.current_votes()
+        vp, va_, codes, annotators = _vote_columns(raw, names, static.items, data.pair_keys)
+        return dataclasses.replace(
+            data, vote_pair=vp, vote_annotator=va_, vote_code=codes, annotators=annotators
+        )
     pi = {k: i for i, k in enumerate(data.pair_keys)}
     item_to_pair = np.array([pi.get(k, -1) for k in va.item_keys], dtype=np.int64)
     vp = item_to_pair[va.item] if len(va) else np.zeros(0, np.int64)
@@ -741,6 +777,15 @@ def _int_rows(m: npt.NDArray[np.int64]) -> tuple[tuple[int, ...], ...]:
     return tuple(map(tuple, ints[m].tolist()))
 
 
+def _float_rows(m: FloatArray) -> tuple[tuple[float, ...], ...]:
+    """``m`` (2-D, float64, at least one column) as a tuple of tuples of Python floats, as
+    ``tuple(map(tuple, m.tolist()))`` gives them: each row one tuple unpacked from the
+    array's bytes (``struct``, native doubles: the same 64 bits in each float), without the
+    lists of ``tolist`` and their copy into tuples (a million cells at 1,000 annotators)."""
+    rows = np.ascontiguousarray(m, dtype=np.float64)
+    return tuple(struct.iter_unpack(f"{rows.shape[1]}d", rows.data))
+
+
 def _fleiss_estimate(res: AgreementResult, R: FloatArray, what: str) -> tuple[Estimate, int, int]:
     """Fleiss' kappa on the pairs every voting annotator judged, with the report's wording."""
     m = int((~np.isnan(R)).any(axis=1).sum())
@@ -861,8 +906,8 @@ def _agreement(
             cells = values.astype(object)
             cells[mask] = None
             pk = tuple(map(tuple, cells.tolist()))
-        else:  # every pair defined: the floats straight from tolist
-            pk = tuple(map(tuple, values.tolist()))
+        else:  # every pair defined: the floats straight from the bytes
+            pk = _float_rows(values)
         po = _int_rows(np.asarray(pc.overlap, dtype=np.int64))
         mean = pc.mean()
         mean_k, mean_r = mean.value, mean.reason
