@@ -261,13 +261,14 @@ def _m009_partial_supersedes(conn: Connection) -> None:
 
 
 def _m010_retest_index(conn: Connection) -> None:
-    """``ix_vote_retest``: the re-test rows of each study, ``(study_id, id) WHERE retest_of
-    IS NOT NULL`` (issue 13). The report's re-test agreement (``repo.retest_choices``) and
-    the export of re-tests read a study's re-test rows; without it they read every vote of
-    the study for none (0.1 s of the report at a million votes). Empty when there is no
-    re-test: creating it reads the table once (~0.1 s per million votes), and a bulk
-    import keeps it (``repo.BULK_KEPT_INDEXES``). Portable DDL only (the index as the
-    model declares it); a database created by this version already has it."""
+    """``ix_vote_retest``: the re-test rows of each study, ``(study_id, id, retest_of) WHERE
+    retest_of IS NOT NULL`` (issue 13). The report's re-test agreement
+    (``repo.retest_choices``), the export of re-tests and the vote cache's row count read a
+    study's re-test rows; without it they read every vote of the study to find none (0.1 s
+    of the report at a million votes). Empty when there is no re-test: creating it reads
+    the table once (~0.1 s per million votes), and a bulk import keeps it
+    (``repo.BULK_KEPT_INDEXES``). Portable DDL only (the index as the model declares it);
+    a database created by this version already has it."""
     for ix in models.Vote.__table__.indexes:  # type: ignore[attr-defined]
         if ix.name == "ix_vote_retest":
             ix.create(conn, checkfirst=True)

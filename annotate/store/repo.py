@@ -1679,9 +1679,9 @@ def vote_rows_at(session: Session, study_id: int, ids: Sequence[int]) -> list[tu
 def vote_rows_through(session: Session, study_id: int, last_id: int) -> tuple[int, int]:
     """How many vote rows of a study have ``id <= last_id``: ``(all rows, rows that are not
     re-tests)``; the second is how many :func:`vote_rows_after` returns up to ``last_id``.
-    Both are counted on indexes in one statement (one snapshot): the rows on (study_id,
-    id), the re-tests among them on the partial ``ix_vote_retest`` (migration 010), instead
-    of reading every row for its ``retest_of``."""
+    Both are counted on covering indexes in one statement (one snapshot): the rows on
+    (study_id, id), the re-tests among them on the partial ``ix_vote_retest`` (migration
+    010), instead of reading every row for its ``retest_of``."""
     row = session.execute(
         text(
             "SELECT (SELECT count(*) FROM vote WHERE study_id = :s AND id <= :l), "
@@ -2224,16 +2224,23 @@ def latest_retest_vote(session: Session, study_id: int, annotator: int) -> VoteR
     return _vote_row(v)
 
 
+_RETEST_IDS = "v.id IN (SELECT r.id FROM vote r WHERE r.study_id = :s AND r.retest_of IS NOT NULL)"
+"""The study's re-test rows (``:s``) as ``v``, read on the partial index ``ix_vote_retest``
+(migration 010), which covers the subquery: SQLite's planner then takes it over
+``ix_vote_study_id``, and the study's other votes are never read (with ``v.study_id = :s``
+in the outer query instead, the two indexes tie and either may be taken)."""
+
+
 def retest_choices(session: Session, study_id: int) -> list[tuple[int, int, str, str]]:
     """``(annotator_id, item_id, original choice, re-test choice)`` for every current
     re-test vote of the study whose original is still a current vote; choices are
     relative to the item (as stored), so comparing them un-swaps the sides."""
     rows = session.execute(
         text(
-            """SELECT v.annotator_id, v.item_id, c.choice, v.choice FROM vote v
+            f"""SELECT v.annotator_id, v.item_id, c.choice, v.choice FROM vote v
                JOIN current_vote c ON c.annotator_id = v.annotator_id
                     AND c.item_id = v.item_id
-               WHERE v.study_id = :s AND v.retest_of IS NOT NULL AND v.choice != 'retract'
+               WHERE {_RETEST_IDS} AND v.retest_of IS NOT NULL AND v.choice != 'retract'
                AND NOT EXISTS (SELECT 1 FROM vote w WHERE w.supersedes = v.uuid)
                ORDER BY v.id"""
         ),
@@ -2275,11 +2282,11 @@ def retest_records(session: Session, study_id: int) -> list[tuple[Any, ...]]:
     """Every re-test vote row of the study (``RETEST_COLUMNS``), oldest first."""
     rows = session.execute(
         text(
-            """SELECT v.uuid, s.name, s.kind, a.name, i.key, v.choice, v.swapped,
+            f"""SELECT v.uuid, s.name, s.kind, a.name, i.key, v.choice, v.swapped,
                       v.response_ms, v.fast, v.created_at, v.supersedes, v.retest_of
                FROM vote v JOIN study s ON s.id = v.study_id
                JOIN annotator a ON a.id = v.annotator_id JOIN item i ON i.id = v.item_id
-               WHERE v.study_id = :s AND v.retest_of IS NOT NULL ORDER BY v.id"""
+               WHERE {_RETEST_IDS} ORDER BY v.id"""
         ),
         {"s": study_id},
     ).all()
