@@ -140,13 +140,24 @@ def _build(con: sqlite3.Connection, steps: list[tuple[int, int, int, int, int, s
             "INSERT INTO vote (id, uuid, study_id, annotator_id, item_id, choice, swapped, "
             "fast, created_at, supersedes, retest_of) VALUES (?, ?, ?, ?, ?, ?, ?, 0, "
             "'2025-01-01 00:00:00', ?, ?)",
-            [
-                (r.id, r.uuid, r.study, r.annotator, r.item, r.choice, r.id % 2, r.supersedes)
-                + (r.retest_of,)
-                for r in out
-            ],
+            [_values(r) for r in out],
         )
     return out
+
+
+def _values(r: Row) -> tuple[object, ...]:
+    swapped = r.id % 2
+    return (
+        r.id,
+        r.uuid,
+        r.study,
+        r.annotator,
+        r.item,
+        r.choice,
+        swapped,
+        r.supersedes,
+        r.retest_of,
+    )
 
 
 def _current(rows: list[Row]) -> list[Row]:
@@ -269,7 +280,7 @@ def many_votes(tmp_path: Path) -> Iterator[Engine]:
     open_store(db, seed_demo=False).dispose()
     con = sqlite3.connect(db)
     steps = [(1 + n % 2, 1 + n % 4, n % 4, 0, 0, "first") for n in range(16)]
-    rows = _build(con, steps + [(1, 1, 0, 1, 0, "second"), (2, 2, 1, 1, 0, "first")])
+    rows = _build(con, [*steps, (1, 1, 0, 1, 0, "second"), (2, 2, 1, 1, 0, "first")])
     with con:  # more votes: 2,000 more annotators, one vote each
         con.executemany(
             "INSERT INTO annotator (id, name, created_at) VALUES (?, ?, '2025')",
@@ -311,7 +322,7 @@ def _assert_reads_the_index(plans: str) -> None:
     assert "COVERING INDEX ix_vote_retest (study_id=?" in plans, plans
     # no statement reads the study's votes one by one (the plans before 010)
     assert "ix_vote_study_id (study_id=?)" not in plans, plans
-    assert "SCAN v" not in plans and "SCAN vote" not in plans, plans
+    assert "SCAN v" not in plans, plans
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
