@@ -2191,18 +2191,24 @@ def own_vote_order(
     return [(int(i), str(k), str(u), bool(sw)) for i, k, u, sw in rows]
 
 
-_CURRENT_RETEST = """vote v WHERE v.retest_of IS NOT NULL AND v.choice != 'retract'
+_RETEST_IDS = "v.id IN (SELECT r.id FROM vote r WHERE r.study_id = :s AND r.retest_of IS NOT NULL)"
+"""The study's re-test rows (``:s``) as ``v``, read on the partial index ``ix_vote_retest``
+(migration 010), which covers the subquery: SQLite's planner then takes it over
+``ix_vote_study_id``, and the study's other votes are never read (with ``v.study_id = :s``
+in the outer query instead, the two indexes tie and either may be taken)."""
+
+
+_CURRENT_RETEST = f"""vote v WHERE {_RETEST_IDS} AND v.retest_of IS NOT NULL
+               AND v.choice != 'retract'
                AND NOT EXISTS (SELECT 1 FROM vote w WHERE w.supersedes = v.uuid)"""
-"""The current re-test votes: as ``current_vote``, for the re-test chains."""
+"""The current re-test votes of the study ``:s``: as ``current_vote``, for the re-test
+chains."""
 
 
 def retested_item_ids(session: Session, study_id: int, annotator: int) -> set[int]:
     """Items on which the annotator holds a current re-test vote."""
     rows = session.execute(
-        text(
-            f"""SELECT v.item_id FROM {_CURRENT_RETEST}
-               AND v.study_id = :s AND v.annotator_id = :a"""
-        ),
+        text(f"""SELECT v.item_id FROM {_CURRENT_RETEST} AND v.annotator_id = :a"""),
         {"s": study_id, "a": annotator},
     ).all()
     return {int(r[0]) for r in rows}
@@ -2212,8 +2218,8 @@ def latest_retest_vote(session: Session, study_id: int, annotator: int) -> VoteR
     """The annotator's most recent current re-test vote in the study."""
     row = session.execute(
         text(
-            f"""SELECT v.id FROM {_CURRENT_RETEST}
-               AND v.study_id = :s AND v.annotator_id = :a ORDER BY v.id DESC LIMIT 1"""
+            f"""SELECT v.id FROM {_CURRENT_RETEST} AND v.annotator_id = :a
+               ORDER BY v.id DESC LIMIT 1"""
         ),
         {"s": study_id, "a": annotator},
     ).first()
@@ -2222,13 +2228,6 @@ def latest_retest_vote(session: Session, study_id: int, annotator: int) -> VoteR
     v = session.get(Vote, row[0])
     assert v is not None
     return _vote_row(v)
-
-
-_RETEST_IDS = "v.id IN (SELECT r.id FROM vote r WHERE r.study_id = :s AND r.retest_of IS NOT NULL)"
-"""The study's re-test rows (``:s``) as ``v``, read on the partial index ``ix_vote_retest``
-(migration 010), which covers the subquery: SQLite's planner then takes it over
-``ix_vote_study_id``, and the study's other votes are never read (with ``v.study_id = :s``
-in the outer query instead, the two indexes tie and either may be taken)."""
 
 
 def retest_choices(session: Session, study_id: int) -> list[tuple[int, int, str, str]]:

@@ -302,6 +302,8 @@ CALLS: dict[str, Callable[[Session], object]] = {
     "retest_choices": lambda s: repo.retest_choices(s, 1),
     "retest_records": lambda s: repo.retest_records(s, 1),
     "vote_rows_through": lambda s: repo.vote_rows_through(s, 1, 10_000),
+    "retested_item_ids": lambda s: repo.retested_item_ids(s, 1, 1),
+    "latest_retest_vote": lambda s: repo.latest_retest_vote(s, 1, 1),
 }
 
 
@@ -361,7 +363,7 @@ def test_010_adds_the_index_to_an_older_database(tmp_path: Path) -> None:
             con.execute(
                 "INSERT INTO vote (uuid, study_id, annotator_id, item_id, choice, swapped, "
                 "fast, created_at, supersedes, retest_of) VALUES (?, ?, ?, ?, 'first', 0, 0, "
-                "'2025', ?, ?)",
+                "'2025-01-01 00:00:00', ?, ?)",
                 (f"o-{n}", study, ann, item, sup, of),
             )
     before = con.execute("SELECT * FROM vote ORDER BY id").fetchall()
