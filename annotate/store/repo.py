@@ -2249,12 +2249,18 @@ def retest_choices(session: Session, study_id: int) -> list[tuple[int, int, str,
 
 
 def gold_votes(session: Session, study_id: int) -> list[tuple[int, int, str, str]]:
-    """``(annotator_id, item_id, choice, gold answer)`` for the current votes on gold items."""
+    """``(annotator_id, item_id, choice, gold answer)`` for the current votes on gold items.
+
+    The votes on gold items are found on ``ix_vote_study_item`` (a seek per gold item, in
+    a subquery it covers); with ``v.study_id = :s`` in the outer query, SQLite's planner
+    reads every vote of the study in id order instead (0.25 s at a million votes)."""
     rows = session.execute(
         text(
             """SELECT v.annotator_id, v.item_id, v.choice, g.answer FROM current_vote v
                JOIN goldanswer g ON g.item_id = v.item_id
-               WHERE v.study_id = :s ORDER BY v.id"""
+               WHERE v.id IN (SELECT x.id FROM vote x WHERE x.study_id = :s
+                              AND x.item_id IN (SELECT item_id FROM goldanswer))
+               ORDER BY v.id"""
         ),
         {"s": study_id},
     ).all()

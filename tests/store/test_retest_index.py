@@ -10,7 +10,10 @@ re-test chains (superseded and retracted re-tests, re-tests whose original was r
 or changed, several studies). Two references: the same functions on a copy of the
 database without the index (the plan of the versions before 010: every vote of the
 study read), and the rules of the ``current_vote`` view written out in Python; for
-``vote_rows_through``, its SQL before 010 (a ``sum`` over the rows) verbatim. A database
+``vote_rows_through``, its SQL before 010 (a ``sum`` over the rows) verbatim. The report's
+gold accuracy (``repo.gold_votes``), rewritten to seek the gold items on
+``ix_vote_study_item`` instead of reading the study's votes, is compared with its SQL
+before (verbatim) the same way. A database
 from before 010 gets the index on first open, its votes kept. The PostgreSQL schema is
 compared by tests/store/test_backends.py.
 """
@@ -39,6 +42,11 @@ from annotate.store.migrations import applied
 INDEX_SQL = (
     "CREATE INDEX ix_vote_retest ON vote (study_id, id, retest_of) WHERE retest_of IS NOT NULL"
 )
+
+OLD_GOLD_VOTES = """SELECT v.annotator_id, v.item_id, v.choice, g.answer FROM current_vote v
+               JOIN goldanswer g ON g.item_id = v.item_id
+               WHERE v.study_id = ? ORDER BY v.id"""
+"""``repo.gold_votes`` before issue 13's rewrite, verbatim (every vote of the study read)."""
 
 OLD_VOTE_ROWS_THROUGH = (
     "SELECT count(*), coalesce(sum(CASE WHEN retest_of IS NULL THEN 1 ELSE 0 END), 0) "
@@ -135,7 +143,10 @@ def _build(con: sqlite3.Connection, steps: list[tuple[int, int, int, int, int, s
         heads[(ann, item, chain)] = row
         if not chain and head is None:
             roots[(ann, item)] = row
-    with con:
+    with con:  # gold answers on some items of each study (item p1 and, in study 2, p3)
+        con.executemany(
+            "INSERT INTO goldanswer (item_id, answer) VALUES (?, 'second')", [(11,), (21,), (23,)]
+        )
         con.executemany(
             "INSERT INTO vote (id, uuid, study_id, annotator_id, item_id, choice, swapped, "
             "fast, created_at, supersedes, retest_of) VALUES (?, ?, ?, ?, ?, ?, ?, 0, "
@@ -185,6 +196,7 @@ def _answers(engine: Engine, rows: list[Row]) -> dict[str, Any]:
         for study in (1, 2, 3, 4):  # 4: no such study
             out[f"choices {study}"] = repo.retest_choices(s, study)
             out[f"records {study}"] = repo.retest_records(s, study)
+            out[f"gold {study}"] = repo.gold_votes(s, study)
             for ann in (1, 2, 3, 4):
                 out[f"items {study} {ann}"] = repo.retested_item_ids(s, study, ann)
                 out[f"latest {study} {ann}"] = repo.latest_retest_vote(s, study, ann)
@@ -245,6 +257,14 @@ def test_retest_queries_answer_as_without_the_index(
             assert (latest and latest.uuid) == (current[-1].uuid if current else None)
     con = sqlite3.connect(db)
     try:
+        for study in (1, 2, 3, 4):
+            assert new[f"gold {study}"] == con.execute(OLD_GOLD_VOTES, (study,)).fetchall()
+            gold = {11: "second", 21: "second", 23: "second"}
+            assert new[f"gold {study}"] == [
+                (r.annotator, r.item, r.choice, gold[r.item])
+                for r in _current(rows)
+                if r.study == study and r.retest_of is None and r.item in gold
+            ]
         for study in (1, 2, 3):
             for last in (0, len(rows) // 2, len(rows)):
                 (n, main) = con.execute(OLD_VOTE_ROWS_THROUGH, (study, last)).fetchone()
@@ -330,6 +350,13 @@ def _assert_reads_the_index(plans: str) -> None:
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_the_retest_queries_read_the_partial_index(many_votes: Engine, name: str) -> None:
     _assert_reads_the_index(_plans(many_votes, CALLS[name]))
+
+
+def test_gold_votes_seek_the_gold_items(many_votes: Engine) -> None:
+    plans = _plans(many_votes, lambda s: repo.gold_votes(s, 1))
+    assert "COVERING INDEX ix_vote_study_item (study_id=? AND item_id=?)" in plans, plans
+    assert "ix_vote_study_id (study_id=?)" not in plans, plans
+    assert "SCAN v" not in plans, plans
 
 
 # --- the migration -----------------------------------------------------------------------
