@@ -333,7 +333,7 @@ def _plans(engine: Engine, call: Callable[[Session], object]) -> str:
     raw = engine.raw_connection()
     try:
         return " || ".join(
-            " | ".join(r[3] for r in raw.execute("EXPLAIN QUERY PLAN " + sql, params))  # type: ignore[attr-defined]
+            " | ".join(r[3] for r in raw.execute("EXPLAIN QUERY PLAN " + sql, params))
             for sql, params in statements
         )
     finally:
