@@ -33,6 +33,7 @@ MIGRATION_NAMES = (
     "007_selection_probability",
     "008_quality_questionnaire",
     "009_partial_supersedes",
+    "010_retest_index",
 )
 """The schema this module reads: the names of :data:`annotate.store.migrations.MIGRATIONS`.
 

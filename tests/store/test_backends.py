@@ -150,6 +150,12 @@ def test_migrated_schemas_are_the_same_on_both(tmp_path: Path, pg_url: str) -> N
             True,
             "supersedes is null and retest_of is null",
         ) in vote
+        assert (  # non-unique, partial (migration 010)
+            "ix_vote_retest",
+            ("study_id", "id", "retest_of"),
+            False,
+            "retest_of is not null",
+        ) in vote
         assert a["views"] == ["current_vote"]
         assert applied(lite) == applied(pg) == [n for n, _ in MIGRATIONS]
     finally:

@@ -29,8 +29,11 @@ PARTIAL = {
     "item_id) WHERE supersedes IS NULL AND retest_of IS NOT NULL",
     "ux_accesstoken_live": "CREATE UNIQUE INDEX ux_accesstoken_live ON accesstoken "
     "(annotator_id) WHERE revoked_at IS NULL",
+    "ix_vote_retest": "CREATE INDEX ix_vote_retest ON vote (study_id, id, retest_of) "
+    "WHERE retest_of IS NOT NULL",
 }
-"""The PostgreSQL DDL of the partial indexes, compiled from their former definitions."""
+"""The PostgreSQL DDL of the partial indexes, compiled from their former definitions
+(``ix_vote_retest``, migration 010: as ``postgresql_where`` would compile it)."""
 
 
 def _ddl(dialect: object) -> dict[str, str]:
