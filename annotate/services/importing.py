@@ -1449,11 +1449,28 @@ class _StreamFallbackError(Exception):
     """The streamed import does not take the file: its transaction is rolled back and the
     file imported as before (which names a bad row, or takes the per-row path)."""
 
-    def __init__(self, refused_rows: int = 0) -> None:
+    def __init__(self, refused_rows: int = 0, refused_at: _RefusedAt | None = None) -> None:
         super().__init__(refused_rows)
         self.refused_rows = refused_rows
         """The file's rows, where the fast path's checks of a row refused it (as
         :class:`~annotate.services.votes_io.FastRead` says); else 0."""
+        self.refused_at = refused_at
+        """Where, when the fast path's checks of a row refused it."""
+
+
+@dataclass
+class _RefusedAt:
+    """Where the streamed import met a row the fast path refuses (:func:`_raise_bad_row`)."""
+
+    chunks: VoteCsvChunks
+    chunk: int | None
+    """The first chunk the fast path refused; None when every chunk passed its checks
+    and a vote id repeats (found across the chunks)."""
+    uuids: list[Any]
+    """The vote ids of the chunks before it (``pyarrow`` arrays, one a chunk; every row of
+    those chunks passed the fast path's checks of a row)."""
+    hashes: list[Any]
+    """Their 64-bit hashes (``numpy`` arrays, one a chunk)."""
 
 
 def _import_streamed(
@@ -1503,12 +1520,121 @@ def _import_streamed(
 
         pa.default_memory_pool().release_unused()
         _trim_heap()  # the attempt's memory, before the usual import reads the file again
+        if err.refused_at is not None:
+            _raise_bad_row(err.refused_at)  # the usual import's error, from the bad chunk on
         # a refused row: the usual import need not read the file with the fast path again
         return FastRead(None, err.refused_rows) if err.refused_rows else None
     from annotate.services.identity import import_notes
 
     report.notes.extend(import_notes(engine, []))  # as import_paths: no study created
     return report
+
+
+def _raise_bad_row(at: _RefusedAt) -> None:
+    """Raise the error :func:`~annotate.services.votes_io.check_vote_file` raises for the
+    file of a streamed import the fast path refused (the first bad row, by the same
+    checks, in file order), checking row by row only from the chunk that holds it on.
+
+    Every row of the chunks before the refused one passed the fast path's checks of a
+    row, which take no row the per-row checks refuse, and parsed into the header's cells
+    (no shape error); what they can still hold is a vote id twice (the chunks' ids are
+    compared only at the end). So the first bad row is in the refused chunk or after it,
+    or is the first row whose vote id an earlier row has, if that comes first: the check
+    row by row starts at the first line of that chunk, knowing the vote ids before it.
+    Returns when no row from there on is refused (a file only the per-row path reads).
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    from annotate.services.textfiles import csv_rows_from
+    from annotate.services.votes_io import check_vote_rows
+
+    chunks = at.chunks
+    starts = np.concatenate([[0], np.cumsum(chunks.lines, dtype=np.int64)])
+    first = len(at.uuids) if at.chunk is None else at.chunk
+    prefix = pa.concat_arrays(at.uuids) if at.uuids else pa.array([], pa.string())
+    again = _first_repeat(prefix, np.concatenate(at.hashes) if at.hashes else None)
+    if again is not None:  # a vote id of an earlier row: its chunk, if it comes first
+        first = min(first, int(np.searchsorted(starts, again, side="right")) - 1)
+    if first >= len(chunks.bounds):
+        return
+    start = int(starts[first])  # rows before the chunk; its first line is start + 2
+    with chunks.path.open("rb") as fh:  # the file from that line on
+        bom = 3 if fh.read(3) == b"\xef\xbb\xbf" else 0
+        fh.seek(bom + len(",".join(chunks.header).encode()) + 1 + chunks.bounds[first][0])
+        tail = fh.read()
+    seen = _ids_seen_again(prefix.slice(0, start), tail, chunks.header)
+    del prefix
+    text = tail.decode("utf-8")
+    del tail
+    check_vote_rows(chunks.path, csv_rows_from(chunks.path, text, chunks.header, start + 2), seen)
+
+
+def _first_repeat(ids: Any, hashes: Any) -> int | None:
+    """The first row of ``ids`` (a ``pyarrow`` string array) whose vote id an earlier row
+    has, if any; ``hashes``: their 64-bit hashes (equal ids, equal hashes)."""
+    import numpy as np
+
+    if hashes is None or len(hashes) < 2:
+        return None
+    order = np.argsort(hashes, kind="stable")  # equal hashes: in row order
+    same = hashes[order[1:]] == hashes[order[:-1]]
+    found: int | None = None
+    for k in np.flatnonzero(same):  # (few: equal ids, or a rare collision)
+        row = int(order[k + 1])
+        if found is not None and row >= found:
+            continue
+        j = k  # the earlier rows of the same hash
+        while j >= 0 and hashes[order[j]] == hashes[row]:
+            if ids[int(order[j])].as_py() == ids[row].as_py():
+                found = row
+                break
+            j -= 1
+    return found
+
+
+def _ids_seen_again(before: Any, tail: bytes, header: list[str]) -> dict[str, int]:
+    """The vote ids of the rows ``before`` (distinct, each as written: a ``pyarrow`` string
+    array of the file's first rows, from line 2) that a row of ``tail`` (the file's bytes
+    after them, a plain CSV without its header) names again, each with its line: the ids
+    the per-row check must know to name a vote id twice in ``tail`` as it would have."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyarrow import csv as pacsv
+
+    if not len(before) or not tail:
+        return {}
+    try:  # the vote id cells (rows of another length skipped: their shape is the error)
+        again = pacsv.read_csv(
+            pa.BufferReader(tail),
+            read_options=pacsv.ReadOptions(column_names=header),
+            parse_options=pacsv.ParseOptions(
+                quote_char=False, double_quote=False, invalid_row_handler=lambda _: "skip"
+            ),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=["vote_id"],
+                column_types={"vote_id": pa.string()},
+                strings_can_be_null=False,
+            ),
+        ).column("vote_id")
+    except pa.ArrowInvalid:
+        again = None
+    if again is None:  # (not expected) every id before, as the per-row check holds them
+        named = before
+    else:
+        again = again.combine_chunks()
+        odd = pc.invert(pc.match_substring_regex(again, _UUID_PATTERN))
+        # the per-row check strips a vote id: the stripped forms too (Python's strip)
+        stripped = pa.array([v.strip() for v in again.filter(odd).to_pylist()], pa.string())
+        named = pa.concat_arrays([again.filter(pc.invert(odd)), stripped])
+    mask = pc.is_in(before, value_set=named)
+    lines = np.flatnonzero(mask.to_numpy(zero_copy_only=False)) + 2
+    return dict(zip(before.filter(mask).to_pylist(), lines.tolist(), strict=True))
+
+
+_UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+"""An exact vote id (no spaces around it)."""
 
 
 def _trim_heap() -> None:
@@ -1659,12 +1785,19 @@ def _insert_read_chunks(
         return batch, added, [given_ids[w] for w in added]
 
     def made() -> Iterator[tuple[Any, list[str], list[int]]]:
+        # a row the fast path refuses (_NotFastError): read_votes checks first, and where
+        # it is, the bad row is looked for from that chunk on (_raise_bad_row)
         try:
             for t, key in read:
                 yield checked_chunk(t, key)
+        except _NotFastError as err:
+            at = _RefusedAt(chunks, len(state.uuids), state.uuids, state.hashes)
+            raise _StreamFallbackError(len(chunks), at) from err
+        try:
             _check_across_rows(state)
-        except _NotFastError as err:  # a row the fast path refuses: read_votes checks first
-            raise _StreamFallbackError(len(chunks)) from err
+        except _NotFastError as err:  # a vote id twice
+            at = _RefusedAt(chunks, None, state.uuids, state.hashes)
+            raise _StreamFallbackError(len(chunks), at) from err
         except _SlowPathError as err:
             raise _StreamFallbackError from err
 
