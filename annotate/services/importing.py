@@ -285,7 +285,35 @@ ROLLBACK_JOURNAL_MAX_ROWS = 1_200_000
 writes (~190 bytes a vote, table and indexes) fit the bulk insert's page cache
 (:data:`repo.BULK_CACHE_KIB`), so nothing spills into the file before COMMIT, and a
 program that opens the file meanwhile reads the last committed state (a spill would take
-SQLite's exclusive lock until COMMIT). A larger import runs in WAL mode, as before."""
+SQLite's exclusive lock until COMMIT). A larger import runs in WAL mode, as before; so
+does one into a database whose pages could spill the cache (:func:`_journal_fits`)."""
+
+VOTE_BYTES = 200
+"""Bytes a vote takes in the vote table and its indexes, at most (a million votes of the
+benchmark study: 11,951 pages of 16 KiB, ~196 bytes a vote)."""
+
+PAGE_CACHE_OVERHEAD = 256
+"""Bytes SQLite's page cache spends on each page beside its content, at most (a cache of
+``-N`` KiB holds ``N * 1024 / (page_size + overhead)`` pages)."""
+
+
+def _journal_fits(dbapi_connection: Any, table_rows: int) -> bool:
+    """Whether an import of ``table_rows`` votes can change every page it changes in the
+    bulk insert's page cache (:data:`repo.BULK_CACHE_KIB`) without spilling into the file
+    before COMMIT, which would hold SQLite's exclusive lock (with a rollback journal, a
+    program opening the file meanwhile would wait out its busy timeout and fail).
+
+    The pages changed: the new votes' (:data:`VOTE_BYTES` each, table and indexes) and, at
+    most, every page the database uses now: an import rebuilds the vote indexes over the
+    stored votes too, or (into a table holding more votes than it adds) inserts into them
+    at scattered places. The bound counts the file's pages in use (``page_count`` less
+    ``freelist_count``), which holds those indexes whatever else the file holds."""
+    (page_size,) = dbapi_connection.execute("PRAGMA page_size").fetchone()
+    (pages,) = dbapi_connection.execute("PRAGMA page_count").fetchone()
+    (free,) = dbapi_connection.execute("PRAGMA freelist_count").fetchone()
+    new = -(-table_rows * VOTE_BYTES // page_size)
+    cache = repo.BULK_CACHE_KIB * 1024 // (page_size + PAGE_CACHE_OVERHEAD)
+    return bool(pages - free + new <= cache)
 
 
 @contextmanager
@@ -324,7 +352,10 @@ def _vote_import_session(engine: Engine, table_rows: int) -> Iterator[Session]:
         raw.execute("PRAGMA foreign_keys=OFF")  # outside any transaction (a no-op inside)
         # pages written once, not to the WAL and again by the checkpoint (the file back in
         # WAL mode after; in WAL mode throughout when another connection has it open)
-        journal = RollbackJournal(raw, enabled=table_rows <= ROLLBACK_JOURNAL_MAX_ROWS)
+        journal = RollbackJournal(
+            raw,
+            enabled=table_rows <= ROLLBACK_JOURNAL_MAX_ROWS and _journal_fits(raw, table_rows),
+        )
         try:
             with journal, Session(bind=conn) as s, s.begin():
                 yield s
