@@ -1564,14 +1564,16 @@ def _import_streamed(
 def _raise_bad_row(at: _RefusedAt) -> None:
     """Raise the error :func:`~annotate.services.votes_io.check_vote_file` raises for the
     file of a streamed import the fast path refused (the first bad row, by the same
-    checks, in file order), checking row by row only from the chunk that holds it on.
+    checks, in file order), checking row by row only from near that row on.
 
     Every row of the chunks before the refused one passed the fast path's checks of a
     row, which take no row the per-row checks refuse, and parsed into the header's cells
     (no shape error); what they can still hold is a vote id twice (the chunks' ids are
-    compared only at the end). So the first bad row is in the refused chunk or after it,
-    or is the first row whose vote id an earlier row has, if that comes first: the check
-    row by row starts at the first line of that chunk, knowing the vote ids before it.
+    compared only at the end). The refused chunk is read again in parts of
+    :data:`NARROW_ROWS` lines by the same checks, up to the first part they refuse. So the
+    first bad row is in that part or after it, or is the first row whose vote id an
+    earlier row has, if that comes first: the check row by row starts at that part (or
+    that row), knowing the vote ids before it that the rows after it name again.
     Returns when no row from there on is refused (a file only the per-row path reads).
     """
     import numpy as np
@@ -1581,24 +1583,94 @@ def _raise_bad_row(at: _RefusedAt) -> None:
     from annotate.services.votes_io import check_vote_rows
 
     chunks = at.chunks
-    starts = np.concatenate([[0], np.cumsum(chunks.lines, dtype=np.int64)])
-    first = len(at.uuids) if at.chunk is None else at.chunk
-    prefix = pa.concat_arrays(at.uuids) if at.uuids else pa.array([], pa.string())
-    again = _first_repeat(prefix, np.concatenate(at.hashes) if at.hashes else None)
-    if again is not None:  # a vote id of an earlier row: its chunk, if it comes first
-        first = min(first, int(np.searchsorted(starts, again, side="right")) - 1)
-    if first >= len(chunks.bounds):
-        return
-    start = int(starts[first])  # rows before the chunk; its first line is start + 2
-    with chunks.path.open("rb") as fh:  # the file from that line on
-        bom = 3 if fh.read(3) == b"\xef\xbb\xbf" else 0
-        fh.seek(bom + len(",".join(chunks.header).encode()) + 1 + chunks.bounds[first][0])
+    with chunks.path.open("rb") as fh:
+        body = 3 if fh.read(3) == b"\xef\xbb\xbf" else 0
+    body += len(",".join(chunks.header).encode()) + 1  # where the rows start in the file
+    # parts whose rows passed the fast checks: (their bytes after the header, ids, hashes)
+    parts = [
+        (chunks.bounds[k], ids, key)
+        for k, (ids, key) in enumerate(zip(at.uuids, at.hashes, strict=True))
+    ]
+    if at.chunk is not None:  # the refused chunk's parts up to the first refused
+        parts.extend(_passing_parts(chunks, body, *chunks.bounds[at.chunk]))
+    ids = pa.concat_arrays([p[1] for p in parts]) if parts else pa.array([], pa.string())
+    hashes = np.concatenate([p[2] for p in parts]) if parts else None
+    start = _first_repeat(ids, hashes)  # the first bad row, if it comes first
+    if start is not None:
+        offset = _row_offset(chunks, body, parts, start)
+    else:  # the first part not known to pass
+        start = len(ids)
+        offset = parts[-1][0][1] if parts else 0
+    with chunks.path.open("rb") as fh:  # the file from that row on
+        fh.seek(body + offset)
         tail = fh.read()
-    seen = _ids_seen_again(prefix.slice(0, start), tail, chunks.header)
-    del prefix
+    if not tail:
+        return
+    seen = _ids_seen_again(ids.slice(0, start), tail, chunks.header)
+    del ids, hashes, parts
     text = tail.decode("utf-8")
     del tail
     check_vote_rows(chunks.path, csv_rows_from(chunks.path, text, chunks.header, start + 2), seen)
+
+
+NARROW_ROWS = 8192
+"""Lines of each part of a refused chunk that :func:`_raise_bad_row` checks again with the
+fast path's checks, to start the check row by row near the bad row."""
+
+
+def _passing_parts(
+    chunks: VoteCsvChunks, body: int, a: int, b: int
+) -> Iterator[tuple[tuple[int, int], Any, Any]]:
+    """The parts of :data:`NARROW_ROWS` lines of the rows at bytes ``a:b`` after the header
+    (which ends at byte ``body`` of the file) that pass the fast path's checks of a row, up
+    to the first that does not: (their bytes after the header, vote ids, their hashes)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from annotate.services.votes_io import read_vote_chunks
+
+    data = _file_bytes(chunks, body, a, b)
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n")) + 1
+    if not ends.size or ends[-1] != len(data):
+        ends = np.append(ends, len(data))  # a last line without its line end
+    cuts = ends[NARROW_ROWS - 1 :: NARROW_ROWS]
+    if not cuts.size or cuts[-1] != len(data):
+        cuts = np.append(cuts, len(data))
+    firsts = np.concatenate([[0], cuts[:-1]])
+    lines = np.diff(np.concatenate([[0], np.searchsorted(ends, cuts, side="right")]))
+    bounds = [(int(x), int(y)) for x, y in zip(firsts, cuts, strict=True)]
+    part = VoteCsvChunks(
+        chunks.path, pa.py_buffer(data), chunks.header, bounds, lines.tolist(), int(lines.sum())
+    )
+    del data
+    try:
+        for (x, y), (t, key) in zip(bounds, read_vote_chunks(part), strict=False):
+            yield (a + x, a + y), t.uuid, key
+    except _NotFastError:
+        return
+
+
+def _file_bytes(chunks: VoteCsvChunks, body: int, a: int, b: int) -> bytes:
+    """Bytes ``a:b`` after the header (which ends at byte ``body`` of the file)."""
+    with chunks.path.open("rb") as fh:
+        fh.seek(body + a)
+        return fh.read(b - a)
+
+
+def _row_offset(
+    chunks: VoteCsvChunks, body: int, parts: list[tuple[tuple[int, int], Any, Any]], row: int
+) -> int:
+    """Byte after the header where row ``row`` of ``parts`` (:func:`_raise_bad_row`) starts."""
+    import numpy as np
+
+    for (a, b), ids, _ in parts:
+        if row < len(ids):
+            if not row:
+                return a
+            data = np.frombuffer(_file_bytes(chunks, body, a, b), dtype=np.uint8)
+            return a + int(np.flatnonzero(data == ord("\n"))[row - 1]) + 1
+        row -= len(ids)
+    raise AssertionError("a row beyond the parts")
 
 
 def _first_repeat(ids: Any, hashes: Any) -> int | None:

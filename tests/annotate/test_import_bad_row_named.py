@@ -62,21 +62,25 @@ def outcome(db: Path, csv: Path) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     placed=st.lists(
         st.tuples(st.integers(0, len(LINES)), st.sampled_from(sorted(BAD_KINDS))),
         min_size=1,
         max_size=3,
-    )
+    ),
+    narrow=st.sampled_from([1, 2, 3, 8192]),
 )
 def test_the_first_bad_row_is_named_as_the_per_row_path_names_it(
     tmp_path_factory: pytest.TempPathFactory,
     base: Path,
     monkeypatch: pytest.MonkeyPatch,
     placed: list[tuple[int, str]],
+    narrow: int,
 ) -> None:
+    """Up to three rows the fast path refuses anywhere in a file of ~20 chunks, the refused
+    chunk checked again in parts of ``narrow`` lines."""
     tmp = tmp_path_factory.mktemp("bad-row")
     lines = list(LINES)
     for n, (at, kind) in enumerate(sorted(placed, reverse=True)):
@@ -100,6 +104,7 @@ def test_the_first_bad_row_is_named_as_the_per_row_path_names_it(
         m.setattr(importing, "STREAM_MIN_ROWS", 1)
         m.setattr(importing, "STREAM_CHUNK_ROWS", CHUNK)
         m.setattr(importing, "_raise_bad_row", spy)
+        m.setattr(importing, "NARROW_ROWS", narrow)
         streamed = outcome(streamed_db, csv)
     with monkeypatch.context() as m:  # the reference: the per-row path alone
         m.setattr(importing, "STREAM_MIN_ROWS", 10**9)
