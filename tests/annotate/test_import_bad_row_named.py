@@ -139,3 +139,27 @@ def test_a_repeat_before_the_refused_chunk_is_named_first(
         "(first on line 2) (expected unique vote ids)"
     )
     assert got == got | dump(base)
+
+
+@pytest.mark.parametrize("bom", ["", "\ufeff"], ids=["no BOM", "BOM"])
+@pytest.mark.parametrize("narrow", [2, 8192])
+def test_a_bad_row_after_a_byte_order_mark(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch, bom: str, narrow: int
+) -> None:
+    """The tail is read from the file by byte offset: a UTF-8 byte-order mark before the
+    header moves it by three bytes."""
+    lines = list(LINES)
+    lines.insert(5 * CHUNK + 3, BAD_KINDS["bad date"](90_000))
+    csv = tmp_path / "vote_log.csv"
+    csv.write_text(bom + HEAD + "".join(lines), encoding="utf-8")
+    db = tmp_path / "v.db"
+    shutil.copy(base, db)
+    monkeypatch.setattr(importing, "STREAM_MIN_ROWS", 1)
+    monkeypatch.setattr(importing, "STREAM_CHUNK_ROWS", CHUNK)
+    monkeypatch.setattr(importing, "NARROW_ROWS", narrow)
+    got = outcome(db, csv)
+    with pytest.raises(InputFileError) as slow:
+        parse_vote_file(csv)
+    assert got["error"] == str(slow.value)
+    assert f":{5 * CHUNK + 5}: field 'created_at'" in got["error"]
+    assert got == got | dump(base)
