@@ -285,7 +285,35 @@ ROLLBACK_JOURNAL_MAX_ROWS = 1_200_000
 writes (~190 bytes a vote, table and indexes) fit the bulk insert's page cache
 (:data:`repo.BULK_CACHE_KIB`), so nothing spills into the file before COMMIT, and a
 program that opens the file meanwhile reads the last committed state (a spill would take
-SQLite's exclusive lock until COMMIT). A larger import runs in WAL mode, as before."""
+SQLite's exclusive lock until COMMIT). A larger import runs in WAL mode, as before; so
+does one into a database whose pages could spill the cache (:func:`_journal_fits`)."""
+
+VOTE_BYTES = 200
+"""Bytes a vote takes in the vote table and its indexes, at most (a million votes of the
+benchmark study: 11,951 pages of 16 KiB, ~196 bytes a vote)."""
+
+PAGE_CACHE_OVERHEAD = 256
+"""Bytes SQLite's page cache spends on each page beside its content, at most (a cache of
+``-N`` KiB holds ``N * 1024 / (page_size + overhead)`` pages)."""
+
+
+def _journal_fits(dbapi_connection: Any, table_rows: int) -> bool:
+    """Whether an import of ``table_rows`` votes can change every page it changes in the
+    bulk insert's page cache (:data:`repo.BULK_CACHE_KIB`) without spilling into the file
+    before COMMIT, which would hold SQLite's exclusive lock (with a rollback journal, a
+    program opening the file meanwhile would wait out its busy timeout and fail).
+
+    The pages changed: the new votes' (:data:`VOTE_BYTES` each, table and indexes) and, at
+    most, every page the database uses now: an import rebuilds the vote indexes over the
+    stored votes too, or (into a table holding more votes than it adds) inserts into them
+    at scattered places. The bound counts the file's pages in use (``page_count`` less
+    ``freelist_count``), which holds those indexes whatever else the file holds."""
+    (page_size,) = dbapi_connection.execute("PRAGMA page_size").fetchone()
+    (pages,) = dbapi_connection.execute("PRAGMA page_count").fetchone()
+    (free,) = dbapi_connection.execute("PRAGMA freelist_count").fetchone()
+    new = -(-table_rows * VOTE_BYTES // page_size)
+    cache = repo.BULK_CACHE_KIB * 1024 // (page_size + PAGE_CACHE_OVERHEAD)
+    return bool(pages - free + new <= cache)
 
 
 @contextmanager
@@ -324,7 +352,10 @@ def _vote_import_session(engine: Engine, table_rows: int) -> Iterator[Session]:
         raw.execute("PRAGMA foreign_keys=OFF")  # outside any transaction (a no-op inside)
         # pages written once, not to the WAL and again by the checkpoint (the file back in
         # WAL mode after; in WAL mode throughout when another connection has it open)
-        journal = RollbackJournal(raw, enabled=table_rows <= ROLLBACK_JOURNAL_MAX_ROWS)
+        journal = RollbackJournal(
+            raw,
+            enabled=table_rows <= ROLLBACK_JOURNAL_MAX_ROWS and _journal_fits(raw, table_rows),
+        )
         try:
             with journal, Session(bind=conn) as s, s.begin():
                 yield s
@@ -1449,11 +1480,28 @@ class _StreamFallbackError(Exception):
     """The streamed import does not take the file: its transaction is rolled back and the
     file imported as before (which names a bad row, or takes the per-row path)."""
 
-    def __init__(self, refused_rows: int = 0) -> None:
+    def __init__(self, refused_rows: int = 0, refused_at: _RefusedAt | None = None) -> None:
         super().__init__(refused_rows)
         self.refused_rows = refused_rows
         """The file's rows, where the fast path's checks of a row refused it (as
         :class:`~annotate.services.votes_io.FastRead` says); else 0."""
+        self.refused_at = refused_at
+        """Where, when the fast path's checks of a row refused it."""
+
+
+@dataclass
+class _RefusedAt:
+    """Where the streamed import met a row the fast path refuses (:func:`_raise_bad_row`)."""
+
+    chunks: VoteCsvChunks
+    chunk: int | None
+    """The first chunk the fast path refused; None when every chunk passed its checks
+    and a vote id repeats (found across the chunks)."""
+    uuids: list[Any]
+    """The vote ids of the chunks before it (``pyarrow`` arrays, one a chunk; every row of
+    those chunks passed the fast path's checks of a row)."""
+    hashes: list[Any]
+    """Their 64-bit hashes (``numpy`` arrays, one a chunk)."""
 
 
 def _import_streamed(
@@ -1503,12 +1551,193 @@ def _import_streamed(
 
         pa.default_memory_pool().release_unused()
         _trim_heap()  # the attempt's memory, before the usual import reads the file again
+        if err.refused_at is not None:
+            _raise_bad_row(err.refused_at)  # the usual import's error, from the bad chunk on
         # a refused row: the usual import need not read the file with the fast path again
         return FastRead(None, err.refused_rows) if err.refused_rows else None
     from annotate.services.identity import import_notes
 
     report.notes.extend(import_notes(engine, []))  # as import_paths: no study created
     return report
+
+
+def _raise_bad_row(at: _RefusedAt) -> None:
+    """Raise the error :func:`~annotate.services.votes_io.check_vote_file` raises for the
+    file of a streamed import the fast path refused (the first bad row, by the same
+    checks, in file order), checking row by row only from near that row on.
+
+    Every row of the chunks before the refused one passed the fast path's checks of a
+    row, which take no row the per-row checks refuse, and parsed into the header's cells
+    (no shape error); what they can still hold is a vote id twice (the chunks' ids are
+    compared only at the end). The refused chunk is read again in parts of
+    :data:`NARROW_ROWS` lines by the same checks, up to the first part they refuse. So the
+    first bad row is in that part or after it, or is the first row whose vote id an
+    earlier row has, if that comes first: the check row by row starts at that part (or
+    that row), knowing the vote ids before it that the rows after it name again.
+    Returns when no row from there on is refused (a file only the per-row path reads).
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    from annotate.services.textfiles import csv_rows_from
+    from annotate.services.votes_io import check_vote_rows
+
+    chunks = at.chunks
+    with chunks.path.open("rb") as fh:
+        body = 3 if fh.read(3) == b"\xef\xbb\xbf" else 0
+    body += len(",".join(chunks.header).encode()) + 1  # where the rows start in the file
+    # parts whose rows passed the fast checks: (their bytes after the header, ids, hashes)
+    parts = [
+        (chunks.bounds[k], ids, key)
+        for k, (ids, key) in enumerate(zip(at.uuids, at.hashes, strict=True))
+    ]
+    if at.chunk is not None:  # the refused chunk's parts up to the first refused
+        parts.extend(_passing_parts(chunks, body, *chunks.bounds[at.chunk]))
+    ids = pa.concat_arrays([p[1] for p in parts]) if parts else pa.array([], pa.string())
+    hashes = np.concatenate([p[2] for p in parts]) if parts else None
+    start = _first_repeat(ids, hashes)  # the first bad row, if it comes first
+    if start is not None:
+        offset = _row_offset(chunks, body, parts, start)
+    else:  # the first part not known to pass
+        start = len(ids)
+        offset = parts[-1][0][1] if parts else 0
+    with chunks.path.open("rb") as fh:  # the file from that row on
+        fh.seek(body + offset)
+        tail = fh.read()
+    if not tail:
+        return
+    seen = _ids_seen_again(ids.slice(0, start), tail, chunks.header)
+    del ids, hashes, parts
+    text = tail.decode("utf-8")
+    del tail
+    check_vote_rows(chunks.path, csv_rows_from(chunks.path, text, chunks.header, start + 2), seen)
+
+
+NARROW_ROWS = 8192
+"""Lines of each part of a refused chunk that :func:`_raise_bad_row` checks again with the
+fast path's checks, to start the check row by row near the bad row."""
+
+
+def _passing_parts(
+    chunks: VoteCsvChunks, body: int, a: int, b: int
+) -> Iterator[tuple[tuple[int, int], Any, Any]]:
+    """The parts of :data:`NARROW_ROWS` lines of the rows at bytes ``a:b`` after the header
+    (which ends at byte ``body`` of the file) that pass the fast path's checks of a row, up
+    to the first that does not: (their bytes after the header, vote ids, their hashes)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from annotate.services.votes_io import read_vote_chunks
+
+    data = _file_bytes(chunks, body, a, b)
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n")) + 1
+    if not ends.size or ends[-1] != len(data):
+        ends = np.append(ends, len(data))  # a last line without its line end
+    cuts = ends[NARROW_ROWS - 1 :: NARROW_ROWS]
+    if not cuts.size or cuts[-1] != len(data):
+        cuts = np.append(cuts, len(data))
+    firsts = np.concatenate([[0], cuts[:-1]])
+    lines = np.diff(np.concatenate([[0], np.searchsorted(ends, cuts, side="right")]))
+    bounds = [(int(x), int(y)) for x, y in zip(firsts, cuts, strict=True)]
+    part = VoteCsvChunks(
+        chunks.path, pa.py_buffer(data), chunks.header, bounds, lines.tolist(), int(lines.sum())
+    )
+    del data
+    try:
+        for (x, y), (t, key) in zip(bounds, read_vote_chunks(part), strict=False):
+            yield (a + x, a + y), t.uuid, key
+    except _NotFastError:
+        return
+
+
+def _file_bytes(chunks: VoteCsvChunks, body: int, a: int, b: int) -> bytes:
+    """Bytes ``a:b`` after the header (which ends at byte ``body`` of the file)."""
+    with chunks.path.open("rb") as fh:
+        fh.seek(body + a)
+        return fh.read(b - a)
+
+
+def _row_offset(
+    chunks: VoteCsvChunks, body: int, parts: list[tuple[tuple[int, int], Any, Any]], row: int
+) -> int:
+    """Byte after the header where row ``row`` of ``parts`` (:func:`_raise_bad_row`) starts."""
+    import numpy as np
+
+    for (a, b), ids, _ in parts:
+        if row < len(ids):
+            if not row:
+                return a
+            data = np.frombuffer(_file_bytes(chunks, body, a, b), dtype=np.uint8)
+            return a + int(np.flatnonzero(data == ord("\n"))[row - 1]) + 1
+        row -= len(ids)
+    raise AssertionError("a row beyond the parts")
+
+
+def _first_repeat(ids: Any, hashes: Any) -> int | None:
+    """The first row of ``ids`` (a ``pyarrow`` string array) whose vote id an earlier row
+    has, if any; ``hashes``: their 64-bit hashes (equal ids, equal hashes)."""
+    import numpy as np
+
+    if hashes is None or len(hashes) < 2:
+        return None
+    order = np.argsort(hashes, kind="stable")  # equal hashes: in row order
+    same = hashes[order[1:]] == hashes[order[:-1]]
+    found: int | None = None
+    for k in np.flatnonzero(same):  # (few: equal ids, or a rare collision)
+        row = int(order[k + 1])
+        if found is not None and row >= found:
+            continue
+        j = k  # the earlier rows of the same hash
+        while j >= 0 and hashes[order[j]] == hashes[row]:
+            if ids[int(order[j])].as_py() == ids[row].as_py():
+                found = row
+                break
+            j -= 1
+    return found
+
+
+def _ids_seen_again(before: Any, tail: bytes, header: list[str]) -> dict[str, int]:
+    """The vote ids of the rows ``before`` (distinct, each as written: a ``pyarrow`` string
+    array of the file's first rows, from line 2) that a row of ``tail`` (the file's bytes
+    after them, a plain CSV without its header) names again, each with its line: the ids
+    the per-row check must know to name a vote id twice in ``tail`` as it would have."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyarrow import csv as pacsv
+
+    if not len(before) or not tail:
+        return {}
+    try:  # the vote id cells (rows of another length skipped: their shape is the error)
+        again = pacsv.read_csv(
+            pa.BufferReader(tail),
+            read_options=pacsv.ReadOptions(column_names=header),
+            parse_options=pacsv.ParseOptions(
+                quote_char=False, double_quote=False, invalid_row_handler=lambda _: "skip"
+            ),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=["vote_id"],
+                column_types={"vote_id": pa.string()},
+                strings_can_be_null=False,
+            ),
+        ).column("vote_id")
+    except pa.ArrowInvalid:
+        again = None
+    if again is None:  # (not expected) every id before, as the per-row check holds them
+        named = before
+    else:
+        again = again.combine_chunks()
+        odd = pc.invert(pc.match_substring_regex(again, _UUID_PATTERN))
+        # the per-row check strips a vote id: the stripped forms too (Python's strip)
+        stripped = pa.array([v.strip() for v in again.filter(odd).to_pylist()], pa.string())
+        named = pa.concat_arrays([again.filter(pc.invert(odd)), stripped])
+    mask = pc.is_in(before, value_set=named)
+    lines = np.flatnonzero(mask.to_numpy(zero_copy_only=False)) + 2
+    return dict(zip(before.filter(mask).to_pylist(), lines.tolist(), strict=True))
+
+
+_UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+"""An exact vote id (no spaces around it)."""
 
 
 def _trim_heap() -> None:
@@ -1659,12 +1888,19 @@ def _insert_read_chunks(
         return batch, added, [given_ids[w] for w in added]
 
     def made() -> Iterator[tuple[Any, list[str], list[int]]]:
+        # a row the fast path refuses (_NotFastError): read_votes checks first, and where
+        # it is, the bad row is looked for from that chunk on (_raise_bad_row)
         try:
             for t, key in read:
                 yield checked_chunk(t, key)
+        except _NotFastError as err:
+            at = _RefusedAt(chunks, len(state.uuids), state.uuids, state.hashes)
+            raise _StreamFallbackError(len(chunks), at) from err
+        try:
             _check_across_rows(state)
-        except _NotFastError as err:  # a row the fast path refuses: read_votes checks first
-            raise _StreamFallbackError(len(chunks)) from err
+        except _NotFastError as err:  # a vote id twice
+            at = _RefusedAt(chunks, None, state.uuids, state.hashes)
+            raise _StreamFallbackError(len(chunks), at) from err
         except _SlowPathError as err:
             raise _StreamFallbackError from err
 

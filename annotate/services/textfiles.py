@@ -265,31 +265,46 @@ def read_csv(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]
             line=1,
             expected="unique column names",
         )
+    return header, _csv_rows(path, reader, header, 0)
+
+
+def csv_rows_from(
+    path: Path, text: str, header: list[str], line: int
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """The rows :func:`read_csv` yields for the lines of ``path`` from line ``line`` on,
+    whose text (from the start of that line) is ``text``: the same ``(line_number, row)``
+    pairs and the same errors, for a file whose lines before ``line`` each hold one
+    whole record (no quoted line break)."""
+    return _csv_rows(path, csv.reader(text_lines(text)), header, line - 1)
+
+
+def _csv_rows(
+    path: Path, reader: Any, header: list[str], offset: int
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """The rows of ``reader`` (a :func:`csv.reader`) after ``header`` as ``(line_number,
+    row)``, the line numbers ``offset`` past the reader's own count; blank rows skipped,
+    rows with more or fewer cells than the header raise, naming the line."""
     shown = one_line(", ".join(header))[:200]
-
-    def rows() -> Iterator[tuple[int, dict[str, str]]]:
-        prev_line = reader.line_num
-        while True:
-            try:
-                cells = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as err:
-                raise InputFileError(path, f"malformed CSV: {err}", line=prev_line + 1) from err
-            lineno = prev_line + 1
-            prev_line = reader.line_num
-            if not cells or all(not c.strip() for c in cells):
-                continue
-            if len(cells) != len(header):
-                raise InputFileError(
-                    path,
-                    f"{len(cells)} cells",
-                    line=lineno,
-                    expected=f"{len(header)} cells as in the header ({shown})",
-                )
-            yield lineno, dict(zip(header, cells, strict=True))
-
-    return header, rows()
+    prev_line = offset + reader.line_num
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as err:
+            raise InputFileError(path, f"malformed CSV: {err}", line=prev_line + 1) from err
+        lineno = prev_line + 1
+        prev_line = offset + reader.line_num
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise InputFileError(
+                path,
+                f"{len(cells)} cells",
+                line=lineno,
+                expected=f"{len(header)} cells as in the header ({shown})",
+            )
+        yield lineno, dict(zip(header, cells, strict=True))
 
 
 def require_fields(

@@ -987,17 +987,33 @@ def parse_vote_file(path: Path) -> list[VoteRecord]:
     return out
 
 
-def _checked_records(path: Path) -> Iterator[VoteRecord]:
-    """The votes of ``path`` checked one at a time, none of its rows ever all held.
+def check_vote_rows(
+    path: Path, rows: Iterator[tuple[int, dict[str, Any]]], seen: dict[str, int]
+) -> None:
+    """Raise the error :func:`check_vote_file` raises for ``path``, if any, from the rows of
+    the file from some line on (``rows``, as :func:`~annotate.services.textfiles.read_csv`
+    yields them), when every row before them passes every check and ``seen`` holds their
+    vote ids (id -> line). Where no row of ``rows`` is refused, the file holds votes."""
+    for _ in _checked_records(path, rows, seen):
+        pass
+
+
+def _checked_records(
+    path: Path,
+    rows: Iterator[tuple[int, dict[str, Any]]] | None = None,
+    seen: dict[str, int] | None = None,
+) -> Iterator[VoteRecord]:
+    """The votes of ``path`` checked one at a time, none of its rows ever all held (``rows``:
+    its records from some line on, ``seen`` the vote ids before them; default: all).
 
     The first error is the one of reading every row before checking any field: a row's
     shape (another number of cells, a line that is no JSON object) anywhere in the file
     comes before any field error. So after a field error the rows after it are still
     read, and the first shape error among them, if any, is raised instead.
     """
-    rows = _records(path)
+    rows = _records(path) if rows is None else rows
     try:
-        yield from _vote_records(path, _shape_marked(rows))
+        yield from _vote_records(path, _shape_marked(rows), seen)
     except _ShapeError as err:  # before any field error: the first error either way
         raise err.error from None
     except InputFileError:  # a field error: a shape error after it comes first
@@ -1030,14 +1046,17 @@ def _shape_marked(
 
 
 def _vote_records(
-    path: Path, records: Iterator[tuple[int, dict[str, Any]]]
+    path: Path,
+    records: Iterator[tuple[int, dict[str, Any]]],
+    seen: dict[str, int] | None = None,
 ) -> Iterator[VoteRecord]:
-    """The checked votes of :func:`parse_vote_file`, one at a time (``records``: its rows).
+    """The checked votes of :func:`parse_vote_file`, one at a time (``records``: its rows;
+    ``seen``: the vote ids of the rows before them, id -> line, filled as it goes).
 
     The shape errors of ``records`` come as their row is reached; :func:`_checked_records`
     makes any shape error in the file come before a field error.
     """
-    seen: dict[str, int] = {}
+    seen = {} if seen is None else seen
     names: dict[str, str] = {}
     """Annotator names as written -> normalised (names repeat on many rows)."""
     studies: set[str] = set()

@@ -224,6 +224,7 @@ KILLED_IMPORT = textwrap.dedent(
     importing.STREAM_MIN_ROWS = 1
     importing.OWN_FOREIGN_KEYS_MIN_ROWS = 1  # the session that may leave WAL
     repo.BULK_CACHE_KIB = 64  # a small page cache: the new pages spill into the file
+    importing._journal_fits = lambda *_: True  # (which the page guard would refuse)
     real = repo.bulk_insert_vote_batches
 
     def killed(session, batches, *, expected):
@@ -321,3 +322,113 @@ def test_a_reader_holding_a_read_open_through_the_commit_fails_the_import_in_one
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         con.close()
+
+
+def in_use_pages(db: Path) -> tuple[int, int]:
+    """Pages the database uses (page_count less freelist_count) and its page size."""
+    con = sqlite3.connect(db)
+    try:
+        pages = con.execute("PRAGMA page_count").fetchone()[0]
+        free = con.execute("PRAGMA freelist_count").fetchone()[0]
+        return pages - free, con.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        con.close()
+
+
+def cache_kib_for(pages: int, page_size: int) -> int:
+    """The bulk cache (KiB) that holds exactly ``pages`` pages for the guard."""
+    return -(-pages * (page_size + importing.PAGE_CACHE_OVERHEAD) // 1024)
+
+
+def test_a_database_larger_than_the_page_cache_keeps_wal_mode(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch, large: None
+) -> None:
+    """The guard counts the pages the database uses, not only the rows: the same import,
+    within the row bound, runs with a rollback journal into the small database and in WAL
+    mode into the same database holding 64 more pages (here, a table of blobs), with a
+    bulk cache that holds the first's pages and the new votes' but not the second's."""
+    csv = tmp_path / "vote_log.csv"
+    csv.write_text(HEAD + body(), encoding="utf-8")
+    rows = body().count("\n")
+    small, big = tmp_path / "small.db", tmp_path / "big.db"
+    shutil.copy(base, small)
+    shutil.copy(base, big)
+    con = sqlite3.connect(big)
+    try:
+        page_size = con.execute("PRAGMA page_size").fetchone()[0]
+        con.execute("CREATE TABLE filler (b BLOB)")
+        con.executemany("INSERT INTO filler VALUES (zeroblob(?))", [(page_size,)] * 64)
+        con.commit()
+    finally:
+        con.close()
+    used, page_size = in_use_pages(small)
+    assert in_use_pages(big)[0] >= used + 64
+    new = -(-rows * importing.VOTE_BYTES // page_size)
+    monkeypatch.setattr(repo, "BULK_CACHE_KIB", cache_kib_for(used + new + 8, page_size))
+    got_small, modes_small = import_watching(small, csv, monkeypatch)
+    got_big, modes_big = import_watching(big, csv, monkeypatch)
+    assert "error" not in got_small, got_small
+    assert got_small == got_big
+    assert modes_small == ["delete"]
+    assert modes_big == ["wal"]
+    for db in (small, big):
+        assert journal_mode(db) == "wal"
+        assert not Path(f"{db}-journal").exists()
+
+
+@pytest.mark.parametrize("guard", [True, False], ids=["page guard", "row bound only"])
+def test_the_page_guard_keeps_an_import_that_would_spill_in_wal_mode(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch, guard: bool
+) -> None:
+    """The case the guard is for: a bulk cache too small for the pages an import changes
+    (here 64 KiB). With the row bound only (the guard before), the import leaves WAL, its
+    changed pages spill into the file before COMMIT (SQLite's exclusive lock) and a
+    program that opens the file then cannot read it ("database is locked"); with the page
+    guard it runs in WAL mode and that program reads the last committed state."""
+    monkeypatch.setattr(importing, "STREAM_MIN_ROWS", 1)
+    monkeypatch.setattr(importing, "OWN_FOREIGN_KEYS_MIN_ROWS", 1)
+    monkeypatch.setattr(repo, "BULK_CACHE_KIB", 64)
+    if not guard:
+        monkeypatch.setattr(importing, "_journal_fits", lambda *_: True)
+    csv = tmp_path / "vote_log.csv"
+    lines = [
+        row(10_000 + k, "tiny", f"k{k:05d}", "p1", "first", "", k, "", "", "")
+        for k in range(20_000)
+    ]
+    csv.write_text(HEAD + "".join(lines), encoding="utf-8")
+    db = tmp_path / "v.db"
+    shutil.copy(base, db)
+    stored = len(dump(db)["votes"])
+    size = db.stat().st_size
+    seen: list[Any] = []
+    real = repo.bulk_insert_vote_batches
+
+    def reading_after_the_inserts(session: Any, batches: Any, *, expected: int) -> int:
+        seen.append(session.connection().exec_driver_sql("PRAGMA journal_mode").scalar())
+
+        def then_read() -> Any:
+            yield from batches
+            seen.append(db.stat().st_size > size)  # pages in the file before COMMIT
+            con = sqlite3.connect(db, timeout=0.2)
+            try:
+                seen.append(con.execute("SELECT count(*) FROM vote").fetchone()[0])
+            except sqlite3.OperationalError as err:
+                seen.append(str(err))
+            finally:
+                con.close()
+
+        return real(session, then_read(), expected=expected)
+
+    monkeypatch.setattr(repo, "bulk_insert_vote_batches", reading_after_the_inserts)
+    engine = open_store(db)
+    try:
+        report = import_paths(engine, [csv])
+    finally:
+        engine.dispose()
+    assert report.votes_added == 20_000
+    if guard:
+        assert seen == ["wal", False, stored]
+    else:
+        assert seen == ["delete", True, "database is locked"]
+    assert journal_mode(db) == "wal"
+    assert len(dump(db)["votes"]) == stored + 20_000
