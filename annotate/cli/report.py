@@ -134,8 +134,10 @@ def _keep_heap() -> None:
     bootstrap's resamples, tens of MB each, made and dropped over and over) then cost
     page faults each time they are touched again, some 100-165k per run and a good part
     of its system time. With these thresholds the freed blocks stay in the heap and are
-    reused (the peak memory grows by a few tens of MB). The same as
-    ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_`` in the environment; only
+    reused (the peak memory grows by a few tens of MB). And every thread allocates in
+    the one heap (ARENA_MAX 1), so the verdicts' worker reuses what the main thread
+    freed. The same as ``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_`` and
+    ``MALLOC_ARENA_MAX`` in the environment; only
     for this command (set before the vote-reading child is forked, which inherits them).
     They last as long as the process: a caller that goes on after :func:`cmd_report`
     (tests calling ``main``) keeps its freed memory until it exits, which changes no
@@ -146,13 +148,20 @@ def _keep_heap() -> None:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError, TypeError):  # not glibc (or no C library by name)
         return
-    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
+    m_trim_threshold, m_mmap_threshold, m_arena_max = -1, -3, -8  # glibc's malloc.h
     if mallopt(m_mmap_threshold, MMAP_THRESHOLD) != 1:
         # refused (a glibc whose largest threshold is lower): its adaptive thresholds
         # left alone, since a trim threshold alone would turn them off with blocks of
         # 128 kB and up still mapped one by one (several times the page faults)
         return
     mallopt(m_trim_threshold, TRIM_THRESHOLD)
+    # one heap for every thread (ARENA_MAX), as MALLOC_ARENA_MAX=1: the verdicts' worker
+    # thread otherwise gets its own arena of 64 MB heaps, mapped and unmapped as its fits'
+    # temporaries come and go, beside the main thread's kept heap. Measured (1,000 x
+    # 1,000, 7 interleaved pairs): peak RSS 0.70 -> 0.62 GB, minor faults 108k -> 88k,
+    # the same CPU and wall. Only before the first thread is started (glibc fixes its
+    # arena limit when a second arena is first needed): the command line calls this first
+    mallopt(m_arena_max, 1)
 
 
 NUMPY_EXTRAS = ("testing", "f2py")
