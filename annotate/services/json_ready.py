@@ -378,17 +378,25 @@ def float_rows_json(rows: Sequence[Sequence[Any]]) -> list[bytes] | None:
     return texts
 
 
-def int_rows_json(rows: Sequence[Sequence[Any]]) -> list[bytes] | None:
-    """``[",".join(map(int.__repr__, row)).encode() for row in rows]`` for a non-empty
-    rectangular matrix of Python ints (not bools: the report's pairwise overlap), written
-    by pydantic_core's JSON encoder (:func:`_json_encoder`); None for anything else or
-    without it."""
+def _width(rows: Any) -> int | None:
+    """The width of ``rows``, a non-empty list or tuple of lists or tuples all of the same
+    non-zero length; None for anything else."""
     if not rows or not isinstance(rows, list | tuple):
         return None
     if not all(isinstance(r, list | tuple) for r in rows):
         return None
     width = len(rows[0])
     if width == 0 or any(len(r) != width for r in rows):
+        return None
+    return width
+
+
+def int_rows_json(rows: Sequence[Sequence[Any]]) -> list[bytes] | None:
+    """``[",".join(map(int.__repr__, row)).encode() for row in rows]`` for a non-empty
+    rectangular matrix of Python ints (not bools: the report's pairwise overlap), written
+    by pydantic_core's JSON encoder (:func:`_json_encoder`); None for anything else or
+    without it."""
+    if _width(rows) is None:
         return None
     if any(set(map(type, r)) != {int} for r in rows):
         return None
@@ -545,12 +553,8 @@ def _same_cells(rows: Sequence[Sequence[Any]], other: Any) -> bool:
 
 
 def _float_matrix_of(rows: Sequence[Sequence[Any]]) -> _Matrix | None:
-    if not rows or not isinstance(rows, list | tuple):
-        return None
-    if not all(isinstance(r, list | tuple) for r in rows):
-        return None
-    width = len(rows[0])
-    if width == 0 or any(len(r) != width for r in rows):
+    width = _width(rows)
+    if width is None:
         return None
     types: set[type] = set()
     for r in rows:
