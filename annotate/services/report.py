@@ -328,7 +328,10 @@ def _vote_columns(
     """
     pi = {k: i for i, k in enumerate(pair_keys)}
     n = raw.shape[0]
-    pair_of_item = np.full(max((i for i, _ in items), default=0) + 1, -1, dtype=np.int64)
+    # sized for the votes' item ids too: a vote on an item not among ``items`` (a database
+    # edited by hand) maps as the others missing from it, not an IndexError
+    top_item = max(max((i for i, _ in items), default=0), int(raw[:, 0].max()) if n else 0)
+    pair_of_item = np.full(top_item + 1, -1, dtype=np.int64)
     # arrays_from_codes' lookup maps an id missing from items to the first item
     if items:
         pair_of_item[:] = pi.get(items[0][1], -1)

@@ -106,3 +106,18 @@ def test_float_rows_as_tolist(m):
     assert _float_bits(got) == _float_bits(want)  # every float's 64 bits (-0.0, NaN)
     # a non-contiguous view gives the same
     assert _float_bits(_float_rows(m.T)) == _float_bits(tuple(map(tuple, m.T.tolist())))
+
+
+def test_a_vote_on_an_item_beyond_the_studys_items_is_no_error():
+    """A vote whose item id exceeds every item of the study (a database edited by hand)
+    is mapped as a vote on an unknown item id below them is (arrays_from_codes' lookup:
+    the first item's pair), not an IndexError; before, the lookup table ended at the
+    largest item id."""
+    items = [(3, "k3"), (5, "k5")]
+    names = {1: "a1", 2: "a2"}
+    above = np.array([[3, 1, 1, 0, -1, 0], [99, 1, 2, 0, -1, 0], [5, 2, 0, 0, -1, 0]], np.int64)
+    below = above.copy()
+    below[1, 0] = 4  # an unknown id inside the table
+    got = _vote_columns(above, names, items, ["k3", "k5"])
+    _same(got, _vote_columns(below, names, items, ["k3", "k5"]))
+    _same(got, _reference(below, names, items, ["k3", "k5"]))
